@@ -1,0 +1,351 @@
+//! The apply protocol of SPEC §5 (commit before delete), written once against `KafkaOps`.
+
+use crate::boundary::check_advances;
+use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
+use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
+use crate::ops::{ConfigEntry, KafkaOps, OffsetSpec, TopicDescription};
+use crate::offsets::PartitionOffsets;
+use crate::plan::Plan;
+use crate::topics::{
+    CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
+    check_data_topic_config, check_identity,
+};
+
+/// Largest replication factor Kafka accepts for a topic (a Java `short`).
+pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyOptions {
+    pub control_topic: String,
+    /// Used only when apply creates the control topic.
+    pub replication_factor: u16,
+    /// Run every check and report the preview, but commit nothing.
+    pub dry_run: bool,
+}
+
+/// One partition as the operator reviews it before the commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionPreview {
+    pub partition: u32,
+    pub beginning: u64,
+    pub boundary: u64,
+    pub end: u64,
+    /// How many records below the boundary Kafka will discard (0 when already gone).
+    pub records_to_delete: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyOutcome {
+    /// The plan was committed, deleted and marked APPLIED in this run.
+    Applied,
+    /// The plan was already COMMITTED; this run repeated the deletion and marked it APPLIED.
+    Resumed,
+    /// The plan was already APPLIED; nothing was done.
+    AlreadyApplied,
+    /// Every check passed; nothing durable happened because a dry run was asked for.
+    DryRun,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyReport {
+    pub plan_id: String,
+    pub outcome: ApplyOutcome,
+    /// The plan's status in the control topic when apply returns.
+    pub status: Option<Status>,
+    /// Per-partition preview (fresh plans and dry runs; empty otherwise).
+    pub preview: Vec<PartitionPreview>,
+    /// The deletion target: the effective boundary over every known plan.
+    pub target: PartitionOffsets,
+    /// Beginnings Kafka reported after deletion (empty when nothing was deleted).
+    pub beginnings_after: PartitionOffsets,
+    /// Plans this run marked APPLIED (this plan and any other plan that was still COMMITTED).
+    pub marked_applied: Vec<String>,
+}
+
+/// Receives the preview right before the point of no return, so a host can show it.
+pub trait ApplyObserver {
+    fn before_commit(&mut self, plan: &Plan, preview: &[PartitionPreview]);
+}
+
+/// An observer for hosts that need no preview.
+#[derive(Debug)]
+pub struct Silent;
+
+impl ApplyObserver for Silent {
+    fn before_commit(&mut self, _plan: &Plan, _preview: &[PartitionPreview]) {}
+}
+
+/// Validates `plan` against live Kafka and the control topic, commits it, deletes, verifies and
+/// marks it applied. Any failure after COMMITTED leaves the plan COMMITTED for a retry.
+pub fn apply(
+    kafka: &mut dyn KafkaOps,
+    observer: &mut dyn ApplyObserver,
+    plan: &Plan,
+    options: &ApplyOptions,
+) -> Result<ApplyReport> {
+    check_control_topic_name(&options.control_topic, &plan.topic)?;
+    if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
+        return Err(CleanupError::InvalidArgument(format!(
+            "Kafka cleanup control topic replication factor must be between 1 and {MAX_REPLICATION_FACTOR}, but was {}",
+            options.replication_factor
+        )));
+    }
+    let mut session = Session {
+        kafka,
+        plan,
+        control: &options.control_topic,
+    };
+    session.check_data_topic("checked before reading the control topic")?;
+    let mut history = session.open_control_topic(options.replication_factor, !options.dry_run)?;
+
+    let known = history.find(&plan.plan_id).cloned();
+    if let Some(record) = &known {
+        if record.plan != *plan {
+            return Err(CleanupError::ControlTopicCorrupt(format!(
+                "Cleanup control record {} does not match the supplied plan",
+                plan.plan_id
+            )));
+        }
+    }
+    match known.map(|record| record.status) {
+        Some(Status::Applied) => Ok(report(plan, ApplyOutcome::AlreadyApplied, Some(Status::Applied))),
+        Some(Status::Committed) if options.dry_run => {
+            Ok(report(plan, ApplyOutcome::DryRun, Some(Status::Committed)))
+        }
+        Some(Status::Committed) => {
+            let mut done = session.delete_and_mark_applied(&mut history)?;
+            done.outcome = ApplyOutcome::Resumed;
+            Ok(done)
+        }
+        None => {
+            check_advances(plan, &history.boundary())?;
+            let preview = session.preview(&history)?;
+            observer.before_commit(plan, &preview);
+            if options.dry_run {
+                let mut dry = report(plan, ApplyOutcome::DryRun, None);
+                dry.preview = preview;
+                return Ok(dry);
+            }
+            session.check_data_topic("checked immediately before commit")?;
+            session.append(&mut history, Status::Committed)?;
+            let mut done = session.delete_and_mark_applied(&mut history)?;
+            done.preview = preview;
+            Ok(done)
+        }
+    }
+}
+
+fn report(plan: &Plan, outcome: ApplyOutcome, status: Option<Status>) -> ApplyReport {
+    ApplyReport {
+        plan_id: plan.plan_id.clone(),
+        outcome,
+        status,
+        preview: Vec::new(),
+        target: PartitionOffsets::new(),
+        beginnings_after: PartitionOffsets::new(),
+        marked_applied: Vec::new(),
+    }
+}
+
+struct Session<'a> {
+    kafka: &'a mut dyn KafkaOps,
+    plan: &'a Plan,
+    control: &'a str,
+}
+
+impl Session<'_> {
+    /// Identity, partitions and configuration of the data topic, in two requests.
+    fn check_data_topic(&mut self, context: &str) -> Result<()> {
+        let plan = self.plan;
+        let described = self
+            .kafka
+            .describe_topics(&[&plan.topic])
+            .map_err(CleanupError::Kafka)?;
+        let found = described.into_iter().next().flatten();
+        check_identity(
+            &plan.topic,
+            &plan.topic_id,
+            &plan.offsets.partitions(),
+            found.as_ref(),
+            context,
+        )?;
+        let configs = self
+            .kafka
+            .describe_configs(&[&plan.topic], &CHECKED_CONFIGS)
+            .map_err(CleanupError::Kafka)?;
+        check_data_topic_config(&plan.topic, first(&configs))
+    }
+
+    /// Validates (or, when allowed, creates) the control topic and replays its whole log.
+    fn open_control_topic(&mut self, replication_factor: u16, may_create: bool) -> Result<ControlHistory> {
+        let control = self.control;
+        let mut description = self.describe_one(control)?;
+        if description.is_none() && may_create {
+            let compact = ConfigEntry {
+                name: CLEANUP_POLICY.into(),
+                value: Some("compact".into()),
+            };
+            self.kafka
+                .create_topic(control, 1, replication_factor, &[compact])
+                .map_err(CleanupError::Kafka)?;
+            description = self.describe_one(control)?;
+        }
+        let Some(description) = description else {
+            if !may_create {
+                // A dry run against a missing control topic sees an empty history.
+                return Ok(ControlHistory::default());
+            }
+            return Err(CleanupError::InvalidControlTopic(format!(
+                "Kafka cleanup control topic {control} was created but cannot be described"
+            )));
+        };
+        let configs = self
+            .kafka
+            .describe_configs(&[control], &[CLEANUP_POLICY])
+            .map_err(CleanupError::Kafka)?;
+        check_control_topic(control, &description, first(&configs))?;
+        let entries = self.kafka.read_control_log(control).map_err(CleanupError::Kafka)?;
+        let history = ControlHistory::replay(&entries)?;
+        let plan = self.plan;
+        history.check_dedicated(&plan.topic, &plan.topic_id, &plan.offsets.partitions())?;
+        Ok(history)
+    }
+
+    fn describe_one(&mut self, topic: &str) -> Result<Option<TopicDescription>> {
+        let described = self.kafka.describe_topics(&[topic]).map_err(CleanupError::Kafka)?;
+        Ok(described.into_iter().next().flatten())
+    }
+
+    /// Every plan offset must lie within what Kafka can serve now: [beginning, end].
+    fn preview(&mut self, history: &ControlHistory) -> Result<Vec<PartitionPreview>> {
+        let plan = self.plan;
+        let partitions = plan.offsets.partitions();
+        let beginnings = self
+            .kafka
+            .list_offsets(&plan.topic, &partitions, OffsetSpec::Earliest)
+            .map_err(CleanupError::Kafka)?;
+        let ends = self
+            .kafka
+            .list_offsets(&plan.topic, &partitions, OffsetSpec::Latest)
+            .map_err(CleanupError::Kafka)?;
+        let mut target = history.boundary();
+        for (partition, offset) in plan.offsets.iter() {
+            target.insert(partition, target.get(partition).unwrap_or(0).max(offset));
+        }
+        let mut preview = Vec::with_capacity(partitions.len());
+        for (partition, requested) in plan.offsets.iter() {
+            let beginning = beginnings.get(partition);
+            let end = ends.get(partition);
+            let (Some(beginning), Some(end)) = (beginning, end) else {
+                return Err(unavailable(plan, partition, requested, beginning, end));
+            };
+            if requested < beginning || requested > end {
+                return Err(unavailable(plan, partition, requested, Some(beginning), Some(end)));
+            }
+            let boundary = target.get(partition).unwrap_or(requested);
+            preview.push(PartitionPreview {
+                partition,
+                beginning,
+                boundary,
+                end,
+                records_to_delete: boundary.saturating_sub(beginning),
+            });
+        }
+        Ok(preview)
+    }
+
+    fn append(&mut self, history: &mut ControlHistory, status: Status) -> Result<()> {
+        let record = ControlRecord {
+            status,
+            plan: self.plan.clone(),
+        };
+        self.append_record(history, record)
+    }
+
+    fn append_record(&mut self, history: &mut ControlHistory, record: ControlRecord) -> Result<()> {
+        let value = record.render();
+        let key = record.plan.plan_id.clone();
+        let offset = self
+            .kafka
+            .append_control(self.control, &key, &value)
+            .map_err(CleanupError::Kafka)?;
+        // Our own record goes through the same integrity rules as any record we read.
+        history.observe(&ControlEntry {
+            offset,
+            key: Some(key),
+            value: Some(value),
+        })
+    }
+
+    /// Everything after the point of no return: re-check, delete to the effective boundary,
+    /// verify, re-check, and mark every still-COMMITTED plan APPLIED.
+    fn delete_and_mark_applied(&mut self, history: &mut ControlHistory) -> Result<ApplyReport> {
+        let plan = self.plan;
+        let target = history.boundary();
+        self.check_data_topic("checked immediately before delete")?;
+        let beginnings = self
+            .kafka
+            .delete_records(&plan.topic, &target)
+            .map_err(CleanupError::Kafka)?;
+        for (partition, wanted) in target.iter() {
+            let beginning = beginnings.get(partition);
+            if beginning.is_none_or(|b| b < wanted) {
+                return Err(CleanupError::DeleteUnverified(RangeViolation {
+                    topic: plan.topic.clone(),
+                    partition,
+                    requested: wanted,
+                    beginning,
+                    end: None,
+                }));
+            }
+        }
+        self.check_data_topic("checked after delete")?;
+        let pending: Vec<ControlRecord> = history
+            .operations()
+            .iter()
+            .filter(|op| op.status == Status::Committed)
+            .cloned()
+            .collect();
+        let mut marked = Vec::with_capacity(pending.len());
+        for mut record in pending {
+            record.status = Status::Applied;
+            marked.push(record.plan.plan_id.clone());
+            self.append_record(history, record)?;
+        }
+        Ok(ApplyReport {
+            plan_id: plan.plan_id.clone(),
+            outcome: ApplyOutcome::Applied,
+            status: Some(Status::Applied),
+            preview: Vec::new(),
+            target,
+            beginnings_after: beginnings,
+            marked_applied: marked,
+        })
+    }
+}
+
+fn first(configs: &[Vec<ConfigEntry>]) -> &[ConfigEntry] {
+    configs.first().map_or(&[], Vec::as_slice)
+}
+
+fn unavailable(
+    plan: &Plan,
+    partition: u32,
+    requested: u64,
+    beginning: Option<u64>,
+    end: Option<u64>,
+) -> CleanupError {
+    CleanupError::OffsetsUnavailable(RangeViolation {
+        topic: plan.topic.clone(),
+        partition,
+        requested,
+        beginning,
+        end,
+    })
+}
+
+impl From<KafkaError> for CleanupError {
+    fn from(error: KafkaError) -> Self {
+        CleanupError::Kafka(error)
+    }
+}

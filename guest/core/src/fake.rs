@@ -1,0 +1,198 @@
+//! An in-memory Kafka for unit tests of the protocols: topics with IDs, configs, beginnings and
+//! ends, a control log, an event trace and failpoints keyed by call number.
+
+use std::collections::BTreeMap;
+
+use crate::control::ControlEntry;
+use crate::error::KafkaError;
+use crate::offsets::PartitionOffsets;
+use crate::ops::{ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
+
+#[derive(Debug, Clone)]
+pub struct FakeTopic {
+    pub topic_id: String,
+    pub partitions: Vec<u32>,
+    pub configs: BTreeMap<String, String>,
+    pub beginnings: PartitionOffsets,
+    pub ends: PartitionOffsets,
+}
+
+/// What a failpoint does when its call comes.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// The call fails with a Kafka error.
+    Fail,
+    /// Before the call runs, the data topic is recreated with this ID.
+    RecreateTopic(String),
+    /// Before the call runs, the data topic's cleanup.policy becomes this value.
+    SetPolicy(String),
+}
+
+#[derive(Debug, Default)]
+pub struct FakeKafka {
+    pub topics: BTreeMap<String, FakeTopic>,
+    pub control_log: BTreeMap<String, Vec<ControlEntry>>,
+    /// "append:COMMITTED", "delete:{0=10, 1=20}", "create:<topic>": the durable effects, in order.
+    pub events: Vec<String>,
+    /// Calls per operation name, for failpoints and round-trip counts.
+    pub calls: BTreeMap<&'static str, u32>,
+    /// (operation, call number starting at 1) → fault.
+    pub faults: Vec<(&'static str, u32, Fault)>,
+}
+
+pub const DATA: &str = "action-state";
+pub const CONTROL: &str = "action-state-control";
+
+impl FakeKafka {
+    /// A data topic with partitions 0 and 1, safe configuration, beginnings 0 and large ends.
+    pub fn new() -> Self {
+        let mut kafka = FakeKafka::default();
+        kafka.topics.insert(DATA.into(), safe_topic("topic-id", &[0, 1], 1_000));
+        kafka
+    }
+
+    pub fn fail_on(&mut self, operation: &'static str, call: u32, fault: Fault) {
+        self.faults.push((operation, call, fault));
+    }
+
+    pub fn data(&mut self) -> &mut FakeTopic {
+        self.topics.get_mut(DATA).expect("the fake data topic exists")
+    }
+
+    pub fn total_calls(&self) -> u32 {
+        self.calls.values().sum()
+    }
+
+    fn enter(&mut self, operation: &'static str) -> KafkaResult<()> {
+        let count = self.calls.entry(operation).or_insert(0);
+        *count += 1;
+        let call = *count;
+        let due: Vec<Fault> = self
+            .faults
+            .iter()
+            .filter(|(op, n, _)| *op == operation && *n == call)
+            .map(|(_, _, fault)| fault.clone())
+            .collect();
+        for fault in due {
+            match fault {
+                Fault::Fail => {
+                    return Err(KafkaError {
+                        operation: operation.into(),
+                        message: format!("simulated failure of call {call}"),
+                        retriable: true,
+                    });
+                }
+                Fault::RecreateTopic(id) => self.data().topic_id = id,
+                Fault::SetPolicy(policy) => {
+                    self.data().configs.insert("cleanup.policy".into(), policy);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn safe_topic(id: &str, partitions: &[u32], end: u64) -> FakeTopic {
+    let configs = [("cleanup.policy", "compact,delete"), ("retention.ms", "-1"), ("retention.bytes", "-1")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    FakeTopic {
+        topic_id: id.into(),
+        partitions: partitions.to_vec(),
+        configs,
+        beginnings: partitions.iter().map(|p| (*p, 0)).collect(),
+        ends: partitions.iter().map(|p| (*p, end)).collect(),
+    }
+}
+
+fn missing(operation: &str, topic: &str) -> KafkaError {
+    KafkaError {
+        operation: operation.into(),
+        message: format!("unknown topic {topic}"),
+        retriable: false,
+    }
+}
+
+impl KafkaOps for FakeKafka {
+    fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
+        self.enter("describe_topics")?;
+        Ok(topics
+            .iter()
+            .map(|name| {
+                self.topics.get(*name).map(|t| TopicDescription {
+                    topic: (*name).to_owned(),
+                    topic_id: t.topic_id.clone(),
+                    partitions: t.partitions.clone(),
+                })
+            })
+            .collect())
+    }
+
+    fn describe_configs(&mut self, topics: &[&str], names: &[&str]) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
+        self.enter("describe_configs")?;
+        topics
+            .iter()
+            .map(|name| {
+                let topic = self.topics.get(*name).ok_or_else(|| missing("describe_configs", name))?;
+                Ok(names
+                    .iter()
+                    .map(|n| ConfigEntry { name: (*n).to_owned(), value: topic.configs.get(*n).cloned() })
+                    .collect())
+            })
+            .collect()
+    }
+
+    fn create_topic(&mut self, topic: &str, partitions: u32, _rf: u16, configs: &[ConfigEntry]) -> KafkaResult<bool> {
+        self.enter("create_topic")?;
+        if self.topics.contains_key(topic) {
+            return Ok(false);
+        }
+        let partitions: Vec<u32> = (0..partitions).collect();
+        let mut created = safe_topic(&format!("id-of-{topic}"), &partitions, 0);
+        created.configs = configs
+            .iter()
+            .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
+            .collect();
+        self.topics.insert(topic.to_owned(), created);
+        self.events.push(format!("create:{topic}"));
+        Ok(true)
+    }
+
+    fn list_offsets(&mut self, topic: &str, partitions: &[u32], spec: OffsetSpec) -> KafkaResult<PartitionOffsets> {
+        self.enter("list_offsets")?;
+        let t = self.topics.get(topic).ok_or_else(|| missing("list_offsets", topic))?;
+        let source = match spec {
+            OffsetSpec::Earliest => &t.beginnings,
+            OffsetSpec::Latest => &t.ends,
+        };
+        Ok(partitions.iter().filter_map(|p| source.get(*p).map(|o| (*p, o))).collect())
+    }
+
+    fn delete_records(&mut self, topic: &str, before: &PartitionOffsets) -> KafkaResult<PartitionOffsets> {
+        // Recorded before a simulated failure, like the Java tests' fake, so tests see attempts.
+        self.events.push(format!("delete:{before}"));
+        self.enter("delete_records")?;
+        let t = self.topics.get_mut(topic).ok_or_else(|| missing("delete_records", topic))?;
+        for (partition, offset) in before.iter() {
+            let beginning = t.beginnings.get(partition).unwrap_or(0);
+            t.beginnings.insert(partition, beginning.max(offset));
+        }
+        Ok(before.iter().filter_map(|(p, _)| t.beginnings.get(p).map(|b| (p, b))).collect())
+    }
+
+    fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<ControlEntry>> {
+        self.enter("read_control_log")?;
+        Ok(self.control_log.get(topic).cloned().unwrap_or_default())
+    }
+
+    fn append_control(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
+        self.enter("append_control")?;
+        let log = self.control_log.entry(topic.to_owned()).or_default();
+        let offset = log.len() as u64;
+        log.push(ControlEntry { offset, key: Some(key.into()), value: Some(value.into()) });
+        let status = if value.contains("\"status\":\"COMMITTED\"") { "COMMITTED" } else { "APPLIED" };
+        self.events.push(format!("append:{status}"));
+        Ok(offset)
+    }
+}

@@ -1,0 +1,442 @@
+//! A strict JSON reader and the two writers the formats need.
+//!
+//! General-purpose JSON libraries are lenient in exactly the places this format must not be:
+//! they keep the last of duplicate keys, accept lone surrogates or trailing content, and turn
+//! `10.0` into a number. Plans decide what Kafka deletes, so the reader here keeps every number
+//! as its source text, remembers key order, refuses duplicates and refuses anything after the
+//! document. It has no recursion limit issue: nesting depth is bounded by `MAX_DEPTH`.
+
+use std::fmt;
+
+/// Deepest nesting accepted; our formats need three levels, so anything deeper is hostile input.
+const MAX_DEPTH: usize = 32;
+
+/// A parsed JSON value. Objects keep their members in document order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    /// The number exactly as written, so callers decide what an integer is.
+    Number(String),
+    String(String),
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>),
+}
+
+impl Value {
+    /// A short name of the JSON type, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+
+    /// The value as a signed 64-bit integer, when it is written as one (no fraction, no exponent).
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Number(text) if is_integer_literal(text) => text.parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Text of a number for messages: the literal itself, or the JSON kind.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Number(text) => f.write_str(text),
+            Value::String(s) => {
+                let mut out = String::new();
+                write_string(&mut out, s);
+                f.write_str(&out)
+            }
+            other => f.write_str(other.kind()),
+        }
+    }
+}
+
+fn is_integer_literal(text: &str) -> bool {
+    !text.contains(['.', 'e', 'E'])
+}
+
+/// Why a text is not one strict JSON document, with the byte offset where reading stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub offset: usize,
+    pub reason: String,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.reason, self.offset)
+    }
+}
+
+/// Parses exactly one JSON document; whitespace may surround it, nothing else may follow it.
+pub fn parse(text: &str) -> Result<Value, SyntaxError> {
+    let mut reader = Reader {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    reader.skip_whitespace();
+    let value = reader.value(0)?;
+    reader.skip_whitespace();
+    if reader.pos != reader.bytes.len() {
+        return Err(reader.error("unexpected content after the JSON document"));
+    }
+    Ok(value)
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    text: &'a str,
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn error(&self, reason: impl Into<String>) -> SyntaxError {
+        SyntaxError {
+            offset: self.pos,
+            reason: reason.into(),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), SyntaxError> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.error(format!("expected '{}'", byte as char)))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, SyntaxError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(format!("JSON nested deeper than {MAX_DEPTH} levels")));
+        }
+        match self.peek() {
+            None => Err(self.error("unexpected end of input")),
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => self.string().map(Value::String),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            Some(_) => Err(self.error("unexpected character")),
+        }
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> Result<Value, SyntaxError> {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.error("unexpected character"))
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, SyntaxError> {
+        self.pos += 1;
+        let mut members: Vec<(String, Value)> = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Value::Object(members));
+        }
+        loop {
+            self.skip_whitespace();
+            if self.peek() != Some(b'"') {
+                return Err(self.error("expected a member name"));
+            }
+            let name_at = self.pos;
+            let name = self.string()?;
+            if members.iter().any(|(existing, _)| *existing == name) {
+                return Err(SyntaxError {
+                    offset: name_at,
+                    reason: format!("Duplicate field '{name}'"),
+                });
+            }
+            self.skip_whitespace();
+            self.expect(b':')?;
+            self.skip_whitespace();
+            let value = self.value(depth + 1)?;
+            members.push((name, value));
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Value::Object(members));
+                }
+                _ => return Err(self.error("expected ',' or '}'")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, SyntaxError> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            self.skip_whitespace();
+            items.push(self.value(depth + 1)?);
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return Err(self.error("expected ',' or ']'")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, SyntaxError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(self.error("malformed number")),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("malformed number"));
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("malformed number"));
+            }
+            self.digits();
+        }
+        Ok(Value::Number(self.text[start..self.pos].to_owned()))
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn string(&mut self) -> Result<String, SyntaxError> {
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            let run_start = self.pos;
+            while let Some(byte) = self.peek() {
+                if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            // The input is a &str and we only stop on ASCII bytes, so this slice is valid UTF-8.
+            out.push_str(&self.text[run_start..self.pos]);
+            match self.peek() {
+                None => return Err(self.error("unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    out.push(self.escape()?);
+                }
+                Some(_) => return Err(self.error("unescaped control character in string")),
+            }
+        }
+    }
+
+    fn escape(&mut self) -> Result<char, SyntaxError> {
+        let Some(byte) = self.peek() else {
+            return Err(self.error("unterminated string"));
+        };
+        self.pos += 1;
+        Ok(match byte {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => return self.unicode_escape(),
+            _ => return Err(self.error("invalid escape sequence")),
+        })
+    }
+
+    fn unicode_escape(&mut self) -> Result<char, SyntaxError> {
+        let first = self.hex4()?;
+        let code = match first {
+            0xD800..=0xDBFF => {
+                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                    return Err(self.error("lone surrogate in \\u escape"));
+                }
+                self.pos += 2;
+                let second = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return Err(self.error("lone surrogate in \\u escape"));
+                }
+                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(self.error("lone surrogate in \\u escape")),
+            other => other,
+        };
+        char::from_u32(code).ok_or_else(|| self.error("invalid \\u escape"))
+    }
+
+    fn hex4(&mut self) -> Result<u32, SyntaxError> {
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.error("truncated \\u escape"))?;
+        let mut code = 0u32;
+        for &digit in digits {
+            let nibble = (digit as char)
+                .to_digit(16)
+                .ok_or_else(|| self.error("invalid \\u escape"))?;
+            code = code * 16 + nibble;
+        }
+        self.pos += 4;
+        Ok(code)
+    }
+}
+
+/// Appends `s` as a JSON string literal, escaped the way Jackson does: short escapes for
+/// `\b \t \n \f \r`, `\u00XX` (uppercase hex) for other control characters, everything else raw.
+pub fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                let code = c as usize;
+                out.push_str("\\u00");
+                out.push(HEX[code >> 4] as char);
+                out.push(HEX[code & 0xF] as char);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(text: &str) -> String {
+        match parse(text) {
+            Ok(value) => format!("parsed as {value:?}"),
+            Err(error) => error.reason,
+        }
+    }
+
+    #[test]
+    fn keeps_member_order_and_number_text() {
+        let value = parse(r#" {"b": 10.50, "a": [true, null, "x"]} "#);
+        assert_eq!(
+            value,
+            Ok(Value::Object(vec![
+                ("b".into(), Value::Number("10.50".into())),
+                (
+                    "a".into(),
+                    Value::Array(vec![Value::Bool(true), Value::Null, Value::String("x".into())])
+                ),
+            ]))
+        );
+    }
+
+    #[test]
+    fn rejects_duplicate_member_names() {
+        assert_eq!(reason(r#"{"a":1,"a":1}"#), "Duplicate field 'a'");
+    }
+
+    #[test]
+    fn rejects_trailing_content() {
+        for suffix in ["{}", "null", "garbage", "]"] {
+            assert_eq!(
+                reason(&format!("{{}}{suffix}")),
+                "unexpected content after the JSON document"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_lone_surrogates_and_accepts_pairs() {
+        assert_eq!(reason(r#""\ud800""#), "lone surrogate in \\u escape");
+        assert_eq!(reason(r#""\udc00x""#), "lone surrogate in \\u escape");
+        assert_eq!(parse(r#""\ud83d\ude00""#), Ok(Value::String("😀".into())));
+    }
+
+    #[test]
+    fn rejects_raw_control_characters_in_strings() {
+        assert_eq!(reason("\"a\nb\""), "unescaped control character in string");
+    }
+
+    #[test]
+    fn rejects_malformed_numbers() {
+        for text in ["01", "-", "1.", ".5", "1e", "+1", "NaN"] {
+            assert!(parse(text).is_err(), "{text} must be rejected");
+        }
+    }
+
+    #[test]
+    fn integers_exclude_fractions_exponents_and_overflow() {
+        assert_eq!(parse("9223372036854775807").map(|v| v.as_i64()), Ok(Some(i64::MAX)));
+        for text in ["10.0", "1e2", "9223372036854775808"] {
+            assert_eq!(parse(text).map(|v| v.as_i64()), Ok(None), "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_hostile_nesting_depth() {
+        let deep = "[".repeat(10_000);
+        assert!(reason(&deep).contains("nested deeper"));
+    }
+
+    #[test]
+    fn writes_strings_like_jackson() {
+        let mut out = String::new();
+        write_string(&mut out, "a\"b\\c\n\u{1}/é");
+        assert_eq!(out, r#""a\"b\\c\n\u0001/é""#);
+    }
+}

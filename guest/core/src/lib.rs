@@ -1,0 +1,34 @@
+//! The safety core of checkpoint-aligned Kafka action-state cleanup.
+//!
+//! Plain Rust with no WebAssembly bindings: the component adapters in `guest/validator` and
+//! `guest/cleanup` convert WIT values to these types and back, and every host runs the same
+//! decisions. Data in, data out; where a protocol must talk to Kafka step by step it drives the
+//! `KafkaOps` trait, which the cleanup component implements over its imports.
+
+pub mod apply;
+pub mod boundary;
+pub mod control;
+pub mod error;
+pub mod fields;
+pub mod json;
+pub mod marker;
+pub mod offsets;
+pub mod ops;
+pub mod plan;
+pub mod planning;
+pub mod recovery;
+pub mod status;
+pub mod topics;
+
+#[cfg(test)]
+mod apply_tests;
+#[cfg(test)]
+mod fake;
+
+pub use apply::{ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply};
+pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
+pub use error::{CleanupError, KafkaError, Result};
+pub use marker::{Marker, VersionedMarker};
+pub use offsets::PartitionOffsets;
+pub use plan::{Plan, compute_plan_id};
+pub use planning::plan_from_markers;

@@ -1,0 +1,142 @@
+//! Recovery markers: the versioned form (schema 1, with physical topic identity) and the legacy
+//! bare partition→offset map, their strict parser and the canonical compact writer.
+
+use crate::error::{CleanupError, Result};
+use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
+use crate::json::{self, Value, write_string};
+use crate::offsets::PartitionOffsets;
+
+pub const MARKER_SCHEMA_VERSION: u32 = 1;
+const SUBJECT: &str = "Recovery marker";
+const FIELDS: [&str; 4] = ["schemaVersion", "topic", "topicId", "offsets"];
+
+/// A marker of schema 1: the topic, its physical ID and the next offset to read per partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionedMarker {
+    pub topic: String,
+    pub topic_id: String,
+    pub offsets: PartitionOffsets,
+}
+
+/// One subtask's recovery marker as stored in a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Marker {
+    Versioned(VersionedMarker),
+    /// A bare `{"0":100}` map: restorable without cleanup, never an authority for deletion.
+    Legacy(PartitionOffsets),
+}
+
+impl Marker {
+    pub fn offsets(&self) -> &PartitionOffsets {
+        match self {
+            Marker::Versioned(marker) => &marker.offsets,
+            Marker::Legacy(offsets) => offsets,
+        }
+    }
+
+    /// Parses one marker strictly. An object with `schemaVersion` is versioned; an object whose
+    /// keys are all partition numbers is legacy; anything else is refused.
+    pub fn parse(text: &str) -> Result<Marker> {
+        let value = json::parse(text).map_err(|e| {
+            CleanupError::InvalidMarker(format!("{SUBJECT} is not one valid JSON document: {e}"))
+        })?;
+        Marker::from_value(&value).map_err(CleanupError::InvalidMarker)
+    }
+
+    pub fn from_value(value: &Value) -> Result<Marker, String> {
+        let Value::Object(members) = value else {
+            return Err(format!(
+                "{SUBJECT} must be a JSON object, but was {}",
+                value.kind()
+            ));
+        };
+        let looks_versioned = members
+            .iter()
+            .any(|(name, _)| FIELDS.contains(&name.as_str()));
+        if !looks_versioned {
+            return parse_offsets("Legacy recovery marker", value).map(Marker::Legacy);
+        }
+        let fields = Fields::exactly(SUBJECT, value, &FIELDS)?;
+        let schema = fields.schema_version("schemaVersion")?;
+        if schema != MARKER_SCHEMA_VERSION {
+            return Err(format!(
+                "Unsupported Kafka recovery marker schema {schema}, expected {MARKER_SCHEMA_VERSION}"
+            ));
+        }
+        let topic = fields.text("topic")?;
+        let topic_id = fields.text("topicId")?;
+        let offsets = parse_offsets(SUBJECT, fields.get("offsets"))?;
+        Ok(Marker::Versioned(VersionedMarker {
+            topic,
+            topic_id,
+            offsets,
+        }))
+    }
+
+    /// The canonical compact JSON of this marker.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        match self {
+            Marker::Versioned(marker) => {
+                out.push_str("{\"schemaVersion\":1,\"topic\":");
+                write_string(&mut out, &marker.topic);
+                out.push_str(",\"topicId\":");
+                write_string(&mut out, &marker.topic_id);
+                out.push_str(",\"offsets\":");
+                write_offsets(&mut out, &marker.offsets, None);
+                out.push('}');
+            }
+            Marker::Legacy(offsets) => write_offsets(&mut out, offsets, None),
+        }
+        out
+    }
+}
+
+impl VersionedMarker {
+    /// Validates a marker built from parts (e.g. by an embedder over WIT).
+    pub fn new(topic: &str, topic_id: &str, offsets: PartitionOffsets) -> Result<VersionedMarker> {
+        let invalid = CleanupError::InvalidMarker;
+        check_text(SUBJECT, "topic", topic).map_err(invalid)?;
+        check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
+        if offsets.is_empty() {
+            return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
+        }
+        Ok(VersionedMarker {
+            topic: topic.to_owned(),
+            topic_id: topic_id.to_owned(),
+            offsets,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_versioned_and_legacy_markers() {
+        let versioned = r#"{"schemaVersion":1,"topic":"action-state","topicId":"abc","offsets":{"0":100,"1":42}}"#;
+        let marker = Marker::parse(versioned).unwrap();
+        assert_eq!(marker.render(), versioned);
+        let legacy = Marker::parse(r#"{"0":100,"1":42}"#).unwrap();
+        assert!(matches!(legacy, Marker::Legacy(_)));
+        assert_eq!(legacy.render(), r#"{"0":100,"1":42}"#);
+    }
+
+    #[test]
+    fn refuses_unsupported_schema_and_partial_versioned_markers() {
+        let schema99 = r#"{"schemaVersion":99,"topic":"t","topicId":"i","offsets":{"0":1}}"#;
+        let error = Marker::parse(schema99).unwrap_err().to_string();
+        assert!(error.contains("Unsupported Kafka recovery marker schema 99"), "{error}");
+        let partial = r#"{"topic":"t","offsets":{"0":1}}"#;
+        assert!(Marker::parse(partial).unwrap_err().to_string().contains("fields must be exactly"));
+    }
+
+    #[test]
+    fn refuses_bad_legacy_keys_and_values() {
+        assert!(Marker::parse(r#"{"00":1}"#).unwrap_err().to_string().contains("canonical"));
+        assert!(Marker::parse(r#"{"0":-1}"#).unwrap_err().to_string().contains("non-negative"));
+        assert!(Marker::parse(r#"{}"#).unwrap_err().to_string().contains("must not be empty"));
+        assert!(Marker::parse(r#"[1]"#).unwrap_err().to_string().contains("JSON object"));
+    }
+}

@@ -1,0 +1,322 @@
+//! Cleanup plans: validation, the content-derived plan ID, the strict parser and the two
+//! canonical writers (the Java tool's pretty file form and the compact control-record form).
+
+use std::fmt::Write as _;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{CleanupError, Result};
+use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
+use crate::json::{self, write_string};
+use crate::offsets::PartitionOffsets;
+
+/// The only plan schema this tool reads and writes.
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+/// Kafka's all-zero topic UUID in its 22-character form: "unknown", never an identity.
+pub const ZERO_TOPIC_ID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
+
+const SUBJECT: &str = "Cleanup plan";
+const FIELDS: [&str; 6] = [
+    "schemaVersion",
+    "planId",
+    "sourceRecoveryPoint",
+    "topic",
+    "topicId",
+    "offsets",
+];
+
+/// A validated cleanup plan: every field checked and `plan_id` equal to its contents' hash.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Plan {
+    pub plan_id: String,
+    pub source_recovery_point: String,
+    pub topic: String,
+    pub topic_id: String,
+    pub offsets: PartitionOffsets,
+}
+
+impl Plan {
+    /// Builds a plan from its contents, validating every field and computing its ID.
+    pub fn new(
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+    ) -> Result<Plan> {
+        let invalid = CleanupError::InvalidPlan;
+        check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
+        check_text(SUBJECT, "topic", topic).map_err(invalid)?;
+        check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
+        if topic_id == ZERO_TOPIC_ID {
+            return Err(invalid(format!(
+                "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but topic {topic} has the unknown ID {ZERO_TOPIC_ID}"
+            )));
+        }
+        if offsets.is_empty() {
+            return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
+        }
+        let plan_id = compute_plan_id(source_recovery_point, topic, topic_id, &offsets);
+        Ok(Plan {
+            plan_id,
+            source_recovery_point: source_recovery_point.to_owned(),
+            topic: topic.to_owned(),
+            topic_id: topic_id.to_owned(),
+            offsets,
+        })
+    }
+
+    /// Builds a plan from all six fields as an embedder supplied them, refusing any mismatch.
+    pub fn from_fields(
+        schema_version: u32,
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+    ) -> Result<Plan> {
+        if schema_version != PLAN_SCHEMA_VERSION {
+            return Err(CleanupError::InvalidPlan(format!(
+                "Unsupported Kafka action-state cleanup plan schema {schema_version}, expected {PLAN_SCHEMA_VERSION}"
+            )));
+        }
+        let plan = Plan::new(source_recovery_point, topic, topic_id, offsets)?;
+        if plan.plan_id != plan_id {
+            return Err(CleanupError::InvalidPlan(format!(
+                "Kafka action-state cleanup plan ID does not match its contents: the plan says {plan_id} but its contents hash to {}",
+                plan.plan_id
+            )));
+        }
+        Ok(plan)
+    }
+
+    /// Parses one plan document strictly and verifies its ID (SPEC §2).
+    pub fn parse(text: &str) -> Result<Plan> {
+        let value = json::parse(text).map_err(|e| {
+            CleanupError::InvalidPlan(format!("{SUBJECT} is not one valid JSON document: {e}"))
+        })?;
+        Plan::from_value(&value).map_err(CleanupError::InvalidPlan)?
+    }
+
+    /// Reads a plan object already parsed as JSON. The outer error is a field-level problem;
+    /// the inner one comes from validating the fields together.
+    pub fn from_value(value: &json::Value) -> Result<Result<Plan>, String> {
+        let fields = Fields::exactly(SUBJECT, value, &FIELDS)?;
+        // Check order follows the Java tool: offsets, schema, then the text fields.
+        let offsets = parse_offsets(SUBJECT, fields.get("offsets"))?;
+        let schema_version = fields.schema_version("schemaVersion")?;
+        let plan_id = string_field(&fields, "planId")?;
+        let source = string_field(&fields, "sourceRecoveryPoint")?;
+        let topic = string_field(&fields, "topic")?;
+        let topic_id = string_field(&fields, "topicId")?;
+        Ok(Plan::from_fields(
+            schema_version,
+            &plan_id,
+            &source,
+            &topic,
+            &topic_id,
+            offsets,
+        ))
+    }
+
+    /// The plan file form: Jackson's default pretty printer, plus one trailing LF.
+    pub fn render_pretty(&self) -> String {
+        let mut out = String::with_capacity(160 + self.offsets.len() * 24);
+        out.push_str("{\n  \"schemaVersion\" : ");
+        let _ = write!(out, "{PLAN_SCHEMA_VERSION}");
+        for (name, value) in self.text_fields() {
+            let _ = write!(out, ",\n  \"{name}\" : ");
+            write_string(&mut out, value);
+        }
+        out.push_str(",\n  \"offsets\" : ");
+        write_offsets(&mut out, &self.offsets, Some("  "));
+        out.push_str("\n}\n");
+        out
+    }
+
+    /// The compact form embedded in control records.
+    pub fn render_compact(&self) -> String {
+        let mut out = String::with_capacity(160 + self.offsets.len() * 16);
+        self.write_compact(&mut out);
+        out
+    }
+
+    pub fn write_compact(&self, out: &mut String) {
+        let _ = write!(out, "{{\"schemaVersion\":{PLAN_SCHEMA_VERSION}");
+        for (name, value) in self.text_fields() {
+            let _ = write!(out, ",\"{name}\":");
+            write_string(out, value);
+        }
+        out.push_str(",\"offsets\":");
+        write_offsets(out, &self.offsets, None);
+        out.push('}');
+    }
+
+    fn text_fields(&self) -> [(&'static str, &str); 4] {
+        [
+            ("planId", &self.plan_id),
+            ("sourceRecoveryPoint", &self.source_recovery_point),
+            ("topic", &self.topic),
+            ("topicId", &self.topic_id),
+        ]
+    }
+}
+
+/// A text field read without the blank/control checks, which `Plan::new` makes with the
+/// Java tool's messages once every field is known to have the right JSON type.
+fn string_field(fields: &Fields<'_>, name: &str) -> Result<String, String> {
+    match fields.get(name) {
+        json::Value::Null => Err(format!("{SUBJECT} is missing {name}")),
+        json::Value::String(s) => Ok(s.clone()),
+        other => Err(format!(
+            "{SUBJECT} {name} must be a string, but was {}",
+            other.kind()
+        )),
+    }
+}
+
+/// SHA-256 over `1\n{source}\n{topic}\n{topicId}\n` and `{p}={o}\n` per partition, in hex.
+pub fn compute_plan_id(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    offsets: &PartitionOffsets,
+) -> String {
+    let mut hasher = Sha256::new();
+    let mut line = String::with_capacity(64);
+    let _ = write!(
+        line,
+        "{PLAN_SCHEMA_VERSION}\n{source_recovery_point}\n{topic}\n{topic_id}\n"
+    );
+    hasher.update(line.as_bytes());
+    for (partition, offset) in offsets.iter() {
+        line.clear();
+        let _ = writeln!(line, "{partition}={offset}");
+        hasher.update(line.as_bytes());
+    }
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VECTOR_ID: &str = "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d";
+
+    fn offsets(pairs: &[(u32, u64)]) -> PartitionOffsets {
+        pairs.iter().copied().collect()
+    }
+
+    fn example() -> Plan {
+        Plan::new("checkpoint-42", "action-state", "topic-id", offsets(&[(0, 10), (1, 20)]))
+            .unwrap()
+    }
+
+    fn message(result: Result<Plan>) -> String {
+        match result {
+            Ok(plan) => format!("accepted {}", plan.plan_id),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn spec_test_vector_hashes_and_renders_exactly() {
+        let plan = example();
+        assert_eq!(plan.plan_id, VECTOR_ID);
+        let expected = "{\n  \"schemaVersion\" : 1,\n  \"planId\" : \"99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d\",\n  \"sourceRecoveryPoint\" : \"checkpoint-42\",\n  \"topic\" : \"action-state\",\n  \"topicId\" : \"topic-id\",\n  \"offsets\" : {\n    \"0\" : 10,\n    \"1\" : 20\n  }\n}\n";
+        assert_eq!(plan.render_pretty(), expected);
+        assert_eq!(Plan::parse(expected).unwrap(), plan);
+    }
+
+    #[test]
+    fn java_reference_ids_match() {
+        let cases: [(&str, &str, &str, &[(u32, u64)], &str); 3] = [
+            ("checkpoint-42", "action-state", "topic-id", &[(0, 10), (1, 30)], "d9e4a7af5055ce900c537ef2f32b7ccbee307dbf27419c33656014741f79fd1c"),
+            ("s3://checkpoints/savepoint-1", "action-state", "topic-id", &[(0, 10), (1, 20)], "5b507907f0ab34e51462145dd807e8b7639b0b94d31fcd705e6d27c25a485601"),
+            ("checkpoint-42", "action-state", "topic-id", &[(2, 1), (9, 4), (10, 3)], "843b84eca69aba32575c91ccb7213b6c28020ef2b33d6780c595bcc31c042b20"),
+        ];
+        for (source, topic, id, pairs, expected) in cases {
+            assert_eq!(compute_plan_id(source, topic, id, &offsets(pairs)), expected);
+        }
+    }
+
+    #[test]
+    fn compact_form_matches_control_record_embedding() {
+        assert_eq!(
+            example().render_compact(),
+            format!("{{\"schemaVersion\":1,\"planId\":\"{VECTOR_ID}\",\"sourceRecoveryPoint\":\"checkpoint-42\",\"topic\":\"action-state\",\"topicId\":\"topic-id\",\"offsets\":{{\"0\":10,\"1\":20}}}}")
+        );
+    }
+
+    #[test]
+    fn rejects_tampered_offsets() {
+        let text = example().render_pretty().replace("\"0\" : 10", "\"0\" : 11");
+        assert!(message(Plan::parse(&text)).contains("plan ID does not match"));
+    }
+
+    #[test]
+    fn rejects_non_string_plan_id() {
+        let text = example().render_pretty().replace(&format!("\"{VECTOR_ID}\""), "123");
+        assert_eq!(
+            message(Plan::parse(&text)),
+            "Cleanup plan planId must be a string, but was a number"
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_duplicate_and_trailing_content() {
+        let pretty = example().render_pretty();
+        let unknown = pretty.replacen('{', "{ \"unexpected\" : true,", 1);
+        assert!(message(Plan::parse(&unknown)).contains("fields must be exactly"));
+        let duplicate = pretty.replacen('{', "{ \"schemaVersion\" : 1,", 1);
+        assert!(message(Plan::parse(&duplicate)).contains("Duplicate field 'schemaVersion'"));
+        for suffix in ["{}", "null", "garbage"] {
+            let trailing = format!("{pretty}{suffix}");
+            assert!(message(Plan::parse(&trailing)).contains("after the JSON document"));
+        }
+    }
+
+    #[test]
+    fn rejects_non_canonical_partition_alias() {
+        let text = example()
+            .render_pretty()
+            .replace("\"0\" : 10", "\"+0\" : 999,\n    \"0\" : 10");
+        assert!(message(Plan::parse(&text)).contains("partition +0 must use canonical decimal form"));
+    }
+
+    #[test]
+    fn rejects_fractional_and_out_of_range_offsets() {
+        for bad in ["10.5", "1e1", "-1", "9223372036854775808", "\"10\""] {
+            let text = example().render_pretty().replace("\"0\" : 10", &format!("\"0\" : {bad}"));
+            let error = message(Plan::parse(&text));
+            assert!(error.contains("offset for partition 0 must be"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn accepts_largest_offset_and_numeric_partition_order() {
+        let plan = Plan::new("rp", "t", "id", offsets(&[(10, i64::MAX as u64), (9, 0)])).unwrap();
+        let text = plan.render_pretty();
+        assert!(text.find("\"9\" : 0").unwrap() < text.find("\"10\" : 9223372036854775807").unwrap());
+        assert_eq!(Plan::parse(&text).unwrap(), plan);
+    }
+
+    #[test]
+    fn rejects_control_characters_blank_fields_and_zero_topic_id() {
+        let o = || offsets(&[(0, 1)]);
+        assert!(message(Plan::new("a\nb", "t", "id", o())).contains("control characters"));
+        assert!(message(Plan::new(" ", "t", "id", o())).contains("must not be blank"));
+        assert!(message(Plan::new("rp", "t", ZERO_TOPIC_ID, o())).contains("broker-provided"));
+        assert!(message(Plan::new("rp", "t", "id", PartitionOffsets::new())).contains("must not be empty"));
+    }
+
+    #[test]
+    fn rejects_other_schema_versions() {
+        let text = example().render_pretty().replace("\"schemaVersion\" : 1", "\"schemaVersion\" : 2");
+        assert!(message(Plan::parse(&text)).contains("Unsupported Kafka action-state cleanup plan schema 2"));
+    }
+}

@@ -1,0 +1,260 @@
+//! Recovery enforcement (SPEC §6): the decision table as a pure function, the live range check,
+//! and the check-recovery protocol that gathers their inputs from Kafka.
+
+use crate::control::ControlHistory;
+use crate::error::{BoundaryViolation, CleanupError, RangeViolation, Result};
+use crate::marker::Marker;
+use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::ops::{KafkaOps, OffsetSpec, TopicDescription};
+use crate::planning::merge_minimum;
+use crate::topics::{CLEANUP_POLICY, check_control_topic, check_identity};
+
+/// How the runtime is configured to recover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryPolicy {
+    /// The data topic; needed only when no versioned marker names it.
+    pub topic: Option<String>,
+    /// The control topic; `None` means standard recovery without boundary enforcement.
+    pub control_topic: Option<String>,
+    /// Whether per-key tombstones are enabled (they conflict with prefix cleanup).
+    pub tombstones_enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecoveryMode {
+    /// No control topic: replay without boundary enforcement.
+    Standard,
+    /// Every partition is at or above this committed boundary.
+    Enforced { boundary: PartitionOffsets },
+}
+
+/// The decision table's verdict for a set of markers that may be restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryDecision {
+    pub topic: String,
+    /// Per partition, the minimum offset over all markers: where replay starts.
+    pub requested: PartitionOffsets,
+    pub mode: RecoveryMode,
+    /// False when every marker is legacy (no physical identity was checked).
+    pub versioned: bool,
+}
+
+/// Applies the decision table to markers already parsed, the live topic and, when configured,
+/// the replayed control history. Refusals name partition, requested offset and boundary.
+pub fn decide(
+    markers: &[Marker],
+    policy: &RecoveryPolicy,
+    live: &TopicDescription,
+    history: Option<&ControlHistory>,
+) -> Result<RecoveryDecision> {
+    check_policies(policy)?;
+    let enforced = policy.control_topic.is_some();
+    if markers.is_empty() {
+        if !enforced {
+            return Ok(RecoveryDecision {
+                topic: live.topic.clone(),
+                requested: PartitionOffsets::new(),
+                mode: RecoveryMode::Standard,
+                versioned: false,
+            });
+        }
+        let boundary = history.map(ControlHistory::boundary).unwrap_or_default();
+        return Err(CleanupError::RecoveryRefused(if boundary.is_empty() {
+            no_boundary_message(policy)
+        } else {
+            format!(
+                "Cannot initialize Kafka action state without a recovery marker because cleanup boundary {boundary} is committed"
+            )
+        }));
+    }
+    let mut requested: Option<PartitionOffsets> = None;
+    let (mut legacy, mut versioned) = (false, false);
+    for marker in markers {
+        match marker {
+            Marker::Versioned(m) => {
+                versioned = true;
+                if m.topic != live.topic {
+                    return Err(CleanupError::InvalidMarker(format!(
+                        "Kafka action-state recovery marker references topic {}, but the configured topic is {}",
+                        m.topic, live.topic
+                    )));
+                }
+                check_identity(
+                    &live.topic,
+                    &m.topic_id,
+                    &m.offsets.partitions(),
+                    Some(live),
+                    "since the recovery marker was taken",
+                )?;
+            }
+            Marker::Legacy(offsets) => {
+                legacy = true;
+                if !offsets.has_partitions(&live.partitions) {
+                    return Err(CleanupError::InvalidMarker(format!(
+                        "Kafka action-state recovery marker contains partitions {}, but topic {} currently has partitions {}",
+                        format_partitions(&offsets.partitions()),
+                        live.topic,
+                        format_partitions(&live.partitions)
+                    )));
+                }
+            }
+        }
+        match &mut requested {
+            Some(merged) => merge_minimum(merged, marker.offsets()),
+            None => requested = Some(marker.offsets().clone()),
+        }
+    }
+    if legacy && versioned {
+        return Err(CleanupError::RecoveryRefused(
+            "Cannot restore from a mixture of versioned and legacy Kafka recovery markers".into(),
+        ));
+    }
+    if legacy && enforced {
+        return Err(CleanupError::RecoveryRefused(
+            "Checkpoint-aligned cleanup requires versioned Kafka recovery markers: legacy markers have no physical topic identity and no comparable boundary".into(),
+        ));
+    }
+    let requested = requested.unwrap_or_default();
+    let mode = if enforced {
+        let history = history.filter(|h| !h.is_empty()).ok_or_else(|| {
+            CleanupError::RecoveryRefused(no_boundary_message(policy))
+        })?;
+        history.check_dedicated(&live.topic, &live.topic_id, &live.partitions)?;
+        let boundary = history.boundary();
+        check_boundary(&live.topic, &requested, &boundary)?;
+        RecoveryMode::Enforced { boundary }
+    } else {
+        RecoveryMode::Standard
+    };
+    Ok(RecoveryDecision {
+        topic: live.topic.clone(),
+        requested,
+        mode,
+        versioned,
+    })
+}
+
+fn no_boundary_message(policy: &RecoveryPolicy) -> String {
+    format!(
+        "Kafka cleanup control topic {} contains no committed boundary; apply a cleanup plan before enabling checkpoint-aligned cleanup during recovery",
+        policy.control_topic.as_deref().unwrap_or("")
+    )
+}
+
+/// Cleanup deletes whole prefixes while per-key tombstones promise something else: refuse both.
+pub fn check_policies(policy: &RecoveryPolicy) -> Result<()> {
+    if policy.control_topic.is_some() && policy.tombstones_enabled {
+        return Err(CleanupError::ConflictingPolicies(
+            "Per-key Kafka tombstones cannot be enabled with checkpoint-aligned cleanup: choose one recovery policy".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Every requested offset must be at or above the committed boundary (COMMITTED counts).
+pub fn check_boundary(topic: &str, requested: &PartitionOffsets, boundary: &PartitionOffsets) -> Result<()> {
+    for (partition, committed) in boundary.iter() {
+        let asked = requested.get(partition).unwrap_or(0);
+        if asked < committed {
+            return Err(CleanupError::BoundaryViolation(BoundaryViolation {
+                topic: topic.to_owned(),
+                partition,
+                requested: asked,
+                boundary: committed,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Per partition (partition, requested, beginning, end) for partitions Kafka can serve.
+pub type RangeRow = (u32, u64, u64, u64);
+
+/// Each requested offset must lie within [beginning, end]; `requested == end` replays nothing.
+pub fn check_ranges(
+    topic: &str,
+    requested: &PartitionOffsets,
+    beginnings: &PartitionOffsets,
+    ends: &PartitionOffsets,
+) -> Result<Vec<RangeRow>> {
+    let mut rows = Vec::with_capacity(requested.len());
+    for (partition, asked) in requested.iter() {
+        let (beginning, end) = (beginnings.get(partition), ends.get(partition));
+        match (beginning, end) {
+            (Some(b), Some(e)) if b <= asked && asked <= e => rows.push((partition, asked, b, e)),
+            _ => {
+                return Err(CleanupError::OffsetsUnavailable(RangeViolation {
+                    topic: topic.to_owned(),
+                    partition,
+                    requested: asked,
+                    beginning,
+                    end,
+                }));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The outcome of check-recovery: the decision and the live ranges it was checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryCheck {
+    pub decision: RecoveryDecision,
+    pub ranges: Vec<RangeRow>,
+}
+
+/// Would a restore from `markers` be allowed now? Reads the live topic, the control topic and
+/// the live ranges; replays nothing.
+pub fn check_recovery(
+    kafka: &mut dyn KafkaOps,
+    markers: &[Marker],
+    policy: &RecoveryPolicy,
+) -> Result<RecoveryCheck> {
+    check_policies(policy)?;
+    let topic = data_topic(markers, policy)?;
+    let live = describe(kafka, &topic)?.ok_or_else(|| {
+        CleanupError::InvalidArgument(format!("Kafka action-state topic {topic} does not exist"))
+    })?;
+    let history = match &policy.control_topic {
+        Some(control) => Some(read_history(kafka, control)?),
+        None => None,
+    };
+    let decision = decide(markers, policy, &live, history.as_ref())?;
+    let partitions = decision.requested.partitions();
+    if partitions.is_empty() {
+        return Ok(RecoveryCheck { decision, ranges: Vec::new() });
+    }
+    let beginnings = kafka.list_offsets(&topic, &partitions, OffsetSpec::Earliest)?;
+    let ends = kafka.list_offsets(&topic, &partitions, OffsetSpec::Latest)?;
+    let ranges = check_ranges(&topic, &decision.requested, &beginnings, &ends)?;
+    Ok(RecoveryCheck { decision, ranges })
+}
+
+fn data_topic(markers: &[Marker], policy: &RecoveryPolicy) -> Result<String> {
+    let named = markers.iter().find_map(|m| match m {
+        Marker::Versioned(v) => Some(v.topic.clone()),
+        Marker::Legacy(_) => None,
+    });
+    named.or_else(|| policy.topic.clone()).ok_or_else(|| {
+        CleanupError::InvalidArgument(
+            "Legacy recovery markers do not name their Kafka topic; name the data topic explicitly".into(),
+        )
+    })
+}
+
+fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {
+    Ok(kafka.describe_topics(&[topic])?.into_iter().next().flatten())
+}
+
+/// Validates an existing control topic (never creates one) and replays its log.
+pub fn read_history(kafka: &mut dyn KafkaOps, control: &str) -> Result<ControlHistory> {
+    let description = describe(kafka, control)?.ok_or_else(|| {
+        CleanupError::RecoveryRefused(format!(
+            "Kafka cleanup control topic {control} does not exist; apply a cleanup plan before enabling checkpoint-aligned cleanup during recovery"
+        ))
+    })?;
+    let configs = kafka.describe_configs(&[control], &[CLEANUP_POLICY])?;
+    check_control_topic(control, &description, configs.first().map_or(&[], Vec::as_slice))?;
+    let entries = kafka.read_control_log(control)?;
+    ControlHistory::replay(&entries)
+}

@@ -1,0 +1,91 @@
+//! The status query: a control topic's history, its effective boundary and the live data topic.
+
+use crate::control::ControlRecord;
+use crate::error::Result;
+use crate::marker::VersionedMarker;
+use crate::offsets::PartitionOffsets;
+use crate::ops::{KafkaOps, OffsetSpec};
+use crate::recovery::read_history;
+
+/// Live state of one data-topic partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LivePartition {
+    pub partition: u32,
+    pub beginning: u64,
+    pub end: u64,
+    /// The effective boundary on this partition.
+    pub boundary: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusReport {
+    pub control_topic: String,
+    /// Every known plan with its latest status, in first-seen order.
+    pub operations: Vec<ControlRecord>,
+    pub boundary: PartitionOffsets,
+    /// The data topic the history is about (none while the history is empty).
+    pub topic: Option<String>,
+    pub topic_id: Option<String>,
+    /// The live topic's ID; differs from `topic_id` when the topic was recreated.
+    pub live_topic_id: Option<String>,
+    pub live: Vec<LivePartition>,
+}
+
+/// Reads and validates the control topic, then the live ranges of the data topic it governs.
+pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusReport> {
+    let history = read_history(kafka, control_topic)?;
+    let mut report = StatusReport {
+        control_topic: control_topic.to_owned(),
+        operations: history.operations().to_vec(),
+        boundary: history.boundary(),
+        topic: None,
+        topic_id: None,
+        live_topic_id: None,
+        live: Vec::new(),
+    };
+    let Some(first) = history.operations().first() else {
+        return Ok(report);
+    };
+    let plan = &first.plan;
+    let partitions = plan.offsets.partitions();
+    history.check_dedicated(&plan.topic, &plan.topic_id, &partitions)?;
+    report.topic = Some(plan.topic.clone());
+    report.topic_id = Some(plan.topic_id.clone());
+    let live = kafka.describe_topics(&[&plan.topic])?.into_iter().next().flatten();
+    let Some(live) = live else {
+        return Ok(report);
+    };
+    report.live_topic_id = Some(live.topic_id.clone());
+    let beginnings = kafka.list_offsets(&plan.topic, &live.partitions, OffsetSpec::Earliest)?;
+    let ends = kafka.list_offsets(&plan.topic, &live.partitions, OffsetSpec::Latest)?;
+    report.live = live
+        .partitions
+        .iter()
+        .map(|&p| LivePartition {
+            partition: p,
+            beginning: beginnings.get(p).unwrap_or(0),
+            end: ends.get(p).unwrap_or(0),
+            boundary: report.boundary.get(p).unwrap_or(0),
+        })
+        .collect();
+    Ok(report)
+}
+
+/// The versioned marker of `topic` as of now: its ID and the end offset of every partition.
+pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<VersionedMarker> {
+    let live = kafka.describe_topics(&[topic])?.into_iter().next().flatten().ok_or_else(|| {
+        crate::error::CleanupError::InvalidArgument(format!("Kafka topic {topic} does not exist"))
+    })?;
+    let ends = kafka.list_offsets(topic, &live.partitions, OffsetSpec::Latest)?;
+    if !ends.has_partitions(&live.partitions) {
+        return Err(crate::error::CleanupError::kafka(
+            "list-offsets",
+            format!(
+                "Kafka topic {topic} returned end offsets for partitions {}, expected {}",
+                crate::offsets::format_partitions(&ends.partitions()),
+                crate::offsets::format_partitions(&live.partitions)
+            ),
+        ));
+    }
+    VersionedMarker::new(topic, &live.topic_id, ends)
+}
