@@ -1,1 +1,10 @@
+//! The wasmtime reference host of action-state-cleanup: it runs the cleanup component and
+//! supplies Kafka capabilities over librdkafka.
 
+pub mod engine;
+pub mod validator;
+
+/// The validator component built by `build.rs`, as a file path (it is not embedded).
+pub const VALIDATOR_COMPONENT_PATH: &str = env!("ASC_VALIDATOR_COMPONENT");
+/// The cleanup component, embedded so the CLI is a single file.
+pub static CLEANUP_COMPONENT: &[u8] = include_bytes!(env!("ASC_CLEANUP_COMPONENT"));

@@ -1,0 +1,54 @@
+//! The `coordinator` export: apply and control-topic status.
+
+use action_state_core as core;
+
+use crate::Component;
+use crate::bindings::action_state::cleanup::types::CleanupError;
+use crate::bindings::exports::action_state::cleanup::coordinator::{
+    ApplyOptions, ApplyOutcome, ApplyReport, Guest, LivePartition, StatusReport,
+};
+use crate::convert::from_offsets;
+use crate::imports::{HostKafka, HostObserver};
+
+impl Guest for Component {
+    fn apply(plan_json: String, options: ApplyOptions) -> Result<ApplyReport, CleanupError> {
+        let plan = core::Plan::parse(&plan_json)?;
+        let options = core::ApplyOptions {
+            control_topic: options.control_topic,
+            replication_factor: options.replication_factor,
+            dry_run: options.dry_run,
+        };
+        let report = core::apply(&mut HostKafka, &mut HostObserver, &plan, &options)?;
+        Ok(ApplyReport {
+            plan_id: report.plan_id,
+            outcome: match report.outcome {
+                core::ApplyOutcome::Applied => ApplyOutcome::Applied,
+                core::ApplyOutcome::Resumed => ApplyOutcome::Resumed,
+                core::ApplyOutcome::AlreadyApplied => ApplyOutcome::AlreadyApplied,
+                core::ApplyOutcome::DryRun => ApplyOutcome::DryRun,
+            },
+            status: report.status.map(Into::into),
+            preview: report.preview.into_iter().map(Into::into).collect(),
+            target: from_offsets(&report.target),
+            beginnings_after: from_offsets(&report.beginnings_after),
+            marked_applied: report.marked_applied,
+        })
+    }
+
+    fn control_status(control_topic: String) -> Result<StatusReport, CleanupError> {
+        let report = core::status::status(&mut HostKafka, &control_topic)?;
+        Ok(StatusReport {
+            control_topic: report.control_topic,
+            operations: report.operations.into_iter().map(Into::into).collect(),
+            boundary: from_offsets(&report.boundary),
+            topic: report.topic,
+            topic_id: report.topic_id,
+            live_topic_id: report.live_topic_id,
+            live: report
+                .live
+                .into_iter()
+                .map(|l| LivePartition { partition: l.partition, beginning: l.beginning, end: l.end, boundary: l.boundary })
+                .collect(),
+        })
+    }
+}

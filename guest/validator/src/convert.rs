@@ -1,0 +1,218 @@
+//! Conversions between WIT types and core types, in one place. Shared with the cleanup
+//! component through `#[path]`, since both generate identical binding paths.
+
+use action_state_core as core;
+use core::offsets::{MAX_OFFSET, MAX_PARTITION};
+
+use crate::bindings::action_state::cleanup::types::{
+    BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaError,
+    PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange, VersionedMarker,
+};
+
+pub fn to_offsets(offsets: &[PartitionOffset]) -> core::PartitionOffsets {
+    offsets.iter().map(|po| (po.partition, po.offset)).collect()
+}
+
+pub fn from_offsets(offsets: &core::PartitionOffsets) -> Vec<PartitionOffset> {
+    offsets
+        .iter()
+        .map(|(partition, offset)| PartitionOffset { partition, offset })
+        .collect()
+}
+
+/// Offsets an embedder supplied: within Kafka's ranges and each partition once. The embedder
+/// controls these values, so they are checked like parsed input.
+pub fn checked_offsets(offsets: &[PartitionOffset], subject: &str) -> Result<core::PartitionOffsets, core::CleanupError> {
+    let mut checked = core::PartitionOffsets::new();
+    for po in offsets {
+        let why = if po.partition > MAX_PARTITION {
+            Some(format!("partition {} is larger than {MAX_PARTITION}", po.partition))
+        } else if po.offset > MAX_OFFSET {
+            Some(format!("offset {} of partition {} is larger than {MAX_OFFSET}", po.offset, po.partition))
+        } else if checked.get(po.partition).is_some() {
+            Some(format!("partition {} appears twice", po.partition))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(core::CleanupError::InvalidPlan(format!("{subject} {why}")));
+        }
+        checked.insert(po.partition, po.offset);
+    }
+    Ok(checked)
+}
+
+/// A plan record taken as given, for pure writers and arithmetic that do not trust its ID.
+pub fn plan_unchecked(p: Plan) -> core::Plan {
+    core::Plan {
+        plan_id: p.plan_id,
+        source_recovery_point: p.source_recovery_point,
+        topic: p.topic,
+        topic_id: p.topic_id,
+        offsets: to_offsets(&p.offsets),
+    }
+}
+
+impl From<core::Plan> for Plan {
+    fn from(p: core::Plan) -> Self {
+        Plan {
+            schema_version: core::plan::PLAN_SCHEMA_VERSION,
+            offsets: from_offsets(&p.offsets),
+            plan_id: p.plan_id,
+            source_recovery_point: p.source_recovery_point,
+            topic: p.topic,
+            topic_id: p.topic_id,
+        }
+    }
+}
+
+impl From<core::Marker> for RecoveryMarker {
+    fn from(m: core::Marker) -> Self {
+        match m {
+            core::Marker::Versioned(v) => RecoveryMarker::Versioned(VersionedMarker {
+                offsets: from_offsets(&v.offsets),
+                topic: v.topic,
+                topic_id: v.topic_id,
+            }),
+            core::Marker::Legacy(offsets) => RecoveryMarker::Legacy(from_offsets(&offsets)),
+        }
+    }
+}
+
+impl From<core::Status> for Status {
+    fn from(s: core::Status) -> Self {
+        match s {
+            core::Status::Committed => Status::Committed,
+            core::Status::Applied => Status::Applied,
+        }
+    }
+}
+
+impl From<Status> for core::Status {
+    fn from(s: Status) -> Self {
+        match s {
+            Status::Committed => core::Status::Committed,
+            Status::Applied => core::Status::Applied,
+        }
+    }
+}
+
+impl From<core::ControlRecord> for ControlRecord {
+    fn from(r: core::ControlRecord) -> Self {
+        ControlRecord { status: r.status.into(), plan: r.plan.into() }
+    }
+}
+
+impl From<ControlEntry> for core::ControlEntry {
+    fn from(e: ControlEntry) -> Self {
+        core::ControlEntry { offset: e.offset, key: e.key, value: e.value }
+    }
+}
+
+impl From<core::KafkaError> for KafkaError {
+    fn from(e: core::KafkaError) -> Self {
+        KafkaError { operation: e.operation, message: e.message, retriable: e.retriable }
+    }
+}
+
+impl From<KafkaError> for core::KafkaError {
+    fn from(e: KafkaError) -> Self {
+        core::KafkaError { operation: e.operation, message: e.message, retriable: e.retriable }
+    }
+}
+
+impl From<core::error::RangeViolation> for RangeViolation {
+    fn from(r: core::error::RangeViolation) -> Self {
+        RangeViolation { topic: r.topic, partition: r.partition, requested: r.requested, beginning: r.beginning, end: r.end }
+    }
+}
+
+impl From<RangeViolation> for core::error::RangeViolation {
+    fn from(r: RangeViolation) -> Self {
+        core::error::RangeViolation { topic: r.topic, partition: r.partition, requested: r.requested, beginning: r.beginning, end: r.end }
+    }
+}
+
+impl From<core::CleanupError> for CleanupError {
+    fn from(e: core::CleanupError) -> Self {
+        use core::CleanupError as C;
+        match e {
+            C::InvalidPlan(m) => CleanupError::InvalidPlan(m),
+            C::InvalidMarker(m) => CleanupError::InvalidMarker(m),
+            C::InvalidArgument(m) => CleanupError::InvalidArgument(m),
+            C::BoundaryViolation(v) => CleanupError::BoundaryViolation(BoundaryViolation {
+                topic: v.topic,
+                partition: v.partition,
+                requested: v.requested,
+                boundary: v.boundary,
+            }),
+            C::BoundaryRegression(r) => CleanupError::BoundaryRegression(BoundaryRegression {
+                plan_id: r.plan_id,
+                partition: r.partition,
+                planned: r.planned,
+                boundary: r.boundary,
+            }),
+            C::TopicChanged(c) => CleanupError::TopicChanged(TopicChange {
+                topic: c.topic,
+                context: c.context,
+                expected_topic_id: c.expected_topic_id,
+                found_topic_id: c.found_topic_id,
+                expected_partitions: c.expected_partitions,
+                found_partitions: c.found_partitions,
+            }),
+            C::UnsafeTopicConfig(m) => CleanupError::UnsafeTopicConfig(m),
+            C::InvalidControlTopic(m) => CleanupError::InvalidControlTopic(m),
+            C::OffsetsUnavailable(r) => CleanupError::OffsetsUnavailable(r.into()),
+            C::DeleteUnverified(r) => CleanupError::DeleteUnverified(r.into()),
+            C::ControlTopicCorrupt(m) => CleanupError::ControlTopicCorrupt(m),
+            C::RecoveryRefused(m) => CleanupError::RecoveryRefused(m),
+            C::ConflictingPolicies(m) => CleanupError::ConflictingPolicies(m),
+            C::Fenced(m) => CleanupError::Fenced(m),
+            C::ReplayStalled(m) => CleanupError::ReplayStalled(m),
+            C::ReplayRecordInvalid(m) => CleanupError::ReplayRecordInvalid(m),
+            C::Kafka(k) => CleanupError::Kafka(k.into()),
+        }
+    }
+}
+
+impl From<CleanupError> for core::CleanupError {
+    fn from(e: CleanupError) -> Self {
+        use core::CleanupError as C;
+        match e {
+            CleanupError::InvalidPlan(m) => C::InvalidPlan(m),
+            CleanupError::InvalidMarker(m) => C::InvalidMarker(m),
+            CleanupError::InvalidArgument(m) => C::InvalidArgument(m),
+            CleanupError::BoundaryViolation(v) => C::BoundaryViolation(core::error::BoundaryViolation {
+                topic: v.topic,
+                partition: v.partition,
+                requested: v.requested,
+                boundary: v.boundary,
+            }),
+            CleanupError::BoundaryRegression(r) => C::BoundaryRegression(core::error::BoundaryRegression {
+                plan_id: r.plan_id,
+                partition: r.partition,
+                planned: r.planned,
+                boundary: r.boundary,
+            }),
+            CleanupError::TopicChanged(c) => C::TopicChanged(core::error::TopicChange {
+                topic: c.topic,
+                context: c.context,
+                expected_topic_id: c.expected_topic_id,
+                found_topic_id: c.found_topic_id,
+                expected_partitions: c.expected_partitions,
+                found_partitions: c.found_partitions,
+            }),
+            CleanupError::UnsafeTopicConfig(m) => C::UnsafeTopicConfig(m),
+            CleanupError::InvalidControlTopic(m) => C::InvalidControlTopic(m),
+            CleanupError::OffsetsUnavailable(r) => C::OffsetsUnavailable(r.into()),
+            CleanupError::DeleteUnverified(r) => C::DeleteUnverified(r.into()),
+            CleanupError::ControlTopicCorrupt(m) => C::ControlTopicCorrupt(m),
+            CleanupError::RecoveryRefused(m) => C::RecoveryRefused(m),
+            CleanupError::ConflictingPolicies(m) => C::ConflictingPolicies(m),
+            CleanupError::Fenced(m) => C::Fenced(m),
+            CleanupError::ReplayStalled(m) => C::ReplayStalled(m),
+            CleanupError::ReplayRecordInvalid(m) => C::ReplayRecordInvalid(m),
+            CleanupError::Kafka(k) => C::Kafka(k.into()),
+        }
+    }
+}

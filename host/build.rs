@@ -1,0 +1,118 @@
+//! Builds the two WebAssembly components the host runs and embeds.
+//!
+//! The guest crates are compiled for `wasm32-unknown-unknown` by a nested cargo in a target
+//! directory of their own (sharing ours would deadlock on its lock), then turned into components
+//! with `wit-component`. The results land in `<target>/components/{validator,cleanup}.wasm`.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GUEST_TARGET: &str = "wasm32-unknown-unknown";
+const GUEST_PROFILE: &str = "guest";
+const COMPONENTS: [(&str, &str); 2] = [
+    ("validator", "action_state_validator_component"),
+    ("cleanup", "action_state_cleanup_component"),
+];
+
+fn main() {
+    if let Err(message) = build() {
+        // A build script reports failure by exiting non-zero with a readable message.
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn build() -> Result<(), String> {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
+    let workspace = manifest_dir
+        .parent()
+        .ok_or("the host crate must live inside the workspace")?
+        .to_path_buf();
+    for watched in ["guest", "wit", "Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
+    }
+    println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
+
+    let target_dir = target_dir(&workspace)?;
+    let guest_target_dir = target_dir.join("wasm-guest");
+    compile_guests(&workspace, &guest_target_dir)?;
+
+    let out_dir = target_dir.join("components");
+    fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    for (name, crate_file) in COMPONENTS {
+        let module_path = guest_target_dir
+            .join(GUEST_TARGET)
+            .join(GUEST_PROFILE)
+            .join(format!("{crate_file}.wasm"));
+        let module = fs::read(&module_path)
+            .map_err(|e| format!("cannot read {}: {e}", module_path.display()))?;
+        let component = wit_component::ComponentEncoder::default()
+            .module(&module)
+            .and_then(|encoder| encoder.validate(true).encode())
+            .map_err(|e| format!("cannot turn {} into a component: {e:#}", module_path.display()))?;
+        let component_path = out_dir.join(format!("{name}.wasm"));
+        write_if_changed(&component_path, &component)?;
+        println!(
+            "cargo:rustc-env=ASC_{}_COMPONENT={}",
+            name.to_uppercase(),
+            component_path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The workspace target directory: `CARGO_TARGET_DIR` when set, else found from `OUT_DIR`
+/// (`<target>/<profile>/build/<crate>-<hash>/out`).
+fn target_dir(workspace: &Path) -> Result<PathBuf, String> {
+    if let Ok(dir) = env::var("CARGO_TARGET_DIR") {
+        let dir = PathBuf::from(dir);
+        return Ok(if dir.is_absolute() { dir } else { workspace.join(dir) });
+    }
+    let out_dir = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+    out_dir
+        .ancestors()
+        .nth(4)
+        .map(Path::to_path_buf)
+        .ok_or_else(|| format!("unexpected OUT_DIR layout: {}", out_dir.display()))
+}
+
+fn compile_guests(workspace: &Path, guest_target_dir: &Path) -> Result<(), String> {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace)
+        .args(["build", "--locked", "--target", GUEST_TARGET, "--profile", GUEST_PROFILE])
+        .args(COMPONENTS.iter().flat_map(|(_, krate)| ["-p".to_owned(), krate.replace('_', "-")]))
+        .arg("--target-dir")
+        .arg(guest_target_dir);
+    // The outer build's flags and wrappers are for the native host, not the wasm guest.
+    for variable in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+    ] {
+        command.env_remove(variable);
+    }
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run cargo for the wasm guests: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "building the wasm guests failed ({status}); is the target installed? run: rustup target add {GUEST_TARGET}"
+        ));
+    }
+    Ok(())
+}
+
+/// Keeps the file's modification time when nothing changed, so dependants do not rebuild.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if fs::read(path).is_ok_and(|existing| existing == bytes) {
+        return Ok(());
+    }
+    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
