@@ -85,3 +85,21 @@ impl ValidatorInstance {
         plans.call_message(&mut self.store, error)
     }
 }
+
+impl ValidatorInstance {
+    pub fn replay_control_log(
+        &mut self,
+        entries: &[bindings::action_state::cleanup::types::ControlEntry],
+    ) -> wasmtime::Result<Result<Vec<bindings::action_state::cleanup::types::ControlRecord>, CleanupError>> {
+        let plans = self.bindings.action_state_cleanup_plans();
+        plans.call_replay_control_log(&mut self.store, entries)
+    }
+
+    pub fn effective_boundary(
+        &mut self,
+        plans: &[Plan],
+    ) -> wasmtime::Result<Vec<bindings::action_state::cleanup::types::PartitionOffset>> {
+        let exported = self.bindings.action_state_cleanup_plans();
+        exported.call_effective_boundary(&mut self.store, plans)
+    }
+}

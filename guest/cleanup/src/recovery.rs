@@ -9,11 +9,10 @@ use crate::bindings::exports::action_state::cleanup::recovery::{
 };
 use crate::convert::from_offsets;
 use crate::imports::HostKafka;
-use crate::plans::parse_markers;
 
 impl Guest for Component {
     fn check_recovery(markers: Vec<String>, policy: RecoveryPolicy) -> Result<RecoveryVerdict, CleanupError> {
-        let markers = parse_markers(&markers)?;
+        let markers = core::planning::parse_markers(&markers)?;
         let policy = core::recovery::RecoveryPolicy {
             topic: policy.topic,
             control_topic: policy.control_topic,

@@ -41,6 +41,22 @@ pub fn plan_from_markers(recovery_point: &str, markers: &[Marker]) -> Result<Pla
     Plan::new(recovery_point, &first.topic, &first.topic_id, minimum)
 }
 
+/// Parses marker texts, naming the marker's position (1-based) in any error.
+pub fn parse_markers<S: AsRef<str>>(markers: &[S]) -> Result<Vec<Marker>> {
+    markers
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            Marker::parse(text.as_ref()).map_err(|error| match error {
+                CleanupError::InvalidMarker(why) => {
+                    CleanupError::InvalidMarker(format!("marker {}: {why}", index + 1))
+                }
+                other => other,
+            })
+        })
+        .collect()
+}
+
 /// Lowers every partition of `into` to `other`'s offset where that is smaller.
 pub fn merge_minimum(into: &mut PartitionOffsets, other: &PartitionOffsets) {
     for (partition, offset) in other.iter() {

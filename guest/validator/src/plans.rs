@@ -29,7 +29,7 @@ impl Guest for Component {
     }
 
     fn plan_from_markers(recovery_point: String, markers: Vec<String>) -> Result<Plan, CleanupError> {
-        let parsed = parse_markers(&markers)?;
+        let parsed = core::planning::parse_markers(&markers)?;
         Ok(core::plan_from_markers(&recovery_point, &parsed)?.into())
     }
 
@@ -93,20 +93,4 @@ impl Guest for Component {
     fn message(error: CleanupError) -> String {
         core::CleanupError::from(error).to_string()
     }
-}
-
-/// Parses marker texts, naming the marker's position in any error.
-pub fn parse_markers(markers: &[String]) -> Result<Vec<core::Marker>, core::CleanupError> {
-    markers
-        .iter()
-        .enumerate()
-        .map(|(index, text)| {
-            core::Marker::parse(text).map_err(|error| match error {
-                core::CleanupError::InvalidMarker(why) => {
-                    core::CleanupError::InvalidMarker(format!("marker {}: {why}", index + 1))
-                }
-                other => other,
-            })
-        })
-        .collect()
 }

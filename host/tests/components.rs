@@ -1,0 +1,89 @@
+//! The built components themselves: what they import, and the SPEC test vector through wasm.
+
+use std::path::Path;
+
+use action_state_cleanup::engine::new_engine;
+use action_state_cleanup::validator::ValidatorComponent;
+use action_state_cleanup::{CLEANUP_COMPONENT, VALIDATOR_COMPONENT_PATH};
+use wasmtime::component::Component;
+use wasmtime::component::types::ComponentItem;
+
+const SPEC_PLAN: &str = "{\n  \"schemaVersion\" : 1,\n  \"planId\" : \"99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d\",\n  \"sourceRecoveryPoint\" : \"checkpoint-42\",\n  \"topic\" : \"action-state\",\n  \"topicId\" : \"topic-id\",\n  \"offsets\" : {\n    \"0\" : 10,\n    \"1\" : 20\n  }\n}\n";
+
+fn import_names(engine: &wasmtime::Engine, component: &Component) -> Vec<String> {
+    let mut names: Vec<String> = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn validator_instantiates_with_an_empty_linker_and_verifies_the_spec_vector() {
+    let engine = new_engine().unwrap();
+    let validator = ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
+    let mut instance = validator.instantiate().unwrap();
+    let plan = instance.verify_plan(SPEC_PLAN).unwrap().unwrap();
+    assert_eq!(plan.plan_id, "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d");
+    assert_eq!(instance.render_plan(&plan).unwrap(), SPEC_PLAN);
+}
+
+/// Names of imported functions, as `interface#function`.
+fn imported_functions(engine: &wasmtime::Engine, component: &Component) -> Vec<String> {
+    let mut functions = Vec::new();
+    for (name, item) in component.component_type().imports(engine) {
+        match item.ty {
+            ComponentItem::ComponentInstance(instance) => {
+                for (export, item) in instance.exports(engine) {
+                    if !matches!(item.ty, ComponentItem::Type(_) | ComponentItem::Resource(_)) {
+                        functions.push(format!("{name}#{export}"));
+                    }
+                }
+            }
+            _ => functions.push(name.to_owned()),
+        }
+    }
+    functions.sort();
+    functions
+}
+
+#[test]
+fn validator_imports_no_function_at_all() {
+    let engine = new_engine().unwrap();
+    let bytes = std::fs::read(VALIDATOR_COMPONENT_PATH).unwrap();
+    let component = Component::new(&engine, bytes).unwrap();
+    // The shared `types` interface is imported for its type definitions only.
+    assert_eq!(import_names(&engine, &component), ["action-state:cleanup/types@0.1.0"]);
+    assert_eq!(imported_functions(&engine, &component), Vec::<String>::new());
+}
+
+#[test]
+fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
+    let engine = new_engine().unwrap();
+    let component = Component::new(&engine, CLEANUP_COMPONENT).unwrap();
+    let allowed = [
+        "action-state:cleanup/control-log@0.1.0",
+        "action-state:cleanup/kafka-admin@0.1.0",
+        "action-state:cleanup/kafka-consumer@0.1.0",
+        "action-state:cleanup/operator-events@0.1.0",
+        "action-state:cleanup/types@0.1.0",
+    ];
+    let names = import_names(&engine, &component);
+    assert!(names.iter().all(|n| allowed.contains(&n.as_str())), "unexpected imports: {names:?}");
+    let functions = imported_functions(&engine, &component);
+    assert!(functions.contains(&"action-state:cleanup/kafka-admin@0.1.0#delete-records".to_owned()), "{functions:?}");
+    assert!(functions.iter().all(|f| !f.contains("wasi")), "{functions:?}");
+}
+
+#[test]
+fn tampered_plan_is_refused_through_the_component_with_a_typed_error() {
+    let engine = new_engine().unwrap();
+    let validator = ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
+    let mut instance = validator.instantiate().unwrap();
+    let tampered = SPEC_PLAN.replace("\"0\" : 10", "\"0\" : 11");
+    let error = instance.verify_plan(&tampered).unwrap().unwrap_err();
+    assert!(matches!(error, action_state_cleanup::validator::CleanupError::InvalidPlan(_)));
+    assert!(instance.message(&error).unwrap().contains("plan ID does not match its contents"));
+}
