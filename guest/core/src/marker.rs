@@ -50,9 +50,12 @@ impl Marker {
                 value.kind()
             ));
         };
-        let looks_versioned = members
-            .iter()
-            .any(|(name, _)| FIELDS.contains(&name.as_str()));
+        // A legacy marker's keys are all numbers; any other key means a versioned marker was
+        // meant (a misspelt field name gets the field-set message, not a partition error).
+        let looks_versioned = members.iter().any(|(name, _)| {
+            let digits = name.strip_prefix(['-', '+']).unwrap_or(name);
+            digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit())
+        });
         if !looks_versioned {
             return parse_offsets("Legacy recovery marker", value).map(Marker::Legacy);
         }
