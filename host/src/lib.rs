@@ -1,7 +1,9 @@
 //! The wasmtime reference host of action-state-cleanup: it runs the cleanup component and
 //! supplies Kafka capabilities over librdkafka.
 
+pub mod cleanup;
 pub mod engine;
+pub mod kafka;
 pub mod validator;
 
 /// The validator component built by `build.rs`, as a file path (it is not embedded).

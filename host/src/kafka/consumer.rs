@@ -1,0 +1,93 @@
+//! The replay consumer behind the `kafka-consumer` resource: explicit assignment and seek, no
+//! group membership, no offset commits, bulk polls.
+
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::CapabilityError;
+
+/// One consumed record; key and value as text (see the WIT on why strings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consumed {
+    pub partition: u32,
+    pub offset: u64,
+    pub key: Option<String>,
+    pub value: Option<String>,
+}
+
+/// A consumer of one topic, owned by the guest through a resource handle.
+pub struct ReplayConsumer {
+    topic: String,
+    consumer: Result<BaseConsumer, CapabilityError>,
+}
+
+fn error(operation: &'static str, message: impl std::fmt::Display) -> CapabilityError {
+    CapabilityError { operation, message: message.to_string(), retriable: false }
+}
+
+impl ReplayConsumer {
+    pub fn new(mut config: ClientConfig, topic: &str) -> Result<Self, CapabilityError> {
+        // An assign-only consumer still needs a group id; it never joins or commits.
+        config
+            .set("group.id", "action-state-cleanup-replay")
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("auto.offset.reset", "error")
+            .set("isolation.level", "read_committed");
+        let consumer = config.create().map_err(|e| error("consumer-create", e))?;
+        Ok(ReplayConsumer { topic: topic.to_owned(), consumer: Ok(consumer) })
+    }
+
+    /// A consumer whose creation failed: every call reports that failure.
+    pub fn broken(topic: &str, failure: CapabilityError) -> Self {
+        ReplayConsumer { topic: topic.to_owned(), consumer: Err(failure) }
+    }
+
+    fn consumer(&self) -> Result<&BaseConsumer, CapabilityError> {
+        self.consumer.as_ref().map_err(Clone::clone)
+    }
+
+    pub fn assign(&mut self, start: &[(u32, u64)]) -> Result<(), CapabilityError> {
+        let mut list = TopicPartitionList::with_capacity(start.len());
+        for &(partition, offset) in start {
+            let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
+                return Err(error("consumer-assign", format!("partition {partition} offset {offset} out of range")));
+            };
+            list.add_partition_offset(&self.topic, p, Offset::Offset(o)).map_err(|e| error("consumer-assign", e))?;
+        }
+        self.consumer()?.assign(&list).map_err(|e| error("consumer-assign", e))
+    }
+
+    /// Waits up to `timeout` for the first record, then takes what is already buffered.
+    pub fn poll(&mut self, max_records: u32, timeout: Duration) -> Result<Vec<Consumed>, CapabilityError> {
+        let mut batch = Vec::new();
+        let deadline = Instant::now() + timeout;
+        let mut wait = timeout;
+        while batch.len() < max_records as usize {
+            match self.consumer()?.poll(wait) {
+                Some(Ok(message)) => {
+                    let text = |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
+                    batch.push(Consumed {
+                        partition: u32::try_from(message.partition()).unwrap_or(0),
+                        offset: u64::try_from(message.offset()).unwrap_or(0),
+                        key: text(message.key()),
+                        value: text(message.payload()),
+                    });
+                    wait = Duration::ZERO;
+                }
+                Some(Err(e)) => {
+                    return Err(CapabilityError { operation: "consumer-poll", message: e.to_string(), retriable: true });
+                }
+                None if batch.is_empty() && Instant::now() < deadline => {
+                    wait = deadline.saturating_duration_since(Instant::now());
+                }
+                None => break,
+            }
+        }
+        Ok(batch)
+    }
+}

@@ -1,0 +1,294 @@
+//! The two admin calls rdkafka's safe API lacks, over librdkafka's C API: DescribeTopics (for the
+//! topic ID) and ListOffsets (earliest or latest for many partitions in one request per leader).
+//!
+//! Every function here owns what it creates (queue, options, collections, events) through small
+//! guards, so an early return never leaks, and reads results only before destroying the event
+//! that owns them.
+
+use std::ffi::{CStr, CString, c_char};
+use std::time::Duration;
+
+use rdkafka::bindings as rd;
+use rdkafka::{Offset, TopicPartitionList};
+
+/// One topic as DescribeTopics reports it; `None` from `describe_topics` means unknown topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescribedTopic {
+    pub topic_id: String,
+    pub partitions: Vec<u32>,
+}
+
+/// An error from librdkafka: its error name (e.g. `UNKNOWN_TOPIC_OR_PART`) and description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeError {
+    pub code: rd::rd_kafka_resp_err_t,
+    pub message: String,
+}
+
+impl NativeError {
+    fn new(code: rd::rd_kafka_resp_err_t, detail: Option<String>) -> Self {
+        // SAFETY: rd_kafka_err2name returns a static string for every code.
+        let name = unsafe { CStr::from_ptr(rd::rd_kafka_err2name(code)) }.to_string_lossy();
+        let message = match detail {
+            Some(detail) if !detail.is_empty() => format!("{name}: {detail}"),
+            _ => name.into_owned(),
+        };
+        NativeError { code, message }
+    }
+
+    pub fn is_retriable(&self) -> bool {
+        use rd::rd_kafka_resp_err_t::*;
+        matches!(
+            self.code,
+            RD_KAFKA_RESP_ERR__TIMED_OUT
+                | RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT
+                | RD_KAFKA_RESP_ERR__TRANSPORT
+                | RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION
+                | RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE
+                | RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
+        )
+    }
+}
+
+fn c_text(text: *const c_char) -> Option<String> {
+    // SAFETY: librdkafka returns NUL-terminated strings or null.
+    (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+}
+
+struct Queue(*mut rd::rd_kafka_queue_t);
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // SAFETY: created by rd_kafka_queue_new and destroyed once.
+        unsafe { rd::rd_kafka_queue_destroy(self.0) }
+    }
+}
+
+struct Options(*mut rd::rd_kafka_AdminOptions_t);
+impl Drop for Options {
+    fn drop(&mut self) {
+        // SAFETY: created by rd_kafka_AdminOptions_new and destroyed once.
+        unsafe { rd::rd_kafka_AdminOptions_destroy(self.0) }
+    }
+}
+
+struct Event(*mut rd::rd_kafka_event_t);
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: returned by rd_kafka_queue_poll and destroyed once.
+        unsafe { rd::rd_kafka_event_destroy(self.0) }
+    }
+}
+
+struct Collection(*mut rd::rd_kafka_TopicCollection_t);
+impl Drop for Collection {
+    fn drop(&mut self) {
+        // SAFETY: created by rd_kafka_TopicCollection_of_topic_names and destroyed once.
+        unsafe { rd::rd_kafka_TopicCollection_destroy(self.0) }
+    }
+}
+
+/// Runs one admin request: `start` enqueues it on the given queue with the given options; the
+/// result event is awaited for at most `timeout` (plus a margin for the broker's own timeout).
+fn run_admin(
+    client: *mut rd::rd_kafka_t,
+    op: rd::rd_kafka_admin_op_t,
+    timeout: Duration,
+    configure: impl FnOnce(*mut rd::rd_kafka_AdminOptions_t),
+    start: impl FnOnce(*mut rd::rd_kafka_AdminOptions_t, *mut rd::rd_kafka_queue_t),
+) -> Result<Event, NativeError> {
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: `client` is a live rd_kafka_t owned by the caller's AdminClient.
+    let queue = Queue(unsafe { rd::rd_kafka_queue_new(client) });
+    // SAFETY: as above; the options are destroyed by the guard after the request completes.
+    let options = Options(unsafe { rd::rd_kafka_AdminOptions_new(client, op) });
+    let mut errstr = [0 as c_char; 256];
+    // SAFETY: errstr is a writable buffer of the stated size.
+    let code = unsafe {
+        rd::rd_kafka_AdminOptions_set_request_timeout(options.0, timeout_ms, errstr.as_mut_ptr(), errstr.len())
+    };
+    if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+        return Err(NativeError::new(code, c_text(errstr.as_ptr())));
+    }
+    configure(options.0);
+    start(options.0, queue.0);
+    // SAFETY: the queue is live; a null event means nothing arrived in time.
+    let event = unsafe { rd::rd_kafka_queue_poll(queue.0, timeout_ms.saturating_add(5_000)) };
+    if event.is_null() {
+        return Err(NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT, None));
+    }
+    let event = Event(event);
+    // SAFETY: the event is live until the guard drops.
+    let code = unsafe { rd::rd_kafka_event_error(event.0) };
+    if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+        return Err(NativeError::new(code, c_text(unsafe { rd::rd_kafka_event_error_string(event.0) })));
+    }
+    Ok(event)
+}
+
+/// Describes topics in one request; unknown topics come back as `None`.
+pub fn describe_topics(
+    client: *mut rd::rd_kafka_t,
+    topics: &[String],
+    timeout: Duration,
+) -> Result<Vec<Option<DescribedTopic>>, NativeError> {
+    let names: Vec<CString> = topics
+        .iter()
+        .map(|t| CString::new(t.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG, Some("topic name contains NUL".into())))?;
+    let mut pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    // SAFETY: `pointers` holds `names.len()` valid C strings that outlive the call; librdkafka
+    // copies them into the collection.
+    let collection = Collection(unsafe { rd::rd_kafka_TopicCollection_of_topic_names(pointers.as_mut_ptr(), pointers.len()) });
+    let event = run_admin(
+        client,
+        rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBETOPICS,
+        timeout,
+        |_| {},
+        // SAFETY: client, collection, options and queue are all live for the call.
+        |options, queue| unsafe { rd::rd_kafka_DescribeTopics(client, collection.0, options, queue) },
+    )?;
+    // SAFETY: the event is a DescribeTopics result (we polled our own queue for our request).
+    let result = unsafe { rd::rd_kafka_event_DescribeTopics_result(event.0) };
+    if result.is_null() {
+        return Err(NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG, Some("no DescribeTopics result".into())));
+    }
+    let mut count = 0usize;
+    // SAFETY: returns an array of `count` descriptions owned by the event.
+    let descriptions = unsafe { rd::rd_kafka_DescribeTopics_result_topics(result, &mut count) };
+    let mut found: Vec<(String, Option<DescribedTopic>)> = Vec::with_capacity(count);
+    for index in 0..count {
+        // SAFETY: index < count; each description is valid while the event lives.
+        let description = unsafe { *descriptions.add(index) };
+        let name = c_text(unsafe { rd::rd_kafka_TopicDescription_name(description) }).unwrap_or_default();
+        let error = unsafe { rd::rd_kafka_TopicDescription_error(description) };
+        if !error.is_null() {
+            let code = unsafe { rd::rd_kafka_error_code(error) };
+            if code == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART {
+                found.push((name, None));
+                continue;
+            }
+            return Err(NativeError::new(code, c_text(unsafe { rd::rd_kafka_error_string(error) })));
+        }
+        let uuid = unsafe { rd::rd_kafka_TopicDescription_topic_id(description) };
+        let (most, least) = unsafe {
+            (rd::rd_kafka_Uuid_most_significant_bits(uuid), rd::rd_kafka_Uuid_least_significant_bits(uuid))
+        };
+        let mut partition_count = 0usize;
+        let infos = unsafe { rd::rd_kafka_TopicDescription_partitions(description, &mut partition_count) };
+        let mut partitions: Vec<u32> = (0..partition_count)
+            .map(|i| unsafe { rd::rd_kafka_TopicPartitionInfo_partition(*infos.add(i)) })
+            .filter_map(|p| u32::try_from(p).ok())
+            .collect();
+        partitions.sort_unstable();
+        found.push((name, Some(DescribedTopic { topic_id: kafka_uuid(most, least), partitions })));
+    }
+    Ok(topics
+        .iter()
+        .map(|topic| found.iter().find(|(name, _)| name == topic).and_then(|(_, d)| d.clone()))
+        .collect())
+}
+
+/// Which end of the partitions to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spec {
+    Earliest,
+    Latest,
+}
+
+/// Lists the earliest or latest offset of each partition (one request per partition leader),
+/// with read_committed isolation so "latest" is the last stable offset under transactions.
+pub fn list_offsets(
+    client: *mut rd::rd_kafka_t,
+    topic: &str,
+    partitions: &[u32],
+    spec: Spec,
+    timeout: Duration,
+) -> Result<Vec<(u32, u64)>, NativeError> {
+    let mut request = TopicPartitionList::with_capacity(partitions.len());
+    let offset = match spec {
+        Spec::Earliest => Offset::Beginning,
+        Spec::Latest => Offset::End,
+    };
+    for &partition in partitions {
+        let partition = i32::try_from(partition).map_err(|_| {
+            NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG, Some(format!("partition {partition} out of range")))
+        })?;
+        request
+            .add_partition_offset(topic, partition, offset)
+            .map_err(|e| NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG, Some(e.to_string())))?;
+    }
+    let event = run_admin(
+        client,
+        rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_LISTOFFSETS,
+        timeout,
+        |options| {
+            // SAFETY: options are live; setting the isolation level cannot fail for this op.
+            let error = unsafe {
+                rd::rd_kafka_AdminOptions_set_isolation_level(options, rd::rd_kafka_IsolationLevel_t::RD_KAFKA_ISOLATION_LEVEL_READ_COMMITTED)
+            };
+            if !error.is_null() {
+                // SAFETY: an error object returned to us is ours to destroy.
+                unsafe { rd::rd_kafka_error_destroy(error) };
+            }
+        },
+        // SAFETY: the list outlives the call; librdkafka copies it.
+        |options, queue| unsafe { rd::rd_kafka_ListOffsets(client, request.ptr(), options, queue) },
+    )?;
+    // SAFETY: the event is our ListOffsets result.
+    let result = unsafe { rd::rd_kafka_event_ListOffsets_result(event.0) };
+    if result.is_null() {
+        return Err(NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG, Some("no ListOffsets result".into())));
+    }
+    let mut count = 0usize;
+    let infos = unsafe { rd::rd_kafka_ListOffsets_result_infos(result, &mut count) };
+    let mut offsets = Vec::with_capacity(count);
+    for index in 0..count {
+        // SAFETY: index < count; the partition struct is owned by the event.
+        let partition = unsafe { &*rd::rd_kafka_ListOffsetsResultInfo_topic_partition(*infos.add(index)) };
+        if partition.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+            return Err(NativeError::new(partition.err, Some(format!("partition {}", partition.partition))));
+        }
+        let (Ok(p), Ok(o)) = (u32::try_from(partition.partition), u64::try_from(partition.offset)) else {
+            return Err(NativeError::new(
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+                Some(format!("partition {} reported offset {}", partition.partition, partition.offset)),
+            ));
+        };
+        offsets.push((p, o));
+    }
+    Ok(offsets)
+}
+
+/// Kafka's `Uuid.toString()`: the 16 bytes (most significant half first, big-endian) in URL-safe
+/// base64 without padding — 22 characters.
+pub fn kafka_uuid(most: i64, least: i64) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&most.to_be_bytes());
+    bytes[8..].copy_from_slice(&least.to_be_bytes());
+    let mut out = String::with_capacity(22);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        let digits = chunk.len() + 1;
+        for i in 0..digits {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kafka_uuid;
+
+    #[test]
+    fn uuid_matches_kafkas_url_safe_base64() {
+        assert_eq!(kafka_uuid(0, 0), "AAAAAAAAAAAAAAAAAAAAAA");
+        // Kafka's Uuid(-1L, -1L).toString() is "_____________________w" (URL-safe, no padding).
+        assert_eq!(kafka_uuid(-1, -1), "_____________________w");
+        // 0xfb (-5) as the first byte exercises the URL-safe '-'/'_' digits.
+        assert!(kafka_uuid(-5 << 56, 0).starts_with('-'));
+    }
+}

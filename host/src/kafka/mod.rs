@@ -1,0 +1,260 @@
+//! Kafka capabilities over librdkafka: the host half of the WIT imports. Each method is one
+//! capability call, bounded by the configured timeout, and counted.
+
+pub mod config;
+pub mod consumer;
+pub mod ffi;
+
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
+use rdkafka::message::Message;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::util::Timeout;
+use rdkafka::{Offset, TopicPartitionList};
+
+pub use config::KafkaSettings;
+
+/// A capability failure: which capability, and what Kafka said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapabilityError {
+    pub operation: &'static str,
+    pub message: String,
+    pub retriable: bool,
+}
+
+impl std::fmt::Display for CapabilityError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kafka {} failed: {}", self.operation, self.message)
+    }
+}
+
+pub type CapResult<T> = Result<T, CapabilityError>;
+
+fn from_rd(operation: &'static str, error: &RdError) -> CapabilityError {
+    let retriable = matches!(
+        error.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::RequestTimedOut | RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::NotLeaderForPartition | RDKafkaErrorCode::LeaderNotAvailable)
+    );
+    CapabilityError { operation, message: error.to_string(), retriable }
+}
+
+fn from_native(operation: &'static str, error: &ffi::NativeError) -> CapabilityError {
+    CapabilityError { operation, message: error.message.clone(), retriable: error.is_retriable() }
+}
+
+/// How many capability calls one operation made, by kind (each is one broker round trip, except
+/// a control-topic read, which is a metadata query plus as many fetches as the log needs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    pub admin: u32,
+    pub control_reads: u32,
+    pub control_writes: u32,
+    pub consumer_polls: u32,
+}
+
+/// The Kafka clients of one host, created on first use and reused.
+pub struct KafkaClients {
+    settings: KafkaSettings,
+    runtime: tokio::runtime::Runtime,
+    admin: Option<AdminClient<DefaultClientContext>>,
+    producer: Option<FutureProducer>,
+    pub counts: RequestCounts,
+}
+
+impl KafkaClients {
+    pub fn new(settings: KafkaSettings) -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+        Ok(KafkaClients { settings, runtime, admin: None, producer: None, counts: RequestCounts::default() })
+    }
+
+    pub fn settings(&self) -> &KafkaSettings {
+        &self.settings
+    }
+
+    fn client_config(&self) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        for (key, value) in &self.settings.properties {
+            config.set(key, value);
+        }
+        config
+    }
+
+    fn admin(&mut self, operation: &'static str) -> CapResult<&AdminClient<DefaultClientContext>> {
+        if self.admin.is_none() {
+            let admin = self.client_config().create().map_err(|e| from_rd(operation, &e))?;
+            self.admin = Some(admin);
+        }
+        self.counts.admin += 1;
+        self.admin.as_ref().ok_or_else(|| CapabilityError { operation, message: "admin client unavailable".into(), retriable: false })
+    }
+
+    fn options(&self) -> AdminOptions {
+        AdminOptions::new().request_timeout(Some(self.settings.timeout)).operation_timeout(Some(self.settings.timeout))
+    }
+
+    pub fn describe_topics(&mut self, topics: &[String]) -> CapResult<Vec<Option<ffi::DescribedTopic>>> {
+        let timeout = self.settings.timeout;
+        let admin = self.admin("describe-topics")?;
+        ffi::describe_topics(admin.inner().native_ptr(), topics, timeout).map_err(|e| from_native("describe-topics", &e))
+    }
+
+    pub fn describe_configs(&mut self, topics: &[String], names: &[String]) -> CapResult<Vec<Vec<(String, Option<String>)>>> {
+        let options = self.options();
+        let specifiers: Vec<ResourceSpecifier<'_>> = topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        let admin = self.admin("describe-configs")?;
+        let future = admin.describe_configs(specifiers.iter(), &options);
+        let results = self.runtime.block_on(future).map_err(|e| from_rd("describe-configs", &e))?;
+        let mut answer = Vec::with_capacity(results.len());
+        for (topic, result) in topics.iter().zip(results) {
+            let resource = result.map_err(|code| CapabilityError {
+                operation: "describe-configs",
+                message: format!("topic {topic}: {code}"),
+                retriable: false,
+            })?;
+            answer.push(
+                names
+                    .iter()
+                    .map(|name| (name.clone(), resource.get(name).and_then(|entry| entry.value.clone())))
+                    .collect(),
+            );
+        }
+        Ok(answer)
+    }
+
+    pub fn create_topic(&mut self, topic: &str, partitions: u32, replication_factor: u16, configs: &[(String, String)]) -> CapResult<bool> {
+        let options = self.options();
+        let partitions = i32::try_from(partitions).map_err(|_| CapabilityError { operation: "create-topic", message: format!("{partitions} partitions is too many"), retriable: false })?;
+        let mut new_topic = NewTopic::new(topic, partitions, TopicReplication::Fixed(i32::from(replication_factor)));
+        for (name, value) in configs {
+            new_topic = new_topic.set(name, value);
+        }
+        let admin = self.admin("create-topic")?;
+        let future = admin.create_topics([&new_topic], &options);
+        let results = self.runtime.block_on(future).map_err(|e| from_rd("create-topic", &e))?;
+        match results.into_iter().next() {
+            Some(Ok(_)) => Ok(true),
+            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
+            Some(Err((_, code))) => Err(CapabilityError { operation: "create-topic", message: format!("topic {topic}: {code}"), retriable: false }),
+            None => Err(CapabilityError { operation: "create-topic", message: "no result".into(), retriable: true }),
+        }
+    }
+
+    pub fn list_offsets(&mut self, topic: &str, partitions: &[u32], spec: ffi::Spec) -> CapResult<Vec<(u32, u64)>> {
+        let timeout = self.settings.timeout;
+        let admin = self.admin("list-offsets")?;
+        ffi::list_offsets(admin.inner().native_ptr(), topic, partitions, spec, timeout).map_err(|e| from_native("list-offsets", &e))
+    }
+
+    pub fn delete_records(&mut self, topic: &str, before: &[(u32, u64)]) -> CapResult<Vec<(u32, u64)>> {
+        let options = self.options();
+        let mut list = TopicPartitionList::with_capacity(before.len());
+        for &(partition, offset) in before {
+            let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
+                return Err(CapabilityError { operation: "delete-records", message: format!("partition {partition} offset {offset} out of range"), retriable: false });
+            };
+            list.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| from_rd("delete-records", &e))?;
+        }
+        let admin = self.admin("delete-records")?;
+        let future = admin.delete_records(&list, &options);
+        let result = self.runtime.block_on(future).map_err(|e| from_rd("delete-records", &e))?;
+        let mut beginnings = Vec::with_capacity(before.len());
+        for element in result.elements() {
+            element.error().map_err(|e| CapabilityError {
+                operation: "delete-records",
+                message: format!("{topic}-{}: {e}", element.partition()),
+                retriable: false,
+            })?;
+            if let (Ok(p), Offset::Offset(o)) = (u32::try_from(element.partition()), element.offset()) {
+                beginnings.push((p, u64::try_from(o).unwrap_or(0)));
+            }
+        }
+        Ok(beginnings)
+    }
+
+    pub fn replay_consumer(&mut self, topic: &str) -> CapResult<consumer::ReplayConsumer> {
+        consumer::ReplayConsumer::new(self.client_config(), topic)
+    }
+
+    /// Reads partition 0 of `topic` from its beginning to the end captured at the start.
+    pub fn read_control_log(&mut self, topic: &str) -> CapResult<Vec<(u64, Option<String>, Option<String>)>> {
+        self.counts.control_reads += 1;
+        let op = "read-control-log";
+        let mut config = self.client_config();
+        config
+            .set("group.id", "action-state-cleanup-control-reader")
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("isolation.level", "read_committed")
+            .set("auto.offset.reset", "error")
+            .set("enable.partition.eof", "true");
+        let consumer: BaseConsumer = config.create().map_err(|e| from_rd(op, &e))?;
+        let timeout = self.settings.timeout;
+        let (low, high) = consumer.fetch_watermarks(topic, 0, timeout).map_err(|e| from_rd(op, &e))?;
+        let mut records = Vec::new();
+        if high <= low {
+            return Ok(records);
+        }
+        let mut assignment = TopicPartitionList::new();
+        assignment.add_partition_offset(topic, 0, Offset::Offset(low)).map_err(|e| from_rd(op, &e))?;
+        consumer.assign(&assignment).map_err(|e| from_rd(op, &e))?;
+        let deadline = Instant::now() + timeout;
+        let mut position = low;
+        while position < high {
+            if Instant::now() > deadline {
+                return Err(CapabilityError {
+                    operation: op,
+                    message: format!("timed out after {timeout:?} reading control topic {topic} at offset {position} of {high}"),
+                    retriable: true,
+                });
+            }
+            match consumer.poll(Duration::from_millis(200)) {
+                Some(Ok(message)) => {
+                    let offset = u64::try_from(message.offset()).unwrap_or(0);
+                    if message.offset() < high {
+                        let text = |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
+                        records.push((offset, text(message.key()), text(message.payload())));
+                    }
+                    position = message.offset() + 1;
+                }
+                Some(Err(RdError::PartitionEOF(_))) | None => {
+                    // Transaction markers occupy offsets but are never delivered: trust the
+                    // consumer's position once it has fetched past them.
+                    if let Ok(list) = consumer.position() {
+                        if let Some(Offset::Offset(next)) = list.find_partition(topic, 0).map(|e| e.offset()) {
+                            position = position.max(next);
+                        }
+                    }
+                }
+                Some(Err(error)) => return Err(from_rd(op, &error)),
+            }
+        }
+        Ok(records)
+    }
+
+    /// Appends one record to partition 0 with acks=all and idempotence; returns its offset.
+    pub fn append_control(&mut self, topic: &str, key: &str, value: &str) -> CapResult<u64> {
+        self.counts.control_writes += 1;
+        let op = "append-control";
+        if self.producer.is_none() {
+            let mut config = self.client_config();
+            config
+                .set("enable.idempotence", "true")
+                .set("acks", "all")
+                .set("linger.ms", "0")
+                .set("message.timeout.ms", self.settings.timeout.as_millis().to_string());
+            self.producer = Some(config.create().map_err(|e| from_rd(op, &e))?);
+        }
+        let producer = self.producer.as_ref().ok_or_else(|| CapabilityError { operation: op, message: "producer unavailable".into(), retriable: false })?;
+        let record = FutureRecord::to(topic).partition(0).key(key).payload(value);
+        let delivery = producer.send(record, Timeout::After(self.settings.timeout));
+        match self.runtime.block_on(delivery) {
+            Ok(delivered) => Ok(u64::try_from(delivered.offset).unwrap_or(0)),
+            Err((error, _)) => Err(from_rd(op, &error)),
+        }
+    }
+}
