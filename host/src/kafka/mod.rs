@@ -236,10 +236,16 @@ impl KafkaClients {
         Ok(records)
     }
 
-    /// Appends one record to partition 0 with acks=all and idempotence; returns its offset.
+    /// Appends one record to partition 0 of the control topic (acks=all, idempotent).
     pub fn append_control(&mut self, topic: &str, key: &str, value: &str) -> CapResult<u64> {
         self.counts.control_writes += 1;
-        let op = "append-control";
+        self.produce("append-control", topic, 0, Some(key), Some(value))
+    }
+
+    /// Produces one record with acks=all and idempotence and waits for the acknowledgement;
+    /// returns its offset. Also used by tests and the demo to write action states.
+    pub fn produce(&mut self, operation: &'static str, topic: &str, partition: u32, key: Option<&str>, value: Option<&str>) -> CapResult<u64> {
+        let op = operation;
         if self.producer.is_none() {
             let mut config = self.client_config();
             config
@@ -250,11 +256,38 @@ impl KafkaClients {
             self.producer = Some(config.create().map_err(|e| from_rd(op, &e))?);
         }
         let producer = self.producer.as_ref().ok_or_else(|| CapabilityError { operation: op, message: "producer unavailable".into(), retriable: false })?;
-        let record = FutureRecord::to(topic).partition(0).key(key).payload(value);
+        let partition = i32::try_from(partition).map_err(|_| CapabilityError { operation: op, message: format!("partition {partition} out of range"), retriable: false })?;
+        let mut record: FutureRecord<'_, str, str> = FutureRecord::to(topic).partition(partition);
+        if let Some(key) = key {
+            record = record.key(key);
+        }
+        if let Some(value) = value {
+            record = record.payload(value);
+        }
         let delivery = producer.send(record, Timeout::After(self.settings.timeout));
         match self.runtime.block_on(delivery) {
             Ok(delivered) => Ok(u64::try_from(delivered.offset).unwrap_or(0)),
             Err((error, _)) => Err(from_rd(op, &error)),
         }
+    }
+
+    /// Produces many records and waits for all acknowledgements (keys and values as text).
+    pub fn produce_batch(&mut self, topic: &str, records: &[(u32, String, String)]) -> CapResult<()> {
+        let op = "produce";
+        // One record through `produce` creates the producer and proves the topic is writable.
+        let Some(((p0, k0, v0), rest)) = records.split_first() else { return Ok(()) };
+        self.produce(op, topic, *p0, Some(k0), Some(v0))?;
+        let producer = self.producer.as_ref().ok_or_else(|| CapabilityError { operation: op, message: "producer unavailable".into(), retriable: false })?;
+        let mut pending = Vec::with_capacity(rest.len());
+        for (partition, key, value) in rest {
+            let record: FutureRecord<'_, str, str> = FutureRecord::to(topic).partition(i32::try_from(*partition).unwrap_or(0)).key(key.as_str()).payload(value.as_str());
+            pending.push(producer.send(record, Timeout::After(self.settings.timeout)));
+        }
+        for delivery in pending {
+            if let Err((error, _)) = self.runtime.block_on(delivery) {
+                return Err(from_rd(op, &error));
+            }
+        }
+        Ok(())
     }
 }

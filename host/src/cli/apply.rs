@@ -1,0 +1,122 @@
+//! `apply`: the commit-before-delete protocol, run by the component, with a preview the operator
+//! sees before the point of no return.
+
+use action_state_cleanup::cleanup::{ApplyOptions, ApplyOutcome, ApplyReport, OperatorEvents, PartitionPreview};
+use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::Status;
+use serde_json::json;
+
+use super::args::ApplyArgs;
+use super::failure::Failure;
+use super::inputs::read_text;
+use super::output::{offsets_json, offsets_text, print_json, table};
+use super::session::{answer, instance, kafka_settings};
+
+/// Prints the preview to stderr (stdout stays clean for `--json`).
+struct PreviewPrinter;
+
+impl OperatorEvents for PreviewPrinter {
+    fn before_commit(&mut self, plan_id: &str, preview: &[PartitionPreview]) {
+        eprintln!("{}", preview_text(plan_id, preview));
+    }
+}
+
+pub fn preview_text(plan_id: &str, preview: &[PartitionPreview]) -> String {
+    let rows: Vec<Vec<String>> = preview
+        .iter()
+        .map(|p| vec![p.partition.to_string(), p.beginning.to_string(), p.boundary.to_string(), p.end.to_string(), p.records_to_delete.to_string()])
+        .collect();
+    let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
+    format!(
+        "Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
+        table(&["partition", "beginning", "boundary", "end", "to delete"], &rows)
+    )
+}
+
+pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
+    let plan_json = read_text(&args.plan, "plan file")?;
+    let settings = kafka_settings(&args.kafka)?;
+    let events: Box<dyn OperatorEvents> = if args.out.json { Box::new(action_state_cleanup::cleanup::NoEvents) } else { Box::new(PreviewPrinter) };
+    let mut instance = instance(settings, events)?;
+    let options = ApplyOptions { control_topic: args.control_topic.clone(), replication_factor: args.replication_factor, dry_run: args.dry_run };
+    let result = instance.apply(&plan_json, &options);
+    let report = match answer(&mut instance, result) {
+        Ok(report) => report,
+        Err(failure) => return Err(explain_state(&mut instance, failure, &plan_json, &args.control_topic)),
+    };
+    let counts = instance.counts();
+    if args.out.json {
+        print_json(&json!({
+            "planId": report.plan_id,
+            "outcome": outcome_name(report.outcome),
+            "status": report.status.map(status_name),
+            "preview": report.preview.iter().map(|p| json!({
+                "partition": p.partition, "beginning": p.beginning, "boundary": p.boundary, "end": p.end, "recordsToDelete": p.records_to_delete
+            })).collect::<Vec<_>>(),
+            "target": offsets_json(&report.target),
+            "beginningsAfter": offsets_json(&report.beginnings_after),
+            "markedApplied": report.marked_applied,
+            "kafkaRequests": { "admin": counts.admin, "controlReads": counts.control_reads, "controlWrites": counts.control_writes },
+        }));
+    } else {
+        println!("{}", outcome_text(&report));
+    }
+    Ok(())
+}
+
+fn outcome_text(report: &ApplyReport) -> String {
+    match report.outcome {
+        ApplyOutcome::Applied => format!(
+            "Cleanup plan {} is APPLIED: every partition now begins at or after {}",
+            report.plan_id,
+            offsets_text(&report.target)
+        ),
+        ApplyOutcome::Resumed => format!(
+            "Cleanup plan {} was COMMITTED; the deletion was completed and it is now APPLIED (boundary {})",
+            report.plan_id,
+            offsets_text(&report.target)
+        ),
+        ApplyOutcome::AlreadyApplied => format!("Cleanup plan {} is already APPLIED; nothing was changed", report.plan_id),
+        ApplyOutcome::DryRun => format!("Dry run: cleanup plan {} would be committed; nothing was changed", report.plan_id),
+    }
+}
+
+fn outcome_name(outcome: ApplyOutcome) -> &'static str {
+    match outcome {
+        ApplyOutcome::Applied => "applied",
+        ApplyOutcome::Resumed => "resumed",
+        ApplyOutcome::AlreadyApplied => "already-applied",
+        ApplyOutcome::DryRun => "dry-run",
+    }
+}
+
+pub fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Committed => "COMMITTED",
+        Status::Applied => "APPLIED",
+    }
+}
+
+/// After a failed apply, says whether the plan is COMMITTED (retry finishes it) or nothing
+/// durable happened, by reading the control topic once more (best effort).
+fn explain_state(
+    instance: &mut action_state_cleanup::cleanup::CleanupInstance,
+    failure: Failure,
+    plan_json: &str,
+    control_topic: &str,
+) -> Failure {
+    let Ok(Ok(plan)) = instance.verify_plan(plan_json) else {
+        return failure.with_hint("nothing durable happened: the plan file was rejected before Kafka was contacted");
+    };
+    let status = match instance.status(control_topic) {
+        Ok(Ok(report)) => report.operations.into_iter().find(|op| op.plan.plan_id == plan.plan_id).map(|op| op.status),
+        _ => return failure.with_hint(format!("the control topic {control_topic} could not be read to tell whether the plan was committed; run `status` before retrying")),
+    };
+    match status {
+        Some(Status::Committed) => failure.with_hint(format!(
+            "plan {} is COMMITTED in {control_topic}: its boundary is binding; run the same apply again to finish the deletion",
+            plan.plan_id
+        )),
+        Some(Status::Applied) => failure.with_hint(format!("plan {} is APPLIED in {control_topic}", plan.plan_id)),
+        None => failure.with_hint("nothing durable happened: the plan was not committed"),
+    }
+}

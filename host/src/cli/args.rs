@@ -1,0 +1,179 @@
+//! The command line, as clap types. The help texts are the operator's manual.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "action-state-cleanup",
+    version,
+    about = "Checkpoint-aligned, crash-safe cleanup of Kafka action-state topics",
+    long_about = "Checkpoint-aligned, crash-safe cleanup of the Kafka topics in which agent runtimes \
+(Apache Flink Agents) record completed actions.\n\n\
+Workflow: `plan` computes, from the recovery markers of the oldest checkpoint or savepoint you \
+still need, the first offset to keep on every partition; review the plan file; `apply` records \
+it durably in a control topic (COMMITTED) and only then asks Kafka to delete the older records, \
+verifies, and records APPLIED. Runtimes configured with the control topic refuse to restore \
+from any recovery point below the committed boundary; `check-recovery` asks the same question \
+from the command line.\n\n\
+Exit codes: 0 success; 2 usage error; 3 input rejected or refused by a safety check (nothing \
+durable happened, or the plan stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or \
+internal failure.",
+    after_help = "Run `action-state-cleanup demo` to watch the whole story against a local broker."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compute a cleanup plan from the recovery markers of one checkpoint or savepoint (offline).
+    #[command(long_about = "Compute a cleanup plan from the recovery markers of one checkpoint or \
+savepoint. Every marker must be versioned (schema 1) and name the same physical topic and \
+partition set; the plan keeps, per partition, the minimum offset any subtask still needs. \
+Without --output the plan JSON goes to stdout; with it, an existing file is never overwritten.")]
+    Plan(PlanArgs),
+    /// Check a plan file strictly and print its plan ID (offline).
+    Verify(VerifyArgs),
+    /// Apply a plan: commit the boundary, delete the older records, verify, mark APPLIED.
+    #[command(long_about = "Apply a reviewed plan with the commit-before-delete protocol. Before \
+anything durable happens the plan, the data topic (identity, partitions, cleanup.policy=compact,delete \
+with retention.ms=-1 and retention.bytes=-1), the control topic and every plan offset are checked, \
+and a per-partition preview is printed. Then COMMITTED is written, Kafka deletes the records below \
+the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
+plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing.")]
+    Apply(ApplyArgs),
+    /// Show a control topic's history, its effective boundary and the live data topic.
+    Status(StatusArgs),
+    /// Would a restore from these markers be allowed now? (decision table, no replay)
+    CheckRecovery(CheckRecoveryArgs),
+    /// Print the versioned recovery marker of a topic as of now.
+    Marker(MarkerArgs),
+    /// Run the whole story (plan, apply, refused and allowed restores) against a broker.
+    #[command(long_about = "Run the acceptance story end to end: checkpoint C0 needs partition 0 \
+from offset 100 and C1 from 150; a plan from C1 is applied; restoring C1 is allowed and \
+restoring C0 is refused naming 100 and 150. Without --bootstrap-servers a local single-node \
+broker is started with scripts/kafka and stopped afterwards.")]
+    Demo(DemoArgs),
+}
+
+/// Options shared by every command.
+#[derive(Debug, Args, Clone)]
+pub struct OutputArgs {
+    /// Print one JSON object on stdout instead of text (errors too, with the same exit codes).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// How to reach Kafka: the usual client settings.
+#[derive(Debug, Args, Clone)]
+pub struct KafkaArgs {
+    /// Kafka bootstrap servers, e.g. broker1:9092,broker2:9092.
+    #[arg(long, value_name = "SERVERS")]
+    pub bootstrap_servers: Option<String>,
+    /// A librdkafka client property, e.g. -X security.protocol=SASL_SSL (repeatable; wins over the file).
+    #[arg(short = 'X', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+    /// A Java-style .properties file with client settings (key=value lines).
+    #[arg(long, value_name = "FILE")]
+    pub kafka_config: Option<PathBuf>,
+    /// Timeout of each Kafka request, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Marker sources: a marker file, a JSON array of markers, or a directory of *.json markers.
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    pub markers: Vec<PathBuf>,
+    /// The checkpoint or savepoint the markers come from, exactly as you will name it later.
+    #[arg(long, value_name = "ID")]
+    pub recovery_point: String,
+    /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The plan file to check.
+    #[arg(long, value_name = "FILE")]
+    pub plan: PathBuf,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The reviewed plan file.
+    #[arg(long, value_name = "FILE")]
+    pub plan: PathBuf,
+    /// The control topic holding this job's cleanup history (created if missing).
+    #[arg(long, value_name = "TOPIC")]
+    pub control_topic: String,
+    /// Replication factor if the control topic must be created (1..=32767).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32767))]
+    pub replication_factor: u16,
+    /// Make every check and print the preview, but commit and delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The control topic to read.
+    #[arg(long, value_name = "TOPIC")]
+    pub control_topic: String,
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckRecoveryArgs {
+    /// The markers of the recovery point to restore (same forms as `plan --markers`).
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    pub markers: Vec<PathBuf>,
+    /// The control topic the runtime is configured with; omit for standard recovery.
+    #[arg(long, value_name = "TOPIC")]
+    pub control_topic: Option<String>,
+    /// The runtime has per-key tombstones enabled (conflicts with a control topic).
+    #[arg(long)]
+    pub tombstones: bool,
+    /// The data topic, needed only when every marker is legacy (legacy markers omit it).
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Option<String>,
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MarkerArgs {
+    /// The data topic.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: String,
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}

@@ -1,0 +1,76 @@
+//! How a command fails: one line for the operator and the exit code for scripts.
+
+use action_state_cleanup::cleanup::CleanupError;
+
+/// Exit code 3: input rejected or refused by a safety check.
+pub const REFUSED: u8 = 3;
+/// Exit code 4: Kafka, I/O or internal failure.
+pub const FAILED: u8 = 4;
+
+/// Exit code 2: the command line itself is wrong.
+pub const USAGE: u8 = 2;
+
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    /// A stable name for scripts: a WIT error case, or "usage", "io", "internal".
+    pub kind: &'static str,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Failure {
+    pub fn refused(message: impl Into<String>) -> Self {
+        Failure { code: REFUSED, kind: "refused", message: message.into(), hint: None }
+    }
+
+    pub fn failed(message: impl Into<String>) -> Self {
+        Failure { code: FAILED, kind: "io", message: message.into(), hint: None }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure { code: USAGE, kind: "usage", message: message.into(), hint: None }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// A component error: Kafka failures exit 4, every refusal exits 3.
+    pub fn from_component(error: &CleanupError, message: String) -> Self {
+        let code = match error {
+            CleanupError::Kafka(_) => FAILED,
+            _ => REFUSED,
+        };
+        Failure { code, kind: kind(error), message, hint: None }
+    }
+
+    /// A trap or host failure inside the component runtime: never the operator's input.
+    pub fn internal(error: &wasmtime::Error) -> Self {
+        Failure { code: FAILED, kind: "internal", message: format!("internal error in the cleanup component: {error:#}"), hint: None }
+    }
+}
+
+/// The stable name of an error case, as in the WIT, for `--json` output.
+pub fn kind(error: &CleanupError) -> &'static str {
+    match error {
+        CleanupError::InvalidPlan(_) => "invalid-plan",
+        CleanupError::InvalidMarker(_) => "invalid-marker",
+        CleanupError::InvalidArgument(_) => "invalid-argument",
+        CleanupError::BoundaryViolation(_) => "boundary-violation",
+        CleanupError::BoundaryRegression(_) => "boundary-regression",
+        CleanupError::TopicChanged(_) => "topic-changed",
+        CleanupError::UnsafeTopicConfig(_) => "unsafe-topic-config",
+        CleanupError::InvalidControlTopic(_) => "invalid-control-topic",
+        CleanupError::OffsetsUnavailable(_) => "offsets-unavailable",
+        CleanupError::DeleteUnverified(_) => "delete-unverified",
+        CleanupError::ControlTopicCorrupt(_) => "control-topic-corrupt",
+        CleanupError::RecoveryRefused(_) => "recovery-refused",
+        CleanupError::ConflictingPolicies(_) => "conflicting-policies",
+        CleanupError::Fenced(_) => "fenced",
+        CleanupError::ReplayStalled(_) => "replay-stalled",
+        CleanupError::ReplayRecordInvalid(_) => "replay-record-invalid",
+        CleanupError::Kafka(_) => "kafka",
+    }
+}

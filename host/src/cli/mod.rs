@@ -1,0 +1,64 @@
+//! Command-line parsing, dispatch and exit codes.
+//!
+//! Exit codes scripts can rely on: 0 success; 2 usage error; 3 input rejected or refused by a
+//! safety check; 4 Kafka, I/O or internal failure.
+
+mod apply;
+mod args;
+mod demo;
+mod failure;
+mod inputs;
+mod offline;
+mod output;
+mod query;
+mod session;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help and version to stdout with success, usage errors with code 2.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let json = match &cli.command {
+        Command::Plan(a) => a.out.json,
+        Command::Verify(a) => a.out.json,
+        Command::Apply(a) => a.out.json,
+        Command::Status(a) => a.out.json,
+        Command::CheckRecovery(a) => a.out.json,
+        Command::Marker(a) => a.out.json,
+        Command::Demo(a) => a.out.json,
+    };
+    let result = match cli.command {
+        Command::Plan(args) => offline::plan(&args),
+        Command::Verify(args) => offline::verify(&args),
+        Command::Apply(args) => apply::apply(&args),
+        Command::Status(args) => query::status(&args),
+        Command::CheckRecovery(args) => query::check_recovery(&args),
+        Command::Marker(args) => query::marker(&args),
+        Command::Demo(args) => demo::demo(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            if json {
+                output::print_json(&serde_json::json!({
+                    "error": { "kind": failure.kind, "message": failure.message, "hint": failure.hint, "exitCode": failure.code }
+                }));
+            }
+            eprintln!("error: {}", failure.message);
+            if let Some(hint) = &failure.hint {
+                eprintln!("hint: {hint}");
+            }
+            ExitCode::from(failure.code)
+        }
+    }
+}

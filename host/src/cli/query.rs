@@ -1,0 +1,108 @@
+//! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
+
+use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy};
+use serde_json::json;
+
+use super::apply::status_name;
+use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
+use super::failure::Failure;
+use super::inputs::load_markers;
+use super::output::{offsets_json, offsets_text, print_json, table};
+use super::session::{answer, instance, kafka_settings};
+
+pub fn status(args: &StatusArgs) -> Result<(), Failure> {
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let result = instance.status(&args.control_topic);
+    let report = answer(&mut instance, result)?;
+    if args.out.json {
+        print_json(&json!({
+            "controlTopic": report.control_topic,
+            "topic": report.topic,
+            "topicId": report.topic_id,
+            "liveTopicId": report.live_topic_id,
+            "boundary": offsets_json(&report.boundary),
+            "operations": report.operations.iter().map(|op| json!({
+                "planId": op.plan.plan_id,
+                "status": status_name(op.status),
+                "sourceRecoveryPoint": op.plan.source_recovery_point,
+                "offsets": offsets_json(&op.plan.offsets),
+            })).collect::<Vec<_>>(),
+            "live": report.live.iter().map(|l| json!({
+                "partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary
+            })).collect::<Vec<_>>(),
+        }));
+        return Ok(());
+    }
+    println!("Control topic {}: {} plan(s)", report.control_topic, report.operations.len());
+    for op in &report.operations {
+        println!("  {} {:9} from {} {}", op.plan.plan_id, status_name(op.status), op.plan.source_recovery_point, offsets_text(&op.plan.offsets));
+    }
+    let Some(topic) = &report.topic else {
+        println!("No boundary committed yet.");
+        return Ok(());
+    };
+    println!("Effective boundary: {}", offsets_text(&report.boundary));
+    let recorded = report.topic_id.as_deref().unwrap_or("?");
+    match report.live_topic_id.as_deref() {
+        None => println!("Data topic {topic} (ID {recorded}) does not exist any more."),
+        Some(live) if live != recorded => println!("Data topic {topic} was recreated: recorded ID {recorded}, live ID {live}."),
+        Some(_) => {
+            println!("Data topic {topic} (ID {recorded}):");
+            let rows: Vec<Vec<String>> = report
+                .live
+                .iter()
+                .map(|l| vec![l.partition.to_string(), l.beginning.to_string(), l.boundary.to_string(), l.end.to_string()])
+                .collect();
+            println!("{}", table(&["partition", "beginning", "boundary", "end"], &rows));
+        }
+    }
+    Ok(())
+}
+
+pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
+    let markers = load_markers(&args.markers)?;
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let policy = RecoveryPolicy { topic: args.topic.clone(), control_topic: args.control_topic.clone(), tombstones_enabled: args.tombstones };
+    let result = instance.check_recovery(&markers, &policy);
+    let verdict = answer(&mut instance, result).map_err(|mut failure| {
+        failure.message = format!("restore refused: {}", failure.message);
+        failure
+    })?;
+    if args.out.json {
+        print_json(&json!({
+            "allowed": true,
+            "topic": verdict.topic,
+            "enforced": verdict.boundary.is_some(),
+            "boundary": verdict.boundary.as_deref().map(offsets_json),
+            "versioned": verdict.versioned,
+            "ranges": verdict.ranges.iter().map(|r| json!({
+                "partition": r.partition, "requested": r.requested, "beginning": r.beginning, "end": r.end
+            })).collect::<Vec<_>>(),
+        }));
+        return Ok(());
+    }
+    match &verdict.boundary {
+        Some(boundary) => println!("Restore allowed: every partition of {} is at or above the committed boundary {}", verdict.topic, offsets_text(boundary)),
+        None => println!("Restore allowed (standard recovery, no control topic configured) for {}", verdict.topic),
+    }
+    let rows: Vec<Vec<String>> = verdict
+        .ranges
+        .iter()
+        .map(|r| vec![r.partition.to_string(), r.requested.to_string(), r.beginning.to_string(), r.end.to_string(), r.end.saturating_sub(r.requested).to_string()])
+        .collect();
+    println!("{}", table(&["partition", "restore from", "beginning", "end", "to replay"], &rows));
+    Ok(())
+}
+
+pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let result = instance.snapshot_marker(&args.topic);
+    let marker = answer(&mut instance, result)?;
+    if args.out.json {
+        let value: serde_json::Value = serde_json::from_str(&marker).map_err(|e| Failure::failed(e.to_string()))?;
+        print_json(&json!({ "marker": value }));
+    } else {
+        println!("{marker}");
+    }
+    Ok(())
+}
