@@ -7,6 +7,7 @@ use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder};
 
 use crate::engine::{GUEST_MEMORY_LIMIT, load_component};
+use crate::failpoint;
 use crate::kafka::{CapabilityError, KafkaClients, RequestCounts, consumer::ReplayConsumer, ffi};
 
 /// Generated bindings of the `cleanup` world.
@@ -87,6 +88,9 @@ impl kafka_admin::Host for HostState {
     }
 
     fn delete_records(&mut self, topic: String, before: Vec<PartitionOffset>) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+        if failpoint::active() == Some(failpoint::Failpoint::DeleteRecords) {
+            return Err(types::KafkaError { operation: "delete-records".into(), message: "failpoint delete-records is active".into(), retriable: true });
+        }
         let before: Vec<(u32, u64)> = before.iter().map(|po| (po.partition, po.offset)).collect();
         let after = self.kafka.delete_records(&topic, &before)?;
         Ok(after.into_iter().map(|(partition, offset)| PartitionOffset { partition, offset }).collect())
@@ -100,7 +104,16 @@ impl control_log::Host for HostState {
     }
 
     fn append(&mut self, topic: String, key: String, value: String) -> Result<u64, types::KafkaError> {
-        Ok(self.kafka.append_control(&topic, &key, &value)?)
+        let offset = self.kafka.append_control(&topic, &key, &value)?;
+        if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit) {
+            if let Ok(record) = action_state_core::ControlRecord::parse_value(&value) {
+                if record.status == action_state_core::Status::Committed {
+                    let policy = [("cleanup.policy".to_owned(), "compact".to_owned()), ("retention.ms".to_owned(), "-1".to_owned()), ("retention.bytes".to_owned(), "-1".to_owned())];
+                    self.kafka.alter_topic_configs(&record.plan.topic, &policy)?;
+                }
+            }
+        }
+        Ok(offset)
     }
 }
 

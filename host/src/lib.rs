@@ -3,6 +3,7 @@
 
 pub mod cleanup;
 pub mod engine;
+pub mod failpoint;
 pub mod kafka;
 pub mod validator;
 

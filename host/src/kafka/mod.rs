@@ -7,7 +7,7 @@ pub mod ffi;
 
 use std::time::{Duration, Instant};
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -137,10 +137,32 @@ impl KafkaClients {
         let future = admin.create_topics([&new_topic], &options);
         let results = self.runtime.block_on(future).map_err(|e| from_rd("create-topic", &e))?;
         match results.into_iter().next() {
-            Some(Ok(_)) => Ok(true),
+            Some(Ok(_)) => {
+                self.await_topic(topic, partitions.unsigned_abs())?;
+                Ok(true)
+            }
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
             Some(Err((_, code))) => Err(CapabilityError { operation: "create-topic", message: format!("topic {topic}: {code}"), retriable: false }),
             None => Err(CapabilityError { operation: "create-topic", message: "no result".into(), retriable: true }),
+        }
+    }
+
+    /// Creation is asynchronous: waits (within the timeout) until metadata shows every partition.
+    fn await_topic(&mut self, topic: &str, partitions: u32) -> CapResult<()> {
+        let deadline = Instant::now() + self.settings.timeout;
+        loop {
+            let described = self.describe_topics(&[topic.to_owned()])?;
+            if described.first().and_then(Option::as_ref).is_some_and(|d| d.partitions.len() == partitions as usize) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(CapabilityError {
+                    operation: "create-topic",
+                    message: format!("topic {topic} was created but did not appear in metadata within {:?}", self.settings.timeout),
+                    retriable: true,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
@@ -289,5 +311,36 @@ impl KafkaClients {
             }
         }
         Ok(())
+    }
+
+    /// Replaces a topic's dynamic configuration with exactly these entries (AlterConfigs is not
+    /// incremental: anything not named returns to the broker default). For tests and failpoints.
+    pub fn alter_topic_configs(&mut self, topic: &str, entries: &[(String, String)]) -> CapResult<()> {
+        let options = self.options();
+        let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
+        for (name, value) in entries {
+            alter = alter.set(name, value);
+        }
+        let admin = self.admin("alter-configs")?;
+        let future = admin.alter_configs([&alter], &options);
+        let results = self.runtime.block_on(future).map_err(|e| from_rd("alter-configs", &e))?;
+        match results.into_iter().next() {
+            Some(Ok(_)) => Ok(()),
+            Some(Err((_, code))) => Err(CapabilityError { operation: "alter-configs", message: format!("topic {topic}: {code}"), retriable: false }),
+            None => Err(CapabilityError { operation: "alter-configs", message: "no result".into(), retriable: true }),
+        }
+    }
+
+    /// Deletes a topic (tests use it to recreate a topic under the same name).
+    pub fn delete_topic(&mut self, topic: &str) -> CapResult<()> {
+        let options = self.options();
+        let admin = self.admin("delete-topic")?;
+        let future = admin.delete_topics(&[topic], &options);
+        let results = self.runtime.block_on(future).map_err(|e| from_rd("delete-topic", &e))?;
+        match results.into_iter().next() {
+            Some(Ok(_)) => Ok(()),
+            Some(Err((_, code))) => Err(CapabilityError { operation: "delete-topic", message: format!("topic {topic}: {code}"), retriable: false }),
+            None => Err(CapabilityError { operation: "delete-topic", message: "no result".into(), retriable: true }),
+        }
     }
 }

@@ -1,0 +1,298 @@
+//! End-to-end: the built CLI (with its embedded cleanup component) against a real Kafka broker.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::*;
+
+/// A data topic with two partitions, C0 taken after 100/40 records and C1 after 150/60, and
+/// 30 more records on partition 0 after C1. Returns (topic, C0 marker file, C1 marker file).
+fn story(dir: &Path) -> (String, PathBuf, PathBuf) {
+    let mut kafka = kafka();
+    let topic = unique("story");
+    create_topic(&mut kafka, &topic, 2, &SAFE);
+    produce(&mut kafka, &topic, 0, 100);
+    produce(&mut kafka, &topic, 1, 40);
+    let c0 = marker_file(dir, "c0", &topic);
+    produce(&mut kafka, &topic, 0, 50);
+    produce(&mut kafka, &topic, 1, 20);
+    let c1 = marker_file(dir, "c1", &topic);
+    produce(&mut kafka, &topic, 0, 30);
+    (topic, c0, c1)
+}
+
+fn plan_file(dir: &Path, markers: &Path, recovery_point: &str) -> PathBuf {
+    let output_path = dir.join(format!("plan-{recovery_point}.json"));
+    let output = cli(&[
+        "plan",
+        "--markers",
+        markers.to_str().unwrap(),
+        "--recovery-point",
+        recovery_point,
+        "--output",
+        output_path.to_str().unwrap(),
+    ]);
+    expect_code(&output, 0);
+    output_path
+}
+
+fn apply(plan: &Path, control: &str, envs: &[(&str, &str)]) -> std::process::Output {
+    run(
+        &["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", control],
+        envs,
+    )
+}
+
+fn check_recovery(markers: &Path, control: &str) -> std::process::Output {
+    cli(&[
+        "check-recovery",
+        "--markers",
+        markers.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        control,
+    ])
+}
+
+fn plan_id(plan: &Path) -> String {
+    let output = cli(&["verify", "--plan", plan.to_str().unwrap()]);
+    expect_code(&output, 0);
+    stdout(&output).trim().to_owned()
+}
+
+#[test]
+fn spec_story_applies_c1_and_refuses_c0_naming_both_offsets() {
+    let dir = scratch("story");
+    let (topic, c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let applied = apply(&plan, &control, &[]);
+    expect_code(&applied, 0);
+    assert!(stdout(&applied).contains("is APPLIED"), "{}", stdout(&applied));
+    assert!(stderr(&applied).contains("records below the boundary will be deleted"), "preview shown: {}", stderr(&applied));
+
+    let mut kafka = kafka();
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
+
+    let refused = check_recovery(&c0, &control);
+    expect_code(&refused, 3);
+    let message = stderr(&refused);
+    assert!(message.contains(&format!("{topic}-0 from offset 100 because the committed cleanup boundary is 150")), "{message}");
+
+    expect_code(&check_recovery(&c1, &control), 0);
+}
+
+#[test]
+fn commit_is_written_before_delete_and_applied_after() {
+    let dir = scratch("order");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let id = plan_id(&plan);
+    // A failed delete shows the COMMITTED record already durable before any deletion happened.
+    let failed = apply(&plan, &control, &[("ASC_FAILPOINT", "delete-records")]);
+    expect_code(&failed, 4);
+    assert!(stderr(&failed).contains("is COMMITTED"), "{}", stderr(&failed));
+    let mut kafka = kafka();
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)], "nothing deleted yet");
+    let records = control_records(&mut kafka, &control);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].0.as_deref(), Some(id.as_str()));
+    assert!(records[0].1.as_deref().unwrap().contains("\"status\":\"COMMITTED\""));
+
+    let resumed = apply(&plan, &control, &[]);
+    expect_code(&resumed, 0);
+    assert!(stdout(&resumed).contains("was COMMITTED"), "{}", stdout(&resumed));
+    let statuses: Vec<bool> = control_records(&mut kafka, &control)
+        .iter()
+        .map(|(_, v)| v.as_deref().unwrap().contains("\"status\":\"APPLIED\""))
+        .collect();
+    assert_eq!(statuses, [false, true], "COMMITTED then APPLIED");
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
+}
+
+#[test]
+fn policy_changed_after_commit_leaves_plan_committed_and_second_apply_finishes() {
+    let dir = scratch("policy");
+    let (topic, c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let refused = apply(&plan, &control, &[("ASC_FAILPOINT", "compact-after-commit")]);
+    expect_code(&refused, 3);
+    let message = stderr(&refused);
+    assert!(message.contains("cleanup.policy=compact,delete") && message.contains("is COMMITTED"), "{message}");
+    let mut kafka = kafka();
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)], "the re-check stopped the delete");
+    // A COMMITTED boundary is binding at once, before any deletion.
+    expect_code(&check_recovery(&c0, &control), 3);
+
+    kafka.alter_topic_configs(&topic, &configs(&SAFE)).unwrap();
+    let finished = apply(&plan, &control, &[]);
+    expect_code(&finished, 0);
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
+}
+
+#[test]
+fn reapplying_an_applied_plan_changes_nothing() {
+    let dir = scratch("again");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    expect_code(&apply(&plan, &control, &[]), 0);
+    let mut kafka = kafka();
+    let before = control_records(&mut kafka, &control).len();
+    let again = apply(&plan, &control, &[]);
+    expect_code(&again, 0);
+    assert!(stdout(&again).contains("already APPLIED"), "{}", stdout(&again));
+    assert_eq!(control_records(&mut kafka, &control).len(), before);
+}
+
+#[test]
+fn recreated_data_topic_is_refused_before_anything_durable() {
+    let dir = scratch("recreated");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let mut kafka = kafka();
+    let old_id = topic_id(&mut kafka, &topic);
+    kafka.delete_topic(&topic).unwrap();
+    // Deletion is asynchronous on the broker; retry creation until the name is free.
+    let mut created = false;
+    for _ in 0..100 {
+        if kafka.create_topic(&topic, 2, 1, &configs(&SAFE)).is_ok_and(|c| c) {
+            created = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(created, "topic recreated");
+    wait_for_topic(&mut kafka, &topic, 2);
+    assert_ne!(topic_id(&mut kafka, &topic), old_id);
+    let refused = apply(&plan, &control, &[]);
+    expect_code(&refused, 3);
+    assert!(stderr(&refused).contains("may have been recreated"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(&old_id), "{}", stderr(&refused));
+    assert!(kafka.describe_topics(&[control.clone()]).unwrap()[0].is_none(), "control topic untouched");
+}
+
+#[test]
+fn unsafe_data_topic_configuration_is_refused_before_commit() {
+    let dir = scratch("unsafe");
+    let mut kafka = kafka();
+    let topic = unique("unsafe");
+    create_topic(&mut kafka, &topic, 1, &[("cleanup.policy", "compact")]);
+    produce(&mut kafka, &topic, 0, 10);
+    let marker = marker_file(&dir, "m", &topic);
+    let plan = plan_file(&dir, &marker, "cp-1");
+    let control = format!("{topic}-control");
+    let refused = run(
+        &["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", &control, "--json"],
+        &[],
+    );
+    expect_code(&refused, 3);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
+    assert_eq!(json["error"]["kind"], "unsafe-topic-config");
+    assert_eq!(beginnings(&mut kafka, &topic, &[0]), [(0, 0)]);
+    assert!(kafka.describe_topics(&[control.clone()]).unwrap()[0].is_none(), "nothing durable: no control topic");
+}
+
+#[test]
+fn control_topic_with_two_partitions_or_delete_policy_is_refused() {
+    let dir = scratch("control-shape");
+    let (topic, _c0, c1) = story(&dir);
+    let plan = plan_file(&dir, &c1, "C1");
+    let mut kafka = kafka();
+    let two = format!("{topic}-control-two");
+    create_topic(&mut kafka, &two, 2, &[("cleanup.policy", "compact")]);
+    let refused = apply(&plan, &two, &[]);
+    expect_code(&refused, 3);
+    assert!(stderr(&refused).contains("exactly one partition"), "{}", stderr(&refused));
+    let both = format!("{topic}-control-both");
+    create_topic(&mut kafka, &both, 1, &[("cleanup.policy", "compact,delete")]);
+    let refused = apply(&plan, &both, &[]);
+    expect_code(&refused, 3);
+    assert!(stderr(&refused).contains("cleanup.policy=compact without delete retention"), "{}", stderr(&refused));
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
+}
+
+#[test]
+fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
+    for forgery in ["tombstone", "forged"] {
+        let dir = scratch(forgery);
+        let (topic, c0, c1) = story(&dir);
+        let control = format!("{topic}-control");
+        let plan0 = plan_file(&dir, &c0, "C0");
+        expect_code(&apply(&plan0, &control, &[]), 0);
+        let id = plan_id(&plan0);
+        let mut kafka = kafka();
+        let value = match forgery {
+            "tombstone" => None,
+            _ => {
+                let (_, applied) = control_records(&mut kafka, &control).pop().unwrap();
+                Some(applied.unwrap().replace("\"0\":100", "\"0\":90"))
+            }
+        };
+        kafka.produce("test", &control, 0, Some(&id), value.as_deref()).unwrap();
+
+        let plan1 = plan_file(&dir, &c1, "C1");
+        let refused = run(
+            &["apply", "--plan", plan1.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", &control, "--json"],
+            &[],
+        );
+        expect_code(&refused, 3);
+        let json: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
+        assert_eq!(json["error"]["kind"], "control-topic-corrupt", "{forgery}");
+        let recovery = check_recovery(&c1, &control);
+        expect_code(&recovery, 3);
+        assert!(stderr(&recovery).contains("Cleanup control record at offset 2"), "{forgery}: {}", stderr(&recovery));
+        assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 100), (1, 40)], "{forgery}: C1 was not applied");
+    }
+}
+
+#[test]
+fn backward_plan_is_refused_and_boundary_kept() {
+    let dir = scratch("backward");
+    let (topic, c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    expect_code(&apply(&plan_file(&dir, &c1, "C1"), &control, &[]), 0);
+    let refused = apply(&plan_file(&dir, &c0, "C0"), &control, &[]);
+    expect_code(&refused, 3);
+    assert!(stderr(&refused).contains("does not advance the committed boundary"), "{}", stderr(&refused));
+    let mut kafka = kafka();
+    assert_eq!(control_records(&mut kafka, &control).len(), 2);
+}
+
+#[test]
+fn topic_id_matches_kafkas_own_tool() {
+    let mut kafka = kafka();
+    let topic = unique("uuid");
+    create_topic(&mut kafka, &topic, 1, &SAFE);
+    let ours = topic_id(&mut kafka, &topic);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka");
+    let described = std::process::Command::new(script)
+        .args(["topics", "--describe", "--topic", &topic])
+        .env("ASC_KAFKA_BOOTSTRAP", bootstrap())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&described.stdout);
+    assert!(text.contains(&format!("TopicId: {ours}")), "Kafka's tool printed: {text}");
+    assert_eq!(ours.len(), 22);
+}
+
+#[test]
+fn status_reports_history_boundary_and_live_offsets() {
+    let dir = scratch("status");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    expect_code(&apply(&plan, &control, &[]), 0);
+    let output = cli(&["status", "--bootstrap-servers", bootstrap(), "--control-topic", &control, "--json"]);
+    expect_code(&output, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["operations"][0]["planId"], plan_id(&plan).as_str());
+    assert_eq!(json["operations"][0]["status"], "APPLIED");
+    assert_eq!(json["boundary"], serde_json::json!({"0": 150, "1": 60}));
+    assert_eq!(json["live"][0], serde_json::json!({"partition": 0, "beginning": 150, "end": 180, "boundary": 150}));
+}

@@ -1,0 +1,136 @@
+//! End-to-end: the CLI's offline commands over the shared fixtures, usage errors and exit codes.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use support::*;
+
+fn fixtures(prefix: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let mut dirs: Vec<PathBuf> = fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    fs::read_to_string(dir.join(file)).unwrap()
+}
+
+#[test]
+fn verify_accepts_and_refuses_every_plan_fixture_like_the_harness() {
+    let cases = fixtures("plan-");
+    assert!(cases.len() >= 40, "fixtures present");
+    for dir in cases {
+        let output = cli(&["verify", "--plan", dir.join("plan.json").to_str().unwrap()]);
+        if dir.join("error.txt").exists() {
+            expect_code(&output, 3);
+            let wanted = read(&dir, "error.txt");
+            assert!(stderr(&output).contains(wanted.trim_end_matches('\n')), "{}: {}", dir.display(), stderr(&output));
+        } else {
+            expect_code(&output, 0);
+            assert_eq!(stdout(&output), read(&dir, "plan-id.txt"), "{}", dir.display());
+        }
+    }
+}
+
+#[test]
+fn plan_files_written_by_the_cli_are_byte_identical_to_the_java_format() {
+    let mut checked = 0;
+    for dir in fixtures("markers-").into_iter().filter(|d| d.join("expected.json").exists()) {
+        let texts: Vec<String> = serde_json::from_str(&read(&dir, "markers.json")).unwrap();
+        let scratch = scratch("markers");
+        for (index, text) in texts.iter().enumerate() {
+            fs::write(scratch.join(format!("{index:04}.json")), text).unwrap();
+        }
+        let output_path = scratch.join("plan.json");
+        let output = cli(&[
+            "plan",
+            "--markers",
+            scratch.to_str().unwrap(),
+            "--recovery-point",
+            &read(&dir, "recovery-point.txt"),
+            "--output",
+            output_path.to_str().unwrap(),
+        ]);
+        expect_code(&output, 0);
+        assert_eq!(fs::read(&output_path).unwrap(), fs::read(dir.join("expected.json")).unwrap(), "{}", dir.display());
+        checked += 1;
+    }
+    assert!(checked >= 5, "valid marker fixtures checked: {checked}");
+}
+
+#[test]
+fn plan_accepts_a_json_array_of_markers_and_writes_to_stdout() {
+    let dir = scratch("array");
+    let file = dir.join("markers.json");
+    fs::write(
+        &file,
+        r#"[{"schemaVersion":1,"topic":"action-state","topicId":"topic-id","offsets":{"0":15,"1":30}},
+            {"schemaVersion":1,"topic":"action-state","topicId":"topic-id","offsets":{"0":10,"1":35}}]"#,
+    )
+    .unwrap();
+    let output = cli(&["plan", "--markers", file.to_str().unwrap(), "--recovery-point", "checkpoint-42"]);
+    expect_code(&output, 0);
+    assert!(stdout(&output).contains("\"0\" : 10,\n    \"1\" : 30\n"), "{}", stdout(&output));
+}
+
+#[test]
+fn plan_never_overwrites_an_existing_file() {
+    let dir = scratch("overwrite");
+    let marker = dir.join("m.json");
+    fs::write(&marker, r#"{"schemaVersion":1,"topic":"t","topicId":"id","offsets":{"0":1}}"#).unwrap();
+    let existing = dir.join("plan.json");
+    fs::write(&existing, "keep me").unwrap();
+    let output = cli(&["plan", "--markers", marker.to_str().unwrap(), "--recovery-point", "rp", "--output", existing.to_str().unwrap()]);
+    expect_code(&output, 3);
+    assert!(stderr(&output).contains("already exists"), "{}", stderr(&output));
+    assert_eq!(fs::read_to_string(&existing).unwrap(), "keep me");
+}
+
+#[test]
+fn legacy_markers_cannot_authorize_a_plan() {
+    let dir = scratch("legacy");
+    let marker = dir.join("m.json");
+    fs::write(&marker, r#"{"0":100}"#).unwrap();
+    let output = cli(&["plan", "--markers", marker.to_str().unwrap(), "--recovery-point", "rp", "--json"]);
+    expect_code(&output, 3);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["error"]["kind"], "invalid-marker");
+    assert!(json["error"]["message"].as_str().unwrap().contains("requires versioned Kafka recovery markers"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_teaches() {
+    expect_code(&cli(&["apply", "--control-topic", "c"]), 2);
+    expect_code(&cli(&["verify", "--plan", "p.json", "--typo", "x"]), 2);
+    expect_code(&cli(&["apply", "--plan", "p", "--control-topic", "c", "--replication-factor", "0", "--bootstrap-servers", "x:1"]), 2);
+    let help = cli(&["apply", "--help"]);
+    expect_code(&help, 0);
+    assert!(stdout(&help).contains("COMMITTED"), "{}", stdout(&help));
+    let missing_servers = cli(&["status", "--control-topic", "c"]);
+    expect_code(&missing_servers, 2);
+    assert!(stderr(&missing_servers).contains("no Kafka bootstrap servers"));
+}
+
+#[test]
+fn unreadable_plan_file_is_an_io_failure() {
+    let output = cli(&["verify", "--plan", "/nonexistent/plan.json"]);
+    expect_code(&output, 4);
+    assert!(stderr(&output).contains("/nonexistent/plan.json"));
+}
+
+#[test]
+fn verify_json_reports_the_plan() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/plan-spec-test-vector/plan.json");
+    let output = cli(&["verify", "--plan", path.to_str().unwrap(), "--json"]);
+    expect_code(&output, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["planId"], "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d");
+    assert_eq!(json["plan"]["offsets"], serde_json::json!({"0": 10, "1": 20}));
+}

@@ -1,0 +1,137 @@
+//! Shared helpers of the end-to-end tests: the real broker, unique names, topic setup, and
+//! running the built CLI.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use action_state_cleanup::kafka::{KafkaClients, KafkaSettings, ffi::Spec};
+
+pub const CLI: &str = env!("CARGO_BIN_EXE_action-state-cleanup");
+
+/// The broker: `ASC_KAFKA_BOOTSTRAP` (set by scripts/test), else `scripts/kafka start`, which
+/// reuses a running broker. A test never passes without one.
+pub fn bootstrap() -> &'static str {
+    static BOOTSTRAP: OnceLock<String> = OnceLock::new();
+    BOOTSTRAP.get_or_init(|| {
+        if let Ok(bootstrap) = std::env::var("ASC_KAFKA_BOOTSTRAP") {
+            if !bootstrap.trim().is_empty() {
+                return bootstrap;
+            }
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka");
+        let output = Command::new(script).arg("start").output().expect("scripts/kafka runs");
+        assert!(output.status.success(), "scripts/kafka start failed: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()
+    })
+}
+
+/// A name no other test (or earlier run) uses.
+pub fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0);
+    format!("{prefix}-{}-{stamp}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+pub fn kafka() -> KafkaClients {
+    let mut settings = KafkaSettings::new(bootstrap());
+    settings.timeout = Duration::from_secs(30);
+    KafkaClients::new(settings).expect("kafka clients")
+}
+
+pub const SAFE: [(&str, &str); 3] = [("cleanup.policy", "compact,delete"), ("retention.ms", "-1"), ("retention.bytes", "-1")];
+
+pub fn configs(entries: &[(&str, &str)]) -> Vec<(String, String)> {
+    entries.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+/// Creates a data topic with the given configuration and waits until its metadata is visible.
+pub fn create_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32, entries: &[(&str, &str)]) {
+    assert!(kafka.create_topic(topic, partitions, 1, &configs(entries)).expect("create topic"));
+    wait_for_topic(kafka, topic, partitions);
+}
+
+pub fn wait_for_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32) {
+    for _ in 0..100 {
+        let described = kafka.describe_topics(&[topic.to_owned()]).expect("describe");
+        if described[0].as_ref().is_some_and(|d| d.partitions.len() == partitions as usize) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("topic {topic} did not appear");
+}
+
+pub fn topic_id(kafka: &mut KafkaClients, topic: &str) -> String {
+    kafka.describe_topics(&[topic.to_owned()]).expect("describe")[0].as_ref().expect("exists").topic_id.clone()
+}
+
+/// Writes `count` action states to one partition.
+pub fn produce(kafka: &mut KafkaClients, topic: &str, partition: u32, count: u64) {
+    let records: Vec<(u32, String, String)> = (0..count)
+        .map(|n| (partition, format!("key-{partition}-{n}"), format!("{{\"n\":{n}}}")))
+        .collect();
+    kafka.produce_batch(topic, &records).expect("produce");
+}
+
+pub fn beginnings(kafka: &mut KafkaClients, topic: &str, partitions: &[u32]) -> Vec<(u32, u64)> {
+    kafka.list_offsets(topic, partitions, Spec::Earliest).expect("list offsets")
+}
+
+/// A scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique(name));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Runs the CLI with the given arguments and extra environment.
+pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(CLI);
+    command.args(args).env_remove("ASC_FAILPOINT");
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    command.output().expect("the CLI runs")
+}
+
+pub fn cli(args: &[&str]) -> Output {
+    run(args, &[])
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts an exit code, showing both streams when it differs.
+pub fn expect_code(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// The marker of `topic` as of now, via the CLI (`marker --json`), written to a file.
+pub fn marker_file(dir: &Path, name: &str, topic: &str) -> PathBuf {
+    let output = cli(&["marker", "--topic", topic, "--bootstrap-servers", bootstrap()]);
+    expect_code(&output, 0);
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, stdout(&output).trim()).expect("write marker");
+    path
+}
+
+/// The control topic's records as (key, value) text pairs.
+pub fn control_records(kafka: &mut KafkaClients, control: &str) -> Vec<(Option<String>, Option<String>)> {
+    kafka.read_control_log(control).expect("read control").into_iter().map(|(_, k, v)| (k, v)).collect()
+}
