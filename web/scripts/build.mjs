@@ -1,0 +1,94 @@
+// Transpiles the validator component (world `validator`) into dist/ with jco, then checks that
+// the output needs nothing from its environment: no WASI shim, no module imports, a core module
+// with no imports at all. Prints the bundle size (raw and gzip).
+//
+// The component comes from $ASC_COMPONENTS_DIR/validator.wasm when that variable is set, else
+// from ../target/components/validator.wasm (where `cargo build` puts it).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(web, 'dist');
+const componentsDir = process.env.ASC_COMPONENTS_DIR
+  ? resolve(process.env.ASC_COMPONENTS_DIR)
+  : resolve(web, '../target/components');
+const component = join(componentsDir, 'validator.wasm');
+
+/** The only interface the validator may import: types only, no functions. */
+const ALLOWED_IMPORTS = ['action-state:cleanup/types@0.1.0'];
+
+function fail(message) {
+  console.error(`build: ${message}`);
+  process.exit(1);
+}
+
+if (!existsSync(component)) {
+  fail(
+    `validator component not found at ${component}.\n` +
+      '  Build it first (cargo build -p action-state-cleanup writes target/components/validator.wasm),\n' +
+      '  or point ASC_COMPONENTS_DIR at the folder that holds validator.wasm.',
+  );
+}
+
+// jco's package.json is not in its `exports`, so find the package folder directly.
+const jcoPackage = join(web, 'node_modules/@bytecodealliance/jco/package.json');
+if (!existsSync(jcoPackage)) fail('jco is not installed: run `npm ci` in web/ first');
+const jcoCli = join(dirname(jcoPackage), JSON.parse(readFileSync(jcoPackage, 'utf8')).bin.jco);
+const jco = (...args) => execFileSync(process.execPath, [jcoCli, ...args], { encoding: 'utf8' });
+
+// 1. The component's world: it must export plans and import nothing but the types interface.
+const wit = jco('wit', component);
+const imports = [...wit.matchAll(/^\s*import\s+([^;]+);/gm)].map((m) => m[1].trim());
+const unexpected = imports.filter((name) => !ALLOWED_IMPORTS.includes(name));
+if (unexpected.length > 0) fail(`${component} imports ${unexpected.join(', ')}; the validator must import nothing`);
+if (!/export\s+action-state:cleanup\/plans@0\.1\.0;/.test(wit)) fail(`${component} does not export the plans interface`);
+
+// 2. Transpile. The types interface has no functions, so jco emits no import for it and no
+//    import map is needed; `--no-wasi-shim` makes sure no WASI shim could be wired in silently.
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist, { recursive: true });
+jco('transpile', component, '-o', dist, '--name', 'validator', '--minify', '--no-wasi-shim', '-q');
+
+// 3. Check what came out.
+const js = readFileSync(join(dist, 'validator.js'), 'utf8');
+// The exact static imports, from V8's own parser (vm.SourceTextModule needs the flag).
+const specifiers = JSON.parse(
+  execFileSync(
+    process.execPath,
+    ['--experimental-vm-modules', '--no-warnings', '--input-type=commonjs', '-e',
+      'const src = require("fs").readFileSync(process.argv[1], "utf8");' +
+      'console.log(JSON.stringify(new (require("vm").SourceTextModule)(src).dependencySpecifiers));',
+      join(dist, 'validator.js')],
+    { encoding: 'utf8' },
+  ),
+);
+if (specifiers.length > 0) fail(`dist/validator.js imports ${specifiers.join(', ')}; it must import nothing`);
+for (const needle of ['wasi:', 'preview2-shim']) {
+  if (js.includes(needle)) fail(`dist/validator.js mentions ${needle}: it must not need a WASI shim`);
+}
+const coreFiles = readdirSync(dist).filter((f) => f.endsWith('.wasm'));
+if (coreFiles.length !== 1) fail(`expected one core module in dist/, found ${coreFiles.join(', ') || 'none'}`);
+const core = readFileSync(join(dist, coreFiles[0]));
+const coreImports = WebAssembly.Module.imports(new WebAssembly.Module(core));
+if (coreImports.length > 0) {
+  fail(`${coreFiles[0]} imports ${coreImports.map((i) => `${i.module}#${i.name}`).join(', ')}`);
+}
+
+// 4. Size report (also kept in dist/size.json for the benchmark harness).
+const sizes = {};
+for (const file of ['validator.js', coreFiles[0]]) {
+  const bytes = readFileSync(join(dist, file));
+  sizes[file] = { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+}
+const total = Object.values(sizes).reduce((a, s) => ({ raw: a.raw + s.raw, gzip: a.gzip + s.gzip }), { raw: 0, gzip: 0 });
+const jcoVersion = jco('--version').trim();
+writeFileSync(join(dist, 'size.json'), `${JSON.stringify({ jco: jcoVersion, files: sizes, total }, null, 2)}\n`);
+
+const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+console.log(`build: ${relative(process.cwd(), component) || component} (${kib(statSync(component).size)}) -> dist/ with jco ${jcoVersion}`);
+for (const [file, s] of Object.entries(sizes)) console.log(`  ${file.padEnd(22)} ${kib(s.raw).padStart(10)} raw ${kib(s.gzip).padStart(10)} gzip`);
+console.log(`  ${'total'.padEnd(22)} ${kib(total.raw).padStart(10)} raw ${kib(total.gzip).padStart(10)} gzip`);
+console.log(`  imports: ${imports.join(', ') || 'none'} (types only; no functions, no WASI)`);

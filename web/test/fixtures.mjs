@@ -1,0 +1,107 @@
+// Runs every golden scenario in ../../fixtures through the jco-transpiled validator component,
+// exactly as host/tests/fixtures.rs does through wasmtime: the same inputs, the same expected
+// bytes (expected.json, plan-id.txt, expected.txt) or the same error.txt substring. Each
+// scenario is its own test case, named `fixture::<directory>`.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { javaMap } from '../src/inputs.js';
+import * as validator from '../src/validator.js';
+
+const root = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+// Byte for byte: invalid UTF-8 is an error and a BOM is kept, as Rust's read_to_string does.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const read = (dir, file) => utf8.decode(readFileSync(join(dir, file)));
+const exists = (dir, file) => {
+  try {
+    return statSync(join(dir, file)).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/** What a scenario produced: `{ files: [[name, text], …] }` or `{ error: message }`. */
+function planOutcome(result) {
+  if (!result.ok) return { error: result.message };
+  return {
+    files: [
+      ['expected.json', validator.renderPlan(result.value)],
+      ['plan-id.txt', `${result.value.planId}\n`],
+    ],
+  };
+}
+
+function runPlan(dir) {
+  return planOutcome(validator.verifyPlan(read(dir, 'plan.json')));
+}
+
+function runMarkers(dir) {
+  const recoveryPoint = read(dir, 'recovery-point.txt');
+  const markers = JSON.parse(read(dir, 'markers.json'));
+  assert.ok(Array.isArray(markers), 'markers.json must be an array of strings');
+  for (const m of markers) assert.equal(typeof m, 'string', 'markers.json elements must be strings');
+  return planOutcome(validator.planFromMarkers(recoveryPoint, markers));
+}
+
+function controlEntries(json) {
+  const items = JSON.parse(json);
+  assert.ok(Array.isArray(items), 'control-log.json must be an array');
+  const text = (value) => {
+    if (value === undefined || value === null) return undefined; // option::none
+    assert.equal(typeof value, 'string', 'key and value must be strings or null');
+    return value;
+  };
+  return items.map((item) => {
+    assert.ok(Number.isSafeInteger(item?.offset) && item.offset >= 0, 'each entry needs an integer offset');
+    return { offset: BigInt(item.offset), key: text(item.key), value: text(item.value) };
+  });
+}
+
+function runControl(dir) {
+  const replayed = validator.replayControlLog(controlEntries(read(dir, 'control-log.json')));
+  if (!replayed.ok) return { error: replayed.message };
+  const status = { committed: 'COMMITTED', applied: 'APPLIED' };
+  let text = replayed.value.map((r) => `${r.plan.planId} ${status[r.status]}\n`).join('');
+  const boundary = validator.effectiveBoundary(replayed.value.map((r) => r.plan));
+  text += `boundary ${javaMap(boundary)}\n`;
+  return { files: [['expected.txt', text]] };
+}
+
+function checkExpected(dir, outcome) {
+  if (exists(dir, 'error.txt')) {
+    const wanted = read(dir, 'error.txt').replace(/\n+$/, '');
+    assert.ok(outcome.error !== undefined, `expected an error containing ${JSON.stringify(wanted)}, got success`);
+    assert.ok(outcome.error.includes(wanted), `error message does not contain ${JSON.stringify(wanted)}:\n ${outcome.error}`);
+    return;
+  }
+  assert.equal(outcome.error, undefined, `expected success, got error: ${outcome.error}`);
+  for (const [file, actual] of outcome.files) {
+    assert.equal(actual, read(dir, file), `${file} differs`);
+  }
+}
+
+const scenarios = readdirSync(root, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+test('the fixtures directory has scenarios of every kind', () => {
+  for (const kind of ['plan-', 'markers-', 'control-']) {
+    assert.ok(scenarios.some((name) => name.startsWith(kind)), `no ${kind}* scenario in ${root}`);
+  }
+});
+
+for (const name of scenarios) {
+  test(`fixture::${name}`, () => {
+    const dir = join(root, name);
+    let outcome;
+    if (name.startsWith('plan-')) outcome = runPlan(dir);
+    else if (name.startsWith('markers-')) outcome = runMarkers(dir);
+    else if (name.startsWith('control-')) outcome = runControl(dir);
+    else assert.fail(`unknown scenario kind: ${name}`);
+    checkExpected(dir, outcome);
+  });
+}
