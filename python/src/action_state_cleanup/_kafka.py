@@ -1,0 +1,499 @@
+"""Kafka capabilities over confluent-kafka (librdkafka): the host half of the WIT imports, the
+same calls as the Rust reference host (host/src/kafka). Each method is one capability call,
+bounded by the configured timeout, counted, and fails only with `CapabilityError`.
+
+Nothing here decides whether something is safe: the component asks, this module answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+
+from confluent_kafka import (
+    Consumer,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
+from confluent_kafka.admin import (
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+    OffsetSpec,
+    ResourceType,
+)
+
+from .model import RequestCounts
+
+T = TypeVar("T")
+
+#: Error codes the Rust host treats as retriable (host/src/kafka/ffi.rs `is_retriable`).
+_RETRIABLE = {
+    KafkaError._TIMED_OUT,
+    KafkaError.REQUEST_TIMED_OUT,
+    KafkaError._TRANSPORT,
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError._ALL_BROKERS_DOWN,
+}
+
+
+class CapabilityError(Exception):
+    """A failed capability call: becomes the WIT `kafka-error` record."""
+
+    def __init__(self, operation: str, message: str, retriable: bool = False) -> None:
+        super().__init__(f"Kafka {operation} failed: {message}")
+        self.operation = operation
+        self.message = message
+        self.retriable = retriable
+
+
+def _kafka_error(exception: BaseException) -> Optional[KafkaError]:
+    if isinstance(exception, KafkaException) and exception.args and isinstance(exception.args[0], KafkaError):
+        return exception.args[0]
+    return None
+
+
+def _describe(error: KafkaError) -> str:
+    """`NAME: description`, like the Rust host's librdkafka messages."""
+    name, text = error.name(), error.str()
+    return f"{name}: {text}" if text and text != name else name
+
+
+def _retriable(error: KafkaError) -> bool:
+    return error.code() in _RETRIABLE or bool(error.retriable())
+
+
+def _failure(operation: str, exception: BaseException, context: str = "") -> CapabilityError:
+    prefix = f"{context}: " if context else ""
+    error = _kafka_error(exception)
+    if error is not None:
+        return CapabilityError(operation, prefix + _describe(error), _retriable(error))
+    if isinstance(exception, CapabilityError):
+        return exception
+    if isinstance(exception, TimeoutError):
+        return CapabilityError(operation, f"{prefix}timed out", True)
+    return CapabilityError(operation, f"{prefix}{type(exception).__name__}: {exception}", False)
+
+
+def kafka_uuid(most: int, least: int) -> str:
+    """Kafka's `Uuid.toString()`: the 16 bytes (most significant half first, big-endian) in
+    URL-safe base64 without padding: 22 characters. Same as `kafka_uuid` in host/src/kafka/ffi.rs;
+    accepts the signed (Java long) or unsigned form of each half."""
+    raw = (most & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "big") + (least & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "big")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+@dataclass(frozen=True)
+class DescribedTopic:
+    topic: str
+    topic_id: str
+    partitions: List[int]
+
+
+@dataclass(frozen=True)
+class Consumed:
+    partition: int
+    offset: int
+    key: Optional[str]
+    value: Optional[str]
+
+
+def _text(data: Optional[bytes]) -> Optional[str]:
+    """Keys and values cross as text; invalid UTF-8 is replaced like Rust's `from_utf8_lossy`."""
+    if data is None:
+        return None
+    if isinstance(data, str):
+        return data
+    return data.decode("utf-8", errors="replace")
+
+
+class KafkaCapabilities:
+    """The Kafka clients of one host, created on first use and reused."""
+
+    def __init__(self, properties: Dict[str, str], timeout: float = 30.0) -> None:
+        self.properties = dict(properties)
+        self.timeout = float(timeout)
+        self._admin: Optional[AdminClient] = None
+        self._producer: Optional[Producer] = None
+        self._admin_calls = 0
+        self._control_reads = 0
+        self._control_writes = 0
+        self._consumer_polls = 0
+
+    # --- bookkeeping -------------------------------------------------------------------------
+
+    @property
+    def counts(self) -> RequestCounts:
+        return RequestCounts(self._admin_calls, self._control_reads, self._control_writes, self._consumer_polls)
+
+    def count_poll(self) -> None:
+        self._consumer_polls += 1
+
+    def config(self, **overrides: str) -> Dict[str, str]:
+        config = dict(self.properties)
+        config.update(overrides)
+        return config
+
+    def _admin_client(self, operation: str) -> AdminClient:
+        if self._admin is None:
+            try:
+                self._admin = AdminClient(self.config())
+            except Exception as e:  # invalid configuration
+                raise _failure(operation, e) from None
+        self._admin_calls += 1
+        return self._admin
+
+    def _wait(self, operation: str, future, context: str = "") -> object:
+        # Futures resolve within the request timeout; the margin matches the Rust host's.
+        try:
+            return future.result(timeout=self.timeout + 5)
+        except Exception as e:
+            raise _failure(operation, e, context) from None
+
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(self.timeout)
+            self._producer = None
+        self._admin = None
+
+    # --- kafka-admin -------------------------------------------------------------------------
+
+    def describe_topics(self, topics: Sequence[str]) -> List[Optional[DescribedTopic]]:
+        op = "describe-topics"
+        if not topics:
+            return []
+        admin = self._admin_client(op)
+        try:
+            futures = admin.describe_topics(TopicCollection(list(dict.fromkeys(topics))), request_timeout=self.timeout)
+        except Exception as e:
+            raise _failure(op, e) from None
+        answers: Dict[str, Optional[DescribedTopic]] = {}
+        for topic, future in futures.items():
+            try:
+                description = future.result(timeout=self.timeout + 5)
+            except Exception as e:
+                error = _kafka_error(e)
+                if error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    answers[topic] = None
+                    continue
+                raise _failure(op, e) from None
+            uuid = description.topic_id
+            topic_id = kafka_uuid(uuid.get_most_significant_bits(), uuid.get_least_significant_bits())
+            partitions = sorted(p.id for p in description.partitions)
+            answers[topic] = DescribedTopic(topic, topic_id, partitions)
+        return [answers.get(topic) for topic in topics]
+
+    def describe_configs(self, topics: Sequence[str], names: Sequence[str]) -> List[List[Tuple[str, Optional[str]]]]:
+        op = "describe-configs"
+        if not topics:
+            return []
+        admin = self._admin_client(op)
+        resources = [ConfigResource(ResourceType.TOPIC, topic) for topic in topics]
+        try:
+            futures = admin.describe_configs(resources, request_timeout=self.timeout)
+        except Exception as e:
+            raise _failure(op, e) from None
+        answer = []
+        for topic, resource in zip(topics, resources):
+            entries = self._wait(op, futures[resource], f"topic {topic}")
+            row = []
+            for name in names:
+                entry = entries.get(name)  # type: ignore[union-attr]
+                row.append((name, None if entry is None else entry.value))
+            answer.append(row)
+        return answer
+
+    def create_topic(self, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
+        op = "create-topic"
+        if partitions > 2**31 - 1:
+            raise CapabilityError(op, f"{partitions} partitions is too many")
+        admin = self._admin_client(op)
+        new_topic = NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor, config=dict(configs))
+        try:
+            futures = admin.create_topics([new_topic], request_timeout=self.timeout, operation_timeout=self.timeout)
+        except Exception as e:
+            raise _failure(op, e) from None
+        future = futures.get(topic)
+        if future is None:
+            raise CapabilityError(op, "no result", True)
+        try:
+            future.result(timeout=self.timeout + 5)
+            return True
+        except Exception as e:
+            error = _kafka_error(e)
+            if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                return False
+            raise _failure(op, e, f"topic {topic}") from None
+
+    def list_offsets(self, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
+        """Earliest (log start) or latest offsets with read_committed isolation, so "latest" is
+        the last stable offset under transactions."""
+        op = "list-offsets"
+        if not partitions:
+            return []
+        admin = self._admin_client(op)
+        spec = OffsetSpec.latest() if latest else OffsetSpec.earliest()
+        request = {TopicPartition(topic, int(p)): spec for p in dict.fromkeys(partitions)}
+        try:
+            futures = admin.list_offsets(request, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
+        except Exception as e:
+            raise _failure(op, e) from None
+        by_partition: Dict[int, int] = {}
+        for tp, future in futures.items():
+            info = self._wait(op, future, f"partition {tp.partition}")
+            offset = info.offset  # type: ignore[attr-defined]
+            if offset < 0:
+                raise CapabilityError(op, f"partition {tp.partition} reported offset {offset}")
+            by_partition[tp.partition] = offset
+        return [(p, by_partition[p]) for p in partitions]
+
+    def delete_records(self, topic: str, before: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+        op = "delete-records"
+        if not before:
+            return []
+        for partition, offset in before:
+            if partition > 2**31 - 1 or offset > 2**63 - 1:
+                raise CapabilityError(op, f"partition {partition} offset {offset} out of range")
+        admin = self._admin_client(op)
+        request = [TopicPartition(topic, int(p), int(o)) for p, o in before]
+        try:
+            futures = admin.delete_records(request, request_timeout=self.timeout, operation_timeout=self.timeout)
+        except Exception as e:
+            raise _failure(op, e) from None
+        by_partition: Dict[int, int] = {}
+        for tp, future in futures.items():
+            deleted = self._wait(op, future, f"{topic}-{tp.partition}")
+            by_partition[tp.partition] = max(0, deleted.low_watermark)  # type: ignore[attr-defined]
+        return [(p, by_partition[p]) for p, _ in before if p in by_partition]
+
+    # --- control-log -------------------------------------------------------------------------
+
+    def read_control_log(self, topic: str) -> List[Tuple[int, Optional[str], Optional[str]]]:
+        """Reads partition 0 of `topic` from its beginning to the end captured at the start,
+        read_committed, explicit assignment, no commits."""
+        self._control_reads += 1
+        op = "read-control-log"
+        try:
+            consumer = Consumer(
+                self.config(
+                    **{
+                        "group.id": "action-state-cleanup-control-reader",
+                        "enable.auto.commit": "false",
+                        "enable.auto.offset.store": "false",
+                        "isolation.level": "read_committed",
+                        "auto.offset.reset": "error",
+                        "enable.partition.eof": "true",
+                    }
+                )
+            )
+        except Exception as e:
+            raise _failure(op, e) from None
+        try:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=self.timeout)
+            except Exception as e:
+                raise _failure(op, e) from None
+            records: List[Tuple[int, Optional[str], Optional[str]]] = []
+            if high <= low:
+                return records
+            try:
+                consumer.assign([TopicPartition(topic, 0, low)])
+            except Exception as e:
+                raise _failure(op, e) from None
+            deadline = time.monotonic() + self.timeout
+            position = low
+            while position < high:
+                if time.monotonic() > deadline:
+                    raise CapabilityError(
+                        op,
+                        f"timed out after {self.timeout:g}s reading control topic {topic} at offset {position} of {high}",
+                        True,
+                    )
+                message = consumer.poll(0.2)
+                error = None if message is None else message.error()
+                if message is not None and error is None:
+                    offset = message.offset()
+                    if offset < high:
+                        records.append((offset, _text(message.key()), _text(message.value())))
+                    position = offset + 1
+                elif message is None or error.code() == KafkaError._PARTITION_EOF:
+                    # Transaction markers occupy offsets but are never delivered: trust the
+                    # consumer's position once it has fetched past them.
+                    try:
+                        (current,) = consumer.position([TopicPartition(topic, 0)])
+                        if current.offset >= 0:
+                            position = max(position, current.offset)
+                    except Exception:
+                        pass
+                else:
+                    raise CapabilityError(op, _describe(error), _retriable(error))
+            return records
+        finally:
+            consumer.close()
+
+    def append_control(self, topic: str, key: str, value: str) -> int:
+        """Appends one record to partition 0 of the control topic (acks=all, idempotent)."""
+        self._control_writes += 1
+        return self.produce("append-control", topic, 0, key, value)
+
+    def _producer_for(self, operation: str) -> Producer:
+        if self._producer is None:
+            try:
+                self._producer = Producer(
+                    self.config(
+                        **{
+                            "enable.idempotence": "true",
+                            "acks": "all",
+                            "linger.ms": "0",
+                            "message.timeout.ms": str(int(self.timeout * 1000)),
+                        }
+                    )
+                )
+            except Exception as e:
+                raise _failure(operation, e) from None
+        return self._producer
+
+    def produce(self, operation: str, topic: str, partition: int, key: Optional[str], value: Optional[str]) -> int:
+        """Produces one record with acks=all and idempotence, waits for the acknowledgement and
+        returns its offset. Also used by tests to write data records and tombstones."""
+        producer = self._producer_for(operation)
+        outcome: List[Tuple[Optional[KafkaError], int]] = []
+
+        def delivered(error, message) -> None:
+            outcome.append((error, -1 if message is None else message.offset()))
+
+        try:
+            producer.produce(topic, value=value, key=key, partition=partition, on_delivery=delivered)
+        except Exception as e:
+            raise _failure(operation, e) from None
+        deadline = time.monotonic() + self.timeout + 5
+        while not outcome and time.monotonic() < deadline:
+            producer.poll(min(0.5, max(0.0, deadline - time.monotonic())))
+        if not outcome:
+            raise CapabilityError(operation, f"no acknowledgement within {self.timeout:g}s", True)
+        error, offset = outcome[0]
+        if error is not None:
+            raise CapabilityError(operation, _describe(error), _retriable(error))
+        return max(0, offset)
+
+    def produce_batch(self, topic: str, records: Sequence[Tuple[int, str, str]]) -> None:
+        """Produces many records (partition, key, value) and waits for every acknowledgement."""
+        op = "produce"
+        if not records:
+            return
+        producer = self._producer_for(op)
+        failures: List[KafkaError] = []
+
+        def delivered(error, _message) -> None:
+            if error is not None:
+                failures.append(error)
+
+        try:
+            for partition, key, value in records:
+                while True:
+                    try:
+                        producer.produce(topic, value=value, key=key, partition=partition, on_delivery=delivered)
+                        break
+                    except BufferError:
+                        producer.poll(0.1)
+        except Exception as e:
+            raise _failure(op, e) from None
+        remaining = producer.flush(self.timeout + 5)
+        if failures:
+            raise CapabilityError(op, _describe(failures[0]), _retriable(failures[0]))
+        if remaining:
+            raise CapabilityError(op, f"{remaining} records unacknowledged after {self.timeout:g}s", True)
+
+    # --- kafka-consumer ----------------------------------------------------------------------
+
+    def replay_consumer(self, topic: str) -> "ReplayConsumer":
+        return ReplayConsumer(self.config(), topic)
+
+
+class ReplayConsumer:
+    """An assign-and-seek consumer of one topic: no group membership, no offset commits."""
+
+    def __init__(self, config: Dict[str, str], topic: str) -> None:
+        self.topic = topic
+        self._failure: Optional[CapabilityError] = None
+        self._consumer: Optional[Consumer] = None
+        config = dict(config)
+        # An assign-only consumer still needs a group id; it never joins or commits.
+        config.update(
+            {
+                "group.id": "action-state-cleanup-replay",
+                "enable.auto.commit": "false",
+                "enable.auto.offset.store": "false",
+                "auto.offset.reset": "error",
+                "isolation.level": "read_committed",
+            }
+        )
+        try:
+            self._consumer = Consumer(config)
+        except Exception as e:
+            # Reported by the first capability call, like the Rust host's broken consumer.
+            self._failure = _failure("consumer-create", e)
+
+    def _live(self) -> Consumer:
+        if self._consumer is None:
+            raise self._failure or CapabilityError("consumer-create", "consumer closed")
+        return self._consumer
+
+    def assign(self, start: Sequence[Tuple[int, int]]) -> None:
+        op = "consumer-assign"
+        for partition, offset in start:
+            if partition > 2**31 - 1 or offset > 2**63 - 1:
+                raise CapabilityError(op, f"partition {partition} offset {offset} out of range")
+        try:
+            self._live().assign([TopicPartition(self.topic, int(p), int(o)) for p, o in start])
+        except CapabilityError:
+            raise
+        except Exception as e:
+            raise _failure(op, e) from None
+
+    def poll(self, max_records: int, timeout_ms: int) -> List[Consumed]:
+        """Waits up to `timeout_ms` for the first record, then takes what is already buffered."""
+        consumer = self._live()
+        batch: List[Consumed] = []
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        wait = timeout_ms / 1000.0
+        while len(batch) < max_records:
+            try:
+                message = consumer.poll(wait)
+            except Exception as e:
+                raise _failure("consumer-poll", e) from None
+            if message is not None:
+                error = message.error()
+                if error is not None:
+                    raise CapabilityError("consumer-poll", _describe(error), True)
+                batch.append(Consumed(message.partition(), message.offset(), _text(message.key()), _text(message.value())))
+                wait = 0.0
+            elif not batch and time.monotonic() < deadline:
+                wait = max(0.0, deadline - time.monotonic())
+            else:
+                break
+        return batch
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            try:
+                self._consumer.close()
+            finally:
+                self._consumer = None
+
+
+def guarded(operation: str, call: Callable[[], T]) -> T:
+    """Runs one capability, turning any exception into `CapabilityError` (never a trap)."""
+    try:
+        return call()
+    except CapabilityError:
+        raise
+    except Exception as e:
+        raise _failure(operation, e) from None

@@ -1,0 +1,172 @@
+"""Python exceptions for the cleanup component's `cleanup-error` variant.
+
+Every exception carries the WIT case name as ``kind`` and the component's own one-sentence
+message (from ``plans.message``) as ``message``; the case's fields become attributes. Nothing here
+decides anything: the component chose the case, the host only translates it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple, Type
+
+
+class CleanupError(Exception):
+    """A refusal or failure reported by the cleanup component (or, for ``kind == "internal"``,
+    a trap inside the component runtime)."""
+
+    kind: str = "cleanup-error"
+
+    def __init__(self, kind: str, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        #: The case's payload as the component returned it (a string or a dict of fields).
+        self.details = details
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kind={self.kind!r}, message={self.message!r})"
+
+
+class InvalidPlan(CleanupError):
+    """A plan document or value breaks a rule of SPEC §2; nothing was done."""
+
+
+class InvalidMarker(CleanupError):
+    """A recovery marker breaks a rule of SPEC §2–§3; nothing was done."""
+
+
+class InvalidArgument(CleanupError):
+    """An argument is out of range or contradicts another; nothing was done."""
+
+
+class BoundaryViolation(CleanupError):
+    """A restore asks for an offset below the committed boundary."""
+
+    topic: str
+    partition: int
+    requested: int
+    boundary: int
+
+
+class BoundaryRegression(CleanupError):
+    """A plan would move a partition's boundary backwards; nothing was committed."""
+
+    plan_id: str
+    partition: int
+    planned: int
+    boundary: int
+
+
+class TopicChanged(CleanupError):
+    """The data topic was recreated or its partitions changed."""
+
+    topic: str
+    context: str
+    expected_topic_id: str
+    found_topic_id: str
+    expected_partitions: list
+    found_partitions: list
+
+
+class UnsafeTopicConfig(CleanupError):
+    """The data topic's configuration would let Kafka delete records on its own."""
+
+
+class InvalidControlTopic(CleanupError):
+    """The control topic is missing, has more than one partition or is not compact-only."""
+
+
+class OffsetsUnavailable(CleanupError):
+    """A plan or restore offset lies outside [beginning, end] of its partition."""
+
+    topic: str
+    partition: int
+    requested: int
+    beginning: Optional[int]
+    end: Optional[int]
+
+
+class DeleteUnverified(CleanupError):
+    """After deletion a partition still begins below its target; the plan stays COMMITTED."""
+
+    topic: str
+    partition: int
+    requested: int
+    beginning: Optional[int]
+    end: Optional[int]
+
+
+class ControlTopicCorrupt(CleanupError):
+    """The control topic breaks an integrity rule of SPEC §7; apply and recovery stop."""
+
+
+class RecoveryRefused(CleanupError):
+    """The recovery decision table refuses (no committed boundary, legacy markers, mixtures)."""
+
+
+class ConflictingPolicies(CleanupError):
+    """Cleanup and per-key tombstones were both enabled."""
+
+
+class Fenced(CleanupError):
+    """Another writer holds the control topic."""
+
+
+class ReplayStalled(CleanupError):
+    """Replay made no progress within the configured window."""
+
+
+class ReplayRecordInvalid(CleanupError):
+    """A replayed record could not be decoded."""
+
+
+class KafkaFailure(CleanupError):
+    """A Kafka client failure or timeout, as the host reported it to the component."""
+
+    operation: str
+    kafka_message: str
+    retriable: bool
+
+
+class InternalError(CleanupError):
+    """A trap or runtime failure inside the component: never the caller's input."""
+
+
+#: WIT case name -> (exception class, payload field names or None for a string payload).
+ERROR_CASES: Dict[str, Tuple[Type[CleanupError], Optional[Tuple[str, ...]]]] = {
+    "invalid-plan": (InvalidPlan, None),
+    "invalid-marker": (InvalidMarker, None),
+    "invalid-argument": (InvalidArgument, None),
+    "boundary-violation": (BoundaryViolation, ("topic", "partition", "requested", "boundary")),
+    "boundary-regression": (BoundaryRegression, ("plan-id", "partition", "planned", "boundary")),
+    "topic-changed": (
+        TopicChanged,
+        ("topic", "context", "expected-topic-id", "found-topic-id", "expected-partitions", "found-partitions"),
+    ),
+    "unsafe-topic-config": (UnsafeTopicConfig, None),
+    "invalid-control-topic": (InvalidControlTopic, None),
+    "offsets-unavailable": (OffsetsUnavailable, ("topic", "partition", "requested", "beginning", "end")),
+    "delete-unverified": (DeleteUnverified, ("topic", "partition", "requested", "beginning", "end")),
+    "control-topic-corrupt": (ControlTopicCorrupt, None),
+    "recovery-refused": (RecoveryRefused, None),
+    "conflicting-policies": (ConflictingPolicies, None),
+    "fenced": (Fenced, None),
+    "replay-stalled": (ReplayStalled, None),
+    "replay-record-invalid": (ReplayRecordInvalid, None),
+    "kafka": (KafkaFailure, ("operation", "message", "retriable")),
+}
+
+
+def from_component(kind: str, payload: Any, message: str) -> CleanupError:
+    """Builds the exception for one `cleanup-error` case (payload already converted to plain
+    Python: a string, or a dict keyed by the WIT field names)."""
+    cls, fields = ERROR_CASES.get(kind, (CleanupError, None))
+    error = cls(kind, message, payload)
+    if fields is not None and isinstance(payload, dict):
+        for name in fields:
+            attribute = name.replace("-", "_")
+            if cls is KafkaFailure and name == "message":
+                # `message` is the component's sentence; the client's text keeps its own name.
+                attribute = "kafka_message"
+            setattr(error, attribute, payload.get(name))
+    return error

@@ -1,0 +1,132 @@
+"""Plain Python values for what the component returns. Offsets are dicts keyed by partition, in
+the component's (ascending) order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+Offsets = Dict[int, int]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A verified cleanup plan (SPEC §2). Only the component creates these from text; build one
+    yourself only to hand it back to the component (e.g. `render`), which re-validates it."""
+
+    schema_version: int
+    plan_id: str
+    source_recovery_point: str
+    topic: str
+    topic_id: str
+    offsets: Offsets
+
+
+@dataclass(frozen=True)
+class PartitionPreview:
+    partition: int
+    beginning: int
+    boundary: int
+    end: int
+    records_to_delete: int
+
+
+@dataclass(frozen=True)
+class RequestCounts:
+    """Capability calls made through this host, by kind (each admin call is one broker request)."""
+
+    admin: int = 0
+    control_reads: int = 0
+    control_writes: int = 0
+    consumer_polls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.admin + self.control_reads + self.control_writes + self.consumer_polls
+
+    def __sub__(self, other: "RequestCounts") -> "RequestCounts":
+        return RequestCounts(
+            self.admin - other.admin,
+            self.control_reads - other.control_reads,
+            self.control_writes - other.control_writes,
+            self.consumer_polls - other.consumer_polls,
+        )
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    plan_id: str
+    #: "applied", "resumed", "already-applied" or "dry-run".
+    outcome: str
+    #: "COMMITTED", "APPLIED", or None (dry run of a fresh plan).
+    status: Optional[str]
+    preview: List[PartitionPreview]
+    target: Offsets
+    beginnings_after: Offsets
+    marked_applied: List[str]
+    #: Capability calls this apply made.
+    requests: RequestCounts = field(default_factory=RequestCounts)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One plan in a control topic with its latest status."""
+
+    plan: Plan
+    #: "COMMITTED" or "APPLIED".
+    status: str
+
+    @property
+    def plan_id(self) -> str:
+        return self.plan.plan_id
+
+
+@dataclass(frozen=True)
+class LivePartition:
+    partition: int
+    beginning: int
+    end: int
+    boundary: int
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    control_topic: str
+    operations: List[Operation]
+    boundary: Offsets
+    topic: Optional[str]
+    topic_id: Optional[str]
+    live_topic_id: Optional[str]
+    live: List[LivePartition]
+
+
+@dataclass(frozen=True)
+class PartitionRange:
+    partition: int
+    requested: int
+    beginning: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An allowed restore (a refused one raises)."""
+
+    topic: str
+    #: The committed boundary that was enforced; None in standard mode (no control topic).
+    boundary: Optional[Offsets]
+    versioned: bool
+    ranges: List[PartitionRange]
+
+    @property
+    def enforced(self) -> bool:
+        return self.boundary is not None
+
+
+@dataclass(frozen=True)
+class ControlEntry:
+    """One control-topic record as read (for `Cleanup.replay_control_log`)."""
+
+    offset: int
+    key: Optional[str]
+    value: Optional[str]
