@@ -225,12 +225,29 @@ class KafkaCapabilities:
             raise CapabilityError(op, "no result", True)
         try:
             future.result(timeout=self.timeout + 5)
-            return True
         except Exception as e:
             error = _kafka_error(e)
             if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 return False
             raise _failure(op, e, f"topic {topic}") from None
+        self._await_topic(topic, partitions)
+        return True
+
+    def _await_topic(self, topic: str, partitions: int) -> None:
+        """Creation is asynchronous: waits (within the timeout) until describe-topics shows every
+        partition (the WIT contract of create-topic)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            (described,) = self.describe_topics([topic])
+            if described is not None and len(described.partitions) == partitions:
+                return
+            if time.monotonic() > deadline:
+                raise CapabilityError(
+                    "create-topic",
+                    f"topic {topic} was created but did not appear in metadata within {self.timeout:g}s",
+                    True,
+                )
+            time.sleep(0.05)
 
     def list_offsets(self, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
         """Earliest (log start) or latest offsets with read_committed isolation, so "latest" is

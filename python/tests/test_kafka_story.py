@@ -1,0 +1,160 @@
+"""The SPEC §1 acceptance story applied from Python against a real broker, plus the host
+capabilities the component relies on."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from action_state_cleanup import (
+    BoundaryViolation,
+    Cleanup,
+    KafkaCapabilities,
+    PartitionPreview,
+    RecoveryRefused,
+)
+
+from conftest import beginning_offsets, create_topic, produce, unique
+
+
+class Abort(Exception):
+    pass
+
+
+@pytest.fixture
+def story(bootstrap: str, admin: AdminClient):
+    """A fresh data topic (2 partitions, compact,delete, infinite retention) with 100 records on
+    partition 0 (snapshot C0), then 50 more (snapshot C1); its own control topic."""
+    data = unique("orders")
+    create_topic(admin, data, partitions=2)
+    previews = []
+    cleanup = Cleanup(bootstrap, f"{data}-cleanup", on_before_commit=lambda plan_id, rows: previews.append((plan_id, rows)))
+    produce(cleanup, data, 0, 0, 100)
+    c0 = cleanup.snapshot_marker(data)
+    produce(cleanup, data, 0, 100, 50)
+    c1 = cleanup.snapshot_marker(data)
+    yield cleanup, data, c0, c1, previews
+    cleanup.close()
+
+
+def test_spec_story_applied_from_python(story, admin: AdminClient):
+    cleanup, data, c0, c1, previews = story
+    plan = cleanup.plan("C1", [c1])
+    assert plan.topic == data and plan.offsets == {0: 150, 1: 0}
+    assert len(plan.topic_id) == 22
+
+    report = cleanup.apply(cleanup.render(plan))
+    assert report.outcome == "applied" and report.status == "APPLIED"
+    assert report.plan_id == plan.plan_id and report.marked_applied == [plan.plan_id]
+    assert report.target == {0: 150, 1: 0}
+    assert report.beginnings_after[0] == 150
+    assert report.requests.control_writes == 2 and report.requests.admin > 0
+    # The operator event arrived once, before the commit, with the preview.
+    assert previews == [(plan.plan_id, [PartitionPreview(0, 0, 150, 150, 150), PartitionPreview(1, 0, 0, 0, 0)])]
+    assert cleanup.last_preview == previews[0]
+
+    # Kafka itself says partition 0 now begins at 150.
+    assert beginning_offsets(admin, data, [0, 1]) == {0: 150, 1: 0}
+
+    with pytest.raises(BoundaryViolation) as refused:
+        cleanup.check_recovery([c0])
+    error = refused.value
+    assert (error.kind, error.topic, error.partition, error.requested, error.boundary) == ("boundary-violation", data, 0, 100, 150)
+    assert "100" in error.message and "150" in error.message
+
+    verdict = cleanup.check_recovery([c1])
+    assert verdict.enforced and verdict.boundary == {0: 150, 1: 0} and verdict.versioned
+    assert [(r.partition, r.requested, r.beginning, r.end) for r in verdict.ranges] == [(0, 150, 150, 150), (1, 0, 0, 0)]
+
+    status = cleanup.status()
+    assert [(op.plan_id, op.status) for op in status.operations] == [(plan.plan_id, "APPLIED")]
+    assert status.boundary == {0: 150, 1: 0} and status.topic == data
+    assert status.topic_id == status.live_topic_id == plan.topic_id
+
+    again = cleanup.apply(cleanup.render(plan))
+    assert again.outcome == "already-applied" and again.status == "APPLIED"
+    assert cleanup.requests.total >= report.requests.total
+
+
+def test_dry_run_then_aborted_commit_then_apply(story, admin: AdminClient):
+    cleanup, data, c0, _c1, previews = story
+    plan_json = cleanup.render(cleanup.plan("C0", [c0]))
+
+    dry = cleanup.apply(plan_json, dry_run=True)
+    assert dry.outcome == "dry-run" and dry.status is None
+    assert [p.records_to_delete for p in dry.preview] == [100, 0]
+    assert beginning_offsets(admin, data, [0]) == {0: 0}
+
+    def refuse(_plan_id, _rows):
+        raise Abort("operator said no")
+
+    cleanup.on_before_commit = refuse
+    with pytest.raises(Abort):
+        cleanup.apply(plan_json)
+    # Nothing durable happened: no plan in the control topic, nothing deleted.
+    assert cleanup.status().operations == []
+    assert beginning_offsets(admin, data, [0]) == {0: 0}
+
+    cleanup.on_before_commit = None
+    report = cleanup.apply(plan_json)  # a fresh instance after the aborted call
+    assert report.outcome == "applied" and beginning_offsets(admin, data, [0]) == {0: 100}
+
+
+def test_recovery_without_committed_boundary_is_refused(story):
+    cleanup, data, c0, _c1, _ = story
+    # Control topic configured but nothing committed yet.
+    cleanup.apply(cleanup.render(cleanup.plan("C0", [c0])), dry_run=True)
+    with pytest.raises(RecoveryRefused):
+        cleanup.check_recovery([c0])
+    # Standard recovery (no control topic) is allowed and enforces nothing.
+    standard = Cleanup(cleanup.kafka.properties["bootstrap.servers"])
+    verdict = standard.check_recovery([c0])
+    assert not verdict.enforced and verdict.topic == data
+
+
+def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
+    kafka = KafkaCapabilities({"bootstrap.servers": bootstrap}, timeout=30)
+    topic = unique("caps")
+    missing = unique("missing")
+    assert kafka.create_topic(topic, 3, 1, {"cleanup.policy": "compact,delete", "retention.ms": "-1"}) is True
+    assert kafka.create_topic(topic, 3, 1, {}) is False  # already exists
+
+    described, absent = kafka.describe_topics([topic, missing])
+    assert absent is None and described.partitions == [0, 1, 2] and len(described.topic_id) == 22
+    ((_, policy), (_, retention), (_, unknown)) = kafka.describe_configs([topic], ["cleanup.policy", "retention.ms", "no.such.config"])[0]
+    assert (policy, retention, unknown) == ("compact,delete", "-1", None)
+
+    kafka.produce_batch(topic, [(1, f"k{i}", f"v{i}") for i in range(10)])
+    assert kafka.list_offsets(topic, [0, 1, 2], latest=True) == [(0, 0), (1, 10), (2, 0)]
+    assert kafka.delete_records(topic, [(1, 4)]) == [(1, 4)]
+    assert kafka.list_offsets(topic, [1], latest=False) == [(1, 4)]
+
+    # The control log: append returns offsets; read-all reads exactly what was there.
+    control = unique("control")
+    kafka.create_topic(control, 1, 1, {"cleanup.policy": "compact"})
+    assert kafka.read_control_log(control) == []
+    assert kafka.append_control(control, "a", "1") == 0
+    assert kafka.append_control(control, "b", "2") == 1
+    kafka.produce("test", control, 0, "a", None)  # a tombstone reads back as a null value
+    assert kafka.read_control_log(control) == [(0, "a", "1"), (1, "b", "2"), (2, "a", None)]
+
+    # The replay consumer: explicit assignment at an offset, bounded polls, tombstones as None.
+    kafka.produce("test", topic, 1, "k3", None)
+    consumer = kafka.replay_consumer(topic)
+    consumer.assign([(1, 6)])
+    seen = []
+    while len(seen) < 5:
+        batch = consumer.poll(3, 5000)
+        assert batch, "replay made no progress"
+        assert len(batch) <= 3
+        seen.extend(batch)
+    consumer.close()
+    assert [(r.partition, r.offset, r.key, r.value) for r in seen] == [(1, o, f"k{o}", f"v{o}") for o in range(6, 10)] + [(1, 10, "k3", None)]
+
+    # Failures are CapabilityError (the WIT kafka-error), never raw client exceptions.
+    from action_state_cleanup import CapabilityError
+
+    with pytest.raises(CapabilityError) as failed:
+        kafka.delete_records(missing, [(0, 1)])
+    assert failed.value.operation == "delete-records"
+    kafka.close()

@@ -1,0 +1,100 @@
+"""The package's offline surface: the SPEC test vector, typed errors, the topic-ID encoding, the
+bundled component and its imports."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+from wasmtime.component import Component
+
+import action_state_cleanup as asc
+from action_state_cleanup import Cleanup, InvalidMarker, InvalidPlan, KafkaFailure, kafka_uuid
+
+SPEC_PLAN = """{
+  "schemaVersion" : 1,
+  "planId" : "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d",
+  "sourceRecoveryPoint" : "checkpoint-42",
+  "topic" : "action-state",
+  "topicId" : "topic-id",
+  "offsets" : {
+    "0" : 10,
+    "1" : 20
+  }
+}
+"""
+
+
+def test_spec_test_vector(offline: Cleanup):
+    plan = offline.verify(SPEC_PLAN)
+    assert plan.plan_id == "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d"
+    assert plan.offsets == {0: 10, 1: 20}
+    assert offline.render(plan) == SPEC_PLAN
+    assert offline.verify(SPEC_PLAN.encode()) == plan
+
+
+def test_invalid_plan_is_a_typed_exception(offline: Cleanup):
+    with pytest.raises(InvalidPlan) as raised:
+        offline.verify(SPEC_PLAN.replace('"0" : 10', '"0" : 11'))
+    error = raised.value
+    assert error.kind == "invalid-plan"
+    assert isinstance(error, asc.CleanupError)
+    assert "planId" in error.message or "plan ID" in error.message
+    assert str(error) == error.message
+
+
+def test_plan_from_markers_and_legacy_refusal(offline: Cleanup):
+    marker = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":150,"1":60}}'
+    other = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":180,"1":40}}'
+    plan = offline.plan("C1", [marker, other])
+    assert plan.offsets == {0: 150, 1: 40} and plan.source_recovery_point == "C1"
+    with pytest.raises(InvalidMarker) as raised:
+        offline.plan("C1", ['{"0":100}'])
+    assert raised.value.kind == "invalid-marker"
+    with pytest.raises(TypeError):
+        offline.plan("C1", [{"0": 100}])
+
+
+def test_kafka_calls_without_kafka_are_kafka_failures_not_traps(offline: Cleanup):
+    with pytest.raises(KafkaFailure) as raised:
+        offline.snapshot_marker("orders")
+    error = raised.value
+    assert error.kind == "kafka" and error.retriable is False
+    assert "bootstrap_servers" in error.kafka_message
+    # The instance survives a refused call.
+    assert offline.verify(SPEC_PLAN).plan_id.startswith("99cdeb76")
+
+
+def test_kafka_uuid_matches_kafkas_url_safe_base64():
+    # The same vectors as host/src/kafka/ffi.rs.
+    assert kafka_uuid(0, 0) == "AAAAAAAAAAAAAAAAAAAAAA"
+    assert kafka_uuid(-1, -1) == "_____________________w"
+    assert kafka_uuid(-5 << 56, 0).startswith("-")
+    assert len(kafka_uuid(0x0123456789ABCDEF, -5)) == 22
+    # Signed (Java long) and unsigned halves give the same text.
+    assert kafka_uuid(-1, 1) == kafka_uuid(2**64 - 1, 1)
+
+
+def test_bundled_component_imports_only_the_wit_capabilities():
+    engine = asc._component.loaded().engine
+    component = Component.from_file(engine, str(asc.component_path()))
+    imports = set(component.type.imports(engine))
+    wit = {f"action-state:cleanup/{name}@0.1.0" for name in ("types", "kafka-admin", "control-log", "kafka-consumer", "operator-events")}
+    assert imports <= wit, f"unexpected imports: {imports - wit}"
+    assert "action-state:cleanup/kafka-admin@0.1.0" in imports and "action-state:cleanup/control-log@0.1.0" in imports
+    exports = set(component.type.exports(engine))
+    assert exports == {f"action-state:cleanup/{name}@0.1.0" for name in ("plans", "coordinator", "recovery")}
+
+
+def test_per_call_overhead_is_reported(offline: Cleanup, record_property):
+    offline.verify(SPEC_PLAN)
+    samples = []
+    for _ in range(200):
+        start = time.perf_counter()
+        offline.verify(SPEC_PLAN)
+        samples.append(time.perf_counter() - start)
+    median_us = statistics.median(samples) * 1e6
+    record_property("verify_median_us", round(median_us, 1))
+    # Not a benchmark (python/measure is); only a guard against pathological regressions.
+    assert median_us < 50_000
