@@ -31,7 +31,10 @@ fn build() -> Result<(), String> {
         .ok_or("the host crate must live inside the workspace")?
         .to_path_buf();
     for watched in ["guest", "wit", "Cargo.toml", "Cargo.lock"] {
-        println!("cargo:rerun-if-changed={}", workspace.join(watched).display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            workspace.join(watched).display()
+        );
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
@@ -40,7 +43,8 @@ fn build() -> Result<(), String> {
     compile_guests(&workspace, &guest_target_dir)?;
 
     let out_dir = target_dir.join("components");
-    fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     for (name, crate_file) in COMPONENTS {
         let module_path = guest_target_dir
             .join(GUEST_TARGET)
@@ -51,7 +55,12 @@ fn build() -> Result<(), String> {
         let component = wit_component::ComponentEncoder::default()
             .module(&module)
             .and_then(|encoder| encoder.validate(true).encode())
-            .map_err(|e| format!("cannot turn {} into a component: {e:#}", module_path.display()))?;
+            .map_err(|e| {
+                format!(
+                    "cannot turn {} into a component: {e:#}",
+                    module_path.display()
+                )
+            })?;
         let component_path = out_dir.join(format!("{name}.wasm"));
         write_if_changed(&component_path, &component)?;
         println!(
@@ -68,7 +77,11 @@ fn build() -> Result<(), String> {
 fn target_dir(workspace: &Path) -> Result<PathBuf, String> {
     if let Ok(dir) = env::var("CARGO_TARGET_DIR") {
         let dir = PathBuf::from(dir);
-        return Ok(if dir.is_absolute() { dir } else { workspace.join(dir) });
+        return Ok(if dir.is_absolute() {
+            dir
+        } else {
+            workspace.join(dir)
+        });
     }
     let out_dir = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
     out_dir
@@ -83,8 +96,19 @@ fn compile_guests(workspace: &Path, guest_target_dir: &Path) -> Result<(), Strin
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace)
-        .args(["build", "--locked", "--target", GUEST_TARGET, "--profile", GUEST_PROFILE])
-        .args(COMPONENTS.iter().flat_map(|(_, krate)| ["-p".to_owned(), krate.replace('_', "-")]))
+        .args([
+            "build",
+            "--locked",
+            "--target",
+            GUEST_TARGET,
+            "--profile",
+            GUEST_PROFILE,
+        ])
+        .args(
+            COMPONENTS
+                .iter()
+                .flat_map(|(_, krate)| ["-p".to_owned(), krate.replace('_', "-")]),
+        )
         .arg("--target-dir")
         .arg(guest_target_dir);
     // The outer build's flags and wrappers are for the native host, not the wasm guest.

@@ -1,5 +1,12 @@
 //! End-to-end: the built CLI (with its embedded cleanup component) against a real Kafka broker.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -39,7 +46,15 @@ fn plan_file(dir: &Path, markers: &Path, recovery_point: &str) -> PathBuf {
 
 fn apply(plan: &Path, control: &str, envs: &[(&str, &str)]) -> std::process::Output {
     run(
-        &["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", control],
+        &[
+            "apply",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--bootstrap-servers",
+            bootstrap(),
+            "--control-topic",
+            control,
+        ],
         envs,
     )
 }
@@ -70,8 +85,16 @@ fn spec_story_applies_c1_and_refuses_c0_naming_both_offsets() {
     let plan = plan_file(&dir, &c1, "C1");
     let applied = apply(&plan, &control, &[]);
     expect_code(&applied, 0);
-    assert!(stdout(&applied).contains("is APPLIED"), "{}", stdout(&applied));
-    assert!(stderr(&applied).contains("records below the boundary will be deleted"), "preview shown: {}", stderr(&applied));
+    assert!(
+        stdout(&applied).contains("is APPLIED"),
+        "{}",
+        stdout(&applied)
+    );
+    assert!(
+        stderr(&applied).contains("records below the boundary will be deleted"),
+        "preview shown: {}",
+        stderr(&applied)
+    );
 
     let mut kafka = kafka();
     assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
@@ -79,7 +102,12 @@ fn spec_story_applies_c1_and_refuses_c0_naming_both_offsets() {
     let refused = check_recovery(&c0, &control);
     expect_code(&refused, 3);
     let message = stderr(&refused);
-    assert!(message.contains(&format!("{topic}-0 from offset 100 because the committed cleanup boundary is 150")), "{message}");
+    assert!(
+        message.contains(&format!(
+            "{topic}-0 from offset 100 because the committed cleanup boundary is 150"
+        )),
+        "{message}"
+    );
 
     expect_code(&check_recovery(&c1, &control), 0);
 }
@@ -94,17 +122,35 @@ fn commit_is_written_before_delete_and_applied_after() {
     // A failed delete shows the COMMITTED record already durable before any deletion happened.
     let failed = apply(&plan, &control, &[("ASC_FAILPOINT", "delete-records")]);
     expect_code(&failed, 4);
-    assert!(stderr(&failed).contains("is COMMITTED"), "{}", stderr(&failed));
+    assert!(
+        stderr(&failed).contains("is COMMITTED"),
+        "{}",
+        stderr(&failed)
+    );
     let mut kafka = kafka();
-    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)], "nothing deleted yet");
+    assert_eq!(
+        beginnings(&mut kafka, &topic, &[0, 1]),
+        [(0, 0), (1, 0)],
+        "nothing deleted yet"
+    );
     let records = control_records(&mut kafka, &control);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].0.as_deref(), Some(id.as_str()));
-    assert!(records[0].1.as_deref().unwrap().contains("\"status\":\"COMMITTED\""));
+    assert!(
+        records[0]
+            .1
+            .as_deref()
+            .unwrap()
+            .contains("\"status\":\"COMMITTED\"")
+    );
 
     let resumed = apply(&plan, &control, &[]);
     expect_code(&resumed, 0);
-    assert!(stdout(&resumed).contains("was COMMITTED"), "{}", stdout(&resumed));
+    assert!(
+        stdout(&resumed).contains("was COMMITTED"),
+        "{}",
+        stdout(&resumed)
+    );
     let statuses: Vec<bool> = control_records(&mut kafka, &control)
         .iter()
         .map(|(_, v)| v.as_deref().unwrap().contains("\"status\":\"APPLIED\""))
@@ -119,12 +165,23 @@ fn policy_changed_after_commit_leaves_plan_committed_and_second_apply_finishes()
     let (topic, c0, c1) = story(&dir);
     let control = format!("{topic}-control");
     let plan = plan_file(&dir, &c1, "C1");
-    let refused = apply(&plan, &control, &[("ASC_FAILPOINT", "compact-after-commit")]);
+    let refused = apply(
+        &plan,
+        &control,
+        &[("ASC_FAILPOINT", "compact-after-commit")],
+    );
     expect_code(&refused, 3);
     let message = stderr(&refused);
-    assert!(message.contains("cleanup.policy=compact,delete") && message.contains("is COMMITTED"), "{message}");
+    assert!(
+        message.contains("cleanup.policy=compact,delete") && message.contains("is COMMITTED"),
+        "{message}"
+    );
     let mut kafka = kafka();
-    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)], "the re-check stopped the delete");
+    assert_eq!(
+        beginnings(&mut kafka, &topic, &[0, 1]),
+        [(0, 0), (1, 0)],
+        "the re-check stopped the delete"
+    );
     // A COMMITTED boundary is binding at once, before any deletion.
     expect_code(&check_recovery(&c0, &control), 3);
 
@@ -145,7 +202,11 @@ fn reapplying_an_applied_plan_changes_nothing() {
     let before = control_records(&mut kafka, &control).len();
     let again = apply(&plan, &control, &[]);
     expect_code(&again, 0);
-    assert!(stdout(&again).contains("already APPLIED"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("already APPLIED"),
+        "{}",
+        stdout(&again)
+    );
     assert_eq!(control_records(&mut kafka, &control).len(), before);
 }
 
@@ -161,7 +222,10 @@ fn recreated_data_topic_is_refused_before_anything_durable() {
     // Deletion is asynchronous on the broker; retry creation until the name is free.
     let mut created = false;
     for _ in 0..100 {
-        if kafka.create_topic(&topic, 2, 1, &configs(&SAFE)).is_ok_and(|c| c) {
+        if kafka
+            .create_topic(&topic, 2, 1, &configs(&SAFE))
+            .is_ok_and(|c| c)
+        {
             created = true;
             break;
         }
@@ -172,9 +236,19 @@ fn recreated_data_topic_is_refused_before_anything_durable() {
     assert_ne!(topic_id(&mut kafka, &topic), old_id);
     let refused = apply(&plan, &control, &[]);
     expect_code(&refused, 3);
-    assert!(stderr(&refused).contains("may have been recreated"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("may have been recreated"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(stderr(&refused).contains(&old_id), "{}", stderr(&refused));
-    assert!(kafka.describe_topics(&[control.clone()]).unwrap()[0].is_none(), "control topic untouched");
+    assert!(
+        kafka
+            .describe_topics(std::slice::from_ref(&control))
+            .unwrap()[0]
+            .is_none(),
+        "control topic untouched"
+    );
 }
 
 #[test]
@@ -188,14 +262,29 @@ fn unsafe_data_topic_configuration_is_refused_before_commit() {
     let plan = plan_file(&dir, &marker, "cp-1");
     let control = format!("{topic}-control");
     let refused = run(
-        &["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", &control, "--json"],
+        &[
+            "apply",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--bootstrap-servers",
+            bootstrap(),
+            "--control-topic",
+            &control,
+            "--json",
+        ],
         &[],
     );
     expect_code(&refused, 3);
     let json: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
     assert_eq!(json["error"]["kind"], "unsafe-topic-config");
     assert_eq!(beginnings(&mut kafka, &topic, &[0]), [(0, 0)]);
-    assert!(kafka.describe_topics(&[control.clone()]).unwrap()[0].is_none(), "nothing durable: no control topic");
+    assert!(
+        kafka
+            .describe_topics(std::slice::from_ref(&control))
+            .unwrap()[0]
+            .is_none(),
+        "nothing durable: no control topic"
+    );
 }
 
 #[test]
@@ -208,12 +297,25 @@ fn control_topic_with_two_partitions_or_delete_policy_is_refused() {
     create_topic(&mut kafka, &two, 2, &[("cleanup.policy", "compact")]);
     let refused = apply(&plan, &two, &[]);
     expect_code(&refused, 3);
-    assert!(stderr(&refused).contains("exactly one partition"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("exactly one partition"),
+        "{}",
+        stderr(&refused)
+    );
     let both = format!("{topic}-control-both");
-    create_topic(&mut kafka, &both, 1, &[("cleanup.policy", "compact,delete")]);
+    create_topic(
+        &mut kafka,
+        &both,
+        1,
+        &[("cleanup.policy", "compact,delete")],
+    );
     let refused = apply(&plan, &both, &[]);
     expect_code(&refused, 3);
-    assert!(stderr(&refused).contains("cleanup.policy=compact without delete retention"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("cleanup.policy=compact without delete retention"),
+        "{}",
+        stderr(&refused)
+    );
     assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
 }
 
@@ -234,11 +336,22 @@ fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
                 Some(applied.unwrap().replace("\"0\":100", "\"0\":90"))
             }
         };
-        kafka.produce("test", &control, 0, Some(&id), value.as_deref()).unwrap();
+        kafka
+            .produce("test", &control, 0, Some(&id), value.as_deref())
+            .unwrap();
 
         let plan1 = plan_file(&dir, &c1, "C1");
         let refused = run(
-            &["apply", "--plan", plan1.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", &control, "--json"],
+            &[
+                "apply",
+                "--plan",
+                plan1.to_str().unwrap(),
+                "--bootstrap-servers",
+                bootstrap(),
+                "--control-topic",
+                &control,
+                "--json",
+            ],
             &[],
         );
         expect_code(&refused, 3);
@@ -246,8 +359,16 @@ fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
         assert_eq!(json["error"]["kind"], "control-topic-corrupt", "{forgery}");
         let recovery = check_recovery(&c1, &control);
         expect_code(&recovery, 3);
-        assert!(stderr(&recovery).contains("Cleanup control record at offset 2"), "{forgery}: {}", stderr(&recovery));
-        assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 100), (1, 40)], "{forgery}: C1 was not applied");
+        assert!(
+            stderr(&recovery).contains("Cleanup control record at offset 2"),
+            "{forgery}: {}",
+            stderr(&recovery)
+        );
+        assert_eq!(
+            beginnings(&mut kafka, &topic, &[0, 1]),
+            [(0, 100), (1, 40)],
+            "{forgery}: C1 was not applied"
+        );
     }
 }
 
@@ -259,7 +380,11 @@ fn backward_plan_is_refused_and_boundary_kept() {
     expect_code(&apply(&plan_file(&dir, &c1, "C1"), &control, &[]), 0);
     let refused = apply(&plan_file(&dir, &c0, "C0"), &control, &[]);
     expect_code(&refused, 3);
-    assert!(stderr(&refused).contains("does not advance the committed boundary"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("does not advance the committed boundary"),
+        "{}",
+        stderr(&refused)
+    );
     let mut kafka = kafka();
     assert_eq!(control_records(&mut kafka, &control).len(), 2);
 }
@@ -277,7 +402,10 @@ fn topic_id_matches_kafkas_own_tool() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&described.stdout);
-    assert!(text.contains(&format!("TopicId: {ours}")), "Kafka's tool printed: {text}");
+    assert!(
+        text.contains(&format!("TopicId: {ours}")),
+        "Kafka's tool printed: {text}"
+    );
     assert_eq!(ours.len(), 22);
 }
 
@@ -288,11 +416,21 @@ fn status_reports_history_boundary_and_live_offsets() {
     let control = format!("{topic}-control");
     let plan = plan_file(&dir, &c1, "C1");
     expect_code(&apply(&plan, &control, &[]), 0);
-    let output = cli(&["status", "--bootstrap-servers", bootstrap(), "--control-topic", &control, "--json"]);
+    let output = cli(&[
+        "status",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--json",
+    ]);
     expect_code(&output, 0);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(json["operations"][0]["planId"], plan_id(&plan).as_str());
     assert_eq!(json["operations"][0]["status"], "APPLIED");
     assert_eq!(json["boundary"], serde_json::json!({"0": 150, "1": 60}));
-    assert_eq!(json["live"][0], serde_json::json!({"partition": 0, "beginning": 150, "end": 180, "boundary": 150}));
+    assert_eq!(
+        json["live"][0],
+        serde_json::json!({"partition": 0, "beginning": 150, "end": 180, "boundary": 150})
+    );
 }

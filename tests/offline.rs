@@ -1,5 +1,12 @@
 //! End-to-end: the CLI's offline commands over the shared fixtures, usage errors and exit codes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
 mod support;
 
 use std::fs;
@@ -31,10 +38,20 @@ fn verify_accepts_and_refuses_every_plan_fixture_like_the_harness() {
         if dir.join("error.txt").exists() {
             expect_code(&output, 3);
             let wanted = read(&dir, "error.txt");
-            assert!(stderr(&output).contains(wanted.trim_end_matches('\n')), "{}: {}", dir.display(), stderr(&output));
+            assert!(
+                stderr(&output).contains(wanted.trim_end_matches('\n')),
+                "{}: {}",
+                dir.display(),
+                stderr(&output)
+            );
         } else {
             expect_code(&output, 0);
-            assert_eq!(stdout(&output), read(&dir, "plan-id.txt"), "{}", dir.display());
+            assert_eq!(
+                stdout(&output),
+                read(&dir, "plan-id.txt"),
+                "{}",
+                dir.display()
+            );
         }
     }
 }
@@ -42,7 +59,10 @@ fn verify_accepts_and_refuses_every_plan_fixture_like_the_harness() {
 #[test]
 fn plan_files_written_by_the_cli_are_byte_identical_to_the_java_format() {
     let mut checked = 0;
-    for dir in fixtures("markers-").into_iter().filter(|d| d.join("expected.json").exists()) {
+    for dir in fixtures("markers-")
+        .into_iter()
+        .filter(|d| d.join("expected.json").exists())
+    {
         let texts: Vec<String> = serde_json::from_str(&read(&dir, "markers.json")).unwrap();
         let scratch = scratch("markers");
         for (index, text) in texts.iter().enumerate() {
@@ -59,7 +79,12 @@ fn plan_files_written_by_the_cli_are_byte_identical_to_the_java_format() {
             output_path.to_str().unwrap(),
         ]);
         expect_code(&output, 0);
-        assert_eq!(fs::read(&output_path).unwrap(), fs::read(dir.join("expected.json")).unwrap(), "{}", dir.display());
+        assert_eq!(
+            fs::read(&output_path).unwrap(),
+            fs::read(dir.join("expected.json")).unwrap(),
+            "{}",
+            dir.display()
+        );
         checked += 1;
     }
     assert!(checked >= 5, "valid marker fixtures checked: {checked}");
@@ -75,21 +100,47 @@ fn plan_accepts_a_json_array_of_markers_and_writes_to_stdout() {
             {"schemaVersion":1,"topic":"action-state","topicId":"topic-id","offsets":{"0":10,"1":35}}]"#,
     )
     .unwrap();
-    let output = cli(&["plan", "--markers", file.to_str().unwrap(), "--recovery-point", "checkpoint-42"]);
+    let output = cli(&[
+        "plan",
+        "--markers",
+        file.to_str().unwrap(),
+        "--recovery-point",
+        "checkpoint-42",
+    ]);
     expect_code(&output, 0);
-    assert!(stdout(&output).contains("\"0\" : 10,\n    \"1\" : 30\n"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("\"0\" : 10,\n    \"1\" : 30\n"),
+        "{}",
+        stdout(&output)
+    );
 }
 
 #[test]
 fn plan_never_overwrites_an_existing_file() {
     let dir = scratch("overwrite");
     let marker = dir.join("m.json");
-    fs::write(&marker, r#"{"schemaVersion":1,"topic":"t","topicId":"id","offsets":{"0":1}}"#).unwrap();
+    fs::write(
+        &marker,
+        r#"{"schemaVersion":1,"topic":"t","topicId":"id","offsets":{"0":1}}"#,
+    )
+    .unwrap();
     let existing = dir.join("plan.json");
     fs::write(&existing, "keep me").unwrap();
-    let output = cli(&["plan", "--markers", marker.to_str().unwrap(), "--recovery-point", "rp", "--output", existing.to_str().unwrap()]);
+    let output = cli(&[
+        "plan",
+        "--markers",
+        marker.to_str().unwrap(),
+        "--recovery-point",
+        "rp",
+        "--output",
+        existing.to_str().unwrap(),
+    ]);
     expect_code(&output, 3);
-    assert!(stderr(&output).contains("already exists"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("already exists"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(fs::read_to_string(&existing).unwrap(), "keep me");
 }
 
@@ -98,18 +149,43 @@ fn legacy_markers_cannot_authorize_a_plan() {
     let dir = scratch("legacy");
     let marker = dir.join("m.json");
     fs::write(&marker, r#"{"0":100}"#).unwrap();
-    let output = cli(&["plan", "--markers", marker.to_str().unwrap(), "--recovery-point", "rp", "--json"]);
+    let output = cli(&[
+        "plan",
+        "--markers",
+        marker.to_str().unwrap(),
+        "--recovery-point",
+        "rp",
+        "--json",
+    ]);
     expect_code(&output, 3);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(json["error"]["kind"], "invalid-marker");
-    assert!(json["error"]["message"].as_str().unwrap().contains("requires versioned Kafka recovery markers"));
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requires versioned Kafka recovery markers")
+    );
 }
 
 #[test]
 fn usage_errors_exit_2_and_help_teaches() {
     expect_code(&cli(&["apply", "--control-topic", "c"]), 2);
     expect_code(&cli(&["verify", "--plan", "p.json", "--typo", "x"]), 2);
-    expect_code(&cli(&["apply", "--plan", "p", "--control-topic", "c", "--replication-factor", "0", "--bootstrap-servers", "x:1"]), 2);
+    expect_code(
+        &cli(&[
+            "apply",
+            "--plan",
+            "p",
+            "--control-topic",
+            "c",
+            "--replication-factor",
+            "0",
+            "--bootstrap-servers",
+            "x:1",
+        ]),
+        2,
+    );
     let help = cli(&["apply", "--help"]);
     expect_code(&help, 0);
     assert!(stdout(&help).contains("COMMITTED"), "{}", stdout(&help));
@@ -127,10 +203,17 @@ fn unreadable_plan_file_is_an_io_failure() {
 
 #[test]
 fn verify_json_reports_the_plan() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/plan-spec-test-vector/plan.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/plan-spec-test-vector/plan.json");
     let output = cli(&["verify", "--plan", path.to_str().unwrap(), "--json"]);
     expect_code(&output, 0);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(json["planId"], "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d");
-    assert_eq!(json["plan"]["offsets"], serde_json::json!({"0": 10, "1": 20}));
+    assert_eq!(
+        json["planId"],
+        "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d"
+    );
+    assert_eq!(
+        json["plan"]["offsets"],
+        serde_json::json!({"0": 10, "1": 20})
+    );
 }

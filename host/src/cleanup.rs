@@ -21,9 +21,13 @@ pub mod bindings {
     });
 }
 
-use bindings::action_state::cleanup::{control_log, kafka_admin, kafka_consumer, operator_events, types};
 pub use bindings::action_state::cleanup::types::{CleanupError, PartitionOffset};
-pub use bindings::exports::action_state::cleanup::coordinator::{ApplyOptions, ApplyOutcome, ApplyReport, StatusReport};
+use bindings::action_state::cleanup::{
+    control_log, kafka_admin, kafka_consumer, operator_events, types,
+};
+pub use bindings::exports::action_state::cleanup::coordinator::{
+    ApplyOptions, ApplyOutcome, ApplyReport, StatusReport,
+};
 pub use bindings::exports::action_state::cleanup::recovery::{RecoveryPolicy, RecoveryVerdict};
 pub use operator_events::PartitionPreview;
 
@@ -49,69 +53,134 @@ pub struct HostState {
 
 impl From<CapabilityError> for types::KafkaError {
     fn from(e: CapabilityError) -> Self {
-        types::KafkaError { operation: e.operation.to_owned(), message: e.message, retriable: e.retriable }
+        types::KafkaError {
+            operation: e.operation.to_owned(),
+            message: e.message,
+            retriable: e.retriable,
+        }
     }
 }
 
 impl types::Host for HostState {}
 
 impl kafka_admin::Host for HostState {
-    fn describe_topics(&mut self, topics: Vec<String>) -> Result<Vec<Option<kafka_admin::TopicDescription>>, types::KafkaError> {
+    fn describe_topics(
+        &mut self,
+        topics: Vec<String>,
+    ) -> Result<Vec<Option<kafka_admin::TopicDescription>>, types::KafkaError> {
         let described = self.kafka.describe_topics(&topics)?;
         Ok(topics
             .into_iter()
             .zip(described)
-            .map(|(topic, d)| d.map(|d| kafka_admin::TopicDescription { topic, topic_id: d.topic_id, partitions: d.partitions }))
+            .map(|(topic, d)| {
+                d.map(|d| kafka_admin::TopicDescription {
+                    topic,
+                    topic_id: d.topic_id,
+                    partitions: d.partitions,
+                })
+            })
             .collect())
     }
 
-    fn describe_configs(&mut self, topics: Vec<String>, names: Vec<String>) -> Result<Vec<Vec<kafka_admin::ConfigEntry>>, types::KafkaError> {
+    fn describe_configs(
+        &mut self,
+        topics: Vec<String>,
+        names: Vec<String>,
+    ) -> Result<Vec<Vec<kafka_admin::ConfigEntry>>, types::KafkaError> {
         let configs = self.kafka.describe_configs(&topics, &names)?;
         Ok(configs
             .into_iter()
-            .map(|entries| entries.into_iter().map(|(name, value)| kafka_admin::ConfigEntry { name, value }).collect())
+            .map(|entries| {
+                entries
+                    .into_iter()
+                    .map(|(name, value)| kafka_admin::ConfigEntry { name, value })
+                    .collect()
+            })
             .collect())
     }
 
-    fn create_topic(&mut self, topic: String, partitions: u32, replication_factor: u16, configs: Vec<kafka_admin::ConfigEntry>) -> Result<bool, types::KafkaError> {
-        let configs: Vec<(String, String)> = configs.into_iter().filter_map(|c| c.value.map(|v| (c.name, v))).collect();
-        Ok(self.kafka.create_topic(&topic, partitions, replication_factor, &configs)?)
+    fn create_topic(
+        &mut self,
+        topic: String,
+        partitions: u32,
+        replication_factor: u16,
+        configs: Vec<kafka_admin::ConfigEntry>,
+    ) -> Result<bool, types::KafkaError> {
+        let configs: Vec<(String, String)> = configs
+            .into_iter()
+            .filter_map(|c| c.value.map(|v| (c.name, v)))
+            .collect();
+        Ok(self
+            .kafka
+            .create_topic(&topic, partitions, replication_factor, &configs)?)
     }
 
-    fn list_offsets(&mut self, topic: String, partitions: Vec<u32>, spec: kafka_admin::OffsetSpec) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+    fn list_offsets(
+        &mut self,
+        topic: String,
+        partitions: Vec<u32>,
+        spec: kafka_admin::OffsetSpec,
+    ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
         let spec = match spec {
             kafka_admin::OffsetSpec::Earliest => ffi::Spec::Earliest,
             kafka_admin::OffsetSpec::Latest => ffi::Spec::Latest,
         };
         let offsets = self.kafka.list_offsets(&topic, &partitions, spec)?;
-        Ok(offsets.into_iter().map(|(partition, offset)| PartitionOffset { partition, offset }).collect())
+        Ok(offsets
+            .into_iter()
+            .map(|(partition, offset)| PartitionOffset { partition, offset })
+            .collect())
     }
 
-    fn delete_records(&mut self, topic: String, before: Vec<PartitionOffset>) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+    fn delete_records(
+        &mut self,
+        topic: String,
+        before: Vec<PartitionOffset>,
+    ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
         if failpoint::active() == Some(failpoint::Failpoint::DeleteRecords) {
-            return Err(types::KafkaError { operation: "delete-records".into(), message: "failpoint delete-records is active".into(), retriable: true });
+            return Err(types::KafkaError {
+                operation: "delete-records".into(),
+                message: "failpoint delete-records is active".into(),
+                retriable: true,
+            });
         }
         let before: Vec<(u32, u64)> = before.iter().map(|po| (po.partition, po.offset)).collect();
         let after = self.kafka.delete_records(&topic, &before)?;
-        Ok(after.into_iter().map(|(partition, offset)| PartitionOffset { partition, offset }).collect())
+        Ok(after
+            .into_iter()
+            .map(|(partition, offset)| PartitionOffset { partition, offset })
+            .collect())
     }
 }
 
 impl control_log::Host for HostState {
     fn read_all(&mut self, topic: String) -> Result<Vec<types::ControlEntry>, types::KafkaError> {
         let records = self.kafka.read_control_log(&topic)?;
-        Ok(records.into_iter().map(|(offset, key, value)| types::ControlEntry { offset, key, value }).collect())
+        Ok(records
+            .into_iter()
+            .map(|(offset, key, value)| types::ControlEntry { offset, key, value })
+            .collect())
     }
 
-    fn append(&mut self, topic: String, key: String, value: String) -> Result<u64, types::KafkaError> {
+    fn append(
+        &mut self,
+        topic: String,
+        key: String,
+        value: String,
+    ) -> Result<u64, types::KafkaError> {
         let offset = self.kafka.append_control(&topic, &key, &value)?;
-        if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit) {
-            if let Ok(record) = action_state_core::ControlRecord::parse_value(&value) {
-                if record.status == action_state_core::Status::Committed {
-                    let policy = [("cleanup.policy".to_owned(), "compact".to_owned()), ("retention.ms".to_owned(), "-1".to_owned()), ("retention.bytes".to_owned(), "-1".to_owned())];
-                    self.kafka.alter_topic_configs(&record.plan.topic, &policy)?;
-                }
-            }
+        if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit)
+            && let Ok(record) = action_state_core::ControlRecord::parse_value(&value)
+            && record.status == action_state_core::Status::Committed
+        {
+            let policy = [
+                ("cleanup.policy", "compact"),
+                ("retention.ms", "-1"),
+                ("retention.bytes", "-1"),
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()));
+            self.kafka
+                .alter_topic_configs(&record.plan.topic, &policy)?;
         }
         Ok(offset)
     }
@@ -128,22 +197,52 @@ impl kafka_consumer::HostReplayConsumer for HostState {
             Err(error) => ReplayConsumer::broken(&topic, error),
         };
         // A full resource table is a broken host invariant; the push only fails past u32::MAX.
-        self.table.push(consumer).unwrap_or_else(|_| Resource::new_own(u32::MAX))
+        self.table
+            .push(consumer)
+            .unwrap_or_else(|_| Resource::new_own(u32::MAX))
     }
 
-    fn assign(&mut self, consumer: Resource<ReplayConsumer>, start: Vec<PartitionOffset>) -> Result<(), types::KafkaError> {
+    fn assign(
+        &mut self,
+        consumer: Resource<ReplayConsumer>,
+        start: Vec<PartitionOffset>,
+    ) -> Result<(), types::KafkaError> {
         let start: Vec<(u32, u64)> = start.iter().map(|po| (po.partition, po.offset)).collect();
-        let consumer = self.table.get_mut(&consumer).map_err(|e| types::KafkaError { operation: "consumer-assign".into(), message: e.to_string(), retriable: false })?;
+        let consumer = self
+            .table
+            .get_mut(&consumer)
+            .map_err(|e| types::KafkaError {
+                operation: "consumer-assign".into(),
+                message: e.to_string(),
+                retriable: false,
+            })?;
         Ok(consumer.assign(&start)?)
     }
 
-    fn poll(&mut self, consumer: Resource<ReplayConsumer>, max_records: u32, timeout_ms: u32) -> Result<Vec<kafka_consumer::ConsumedRecord>, types::KafkaError> {
+    fn poll(
+        &mut self,
+        consumer: Resource<ReplayConsumer>,
+        max_records: u32,
+        timeout_ms: u32,
+    ) -> Result<Vec<kafka_consumer::ConsumedRecord>, types::KafkaError> {
         self.kafka.counts.consumer_polls += 1;
-        let consumer = self.table.get_mut(&consumer).map_err(|e| types::KafkaError { operation: "consumer-poll".into(), message: e.to_string(), retriable: false })?;
+        let consumer = self
+            .table
+            .get_mut(&consumer)
+            .map_err(|e| types::KafkaError {
+                operation: "consumer-poll".into(),
+                message: e.to_string(),
+                retriable: false,
+            })?;
         let batch = consumer.poll(max_records, Duration::from_millis(u64::from(timeout_ms)))?;
         Ok(batch
             .into_iter()
-            .map(|r| kafka_consumer::ConsumedRecord { partition: r.partition, offset: r.offset, key: r.key, value: r.value })
+            .map(|r| kafka_consumer::ConsumedRecord {
+                partition: r.partition,
+                offset: r.offset,
+                key: r.key,
+                value: r.value,
+            })
             .collect())
     }
 
@@ -173,16 +272,32 @@ impl CleanupComponent {
     pub fn new(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Self> {
         let component = load_component(engine, "cleanup", bytes)?;
         let mut linker: Linker<HostState> = Linker::new(engine);
-        bindings::Cleanup::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)?;
+        bindings::Cleanup::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| {
+            state
+        })?;
         let pre = bindings::CleanupPre::new(linker.instantiate_pre(&component)?)?;
         start_epoch_ticker(engine);
-        Ok(CleanupComponent { engine: engine.clone(), pre })
+        Ok(CleanupComponent {
+            engine: engine.clone(),
+            pre,
+        })
     }
 
     /// A fresh instance with its own store and Kafka clients.
-    pub fn instantiate(&self, kafka: KafkaClients, events: Box<dyn OperatorEvents>) -> wasmtime::Result<CleanupInstance> {
-        let limits = StoreLimitsBuilder::new().memory_size(GUEST_MEMORY_LIMIT).build();
-        let state = HostState { kafka, events, table: ResourceTable::new(), limits };
+    pub fn instantiate(
+        &self,
+        kafka: KafkaClients,
+        events: Box<dyn OperatorEvents>,
+    ) -> wasmtime::Result<CleanupInstance> {
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(GUEST_MEMORY_LIMIT)
+            .build();
+        let state = HostState {
+            kafka,
+            events,
+            table: ResourceTable::new(),
+            limits,
+        };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(epoch_ticks(CALL_LIMIT));
@@ -226,43 +341,82 @@ impl CleanupInstance {
         self.store.data().kafka.counts
     }
 
-    pub fn verify_plan(&mut self, json: &str) -> wasmtime::Result<Result<types::Plan, CleanupError>> {
+    pub fn verify_plan(
+        &mut self,
+        json: &str,
+    ) -> wasmtime::Result<Result<types::Plan, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_plans().call_verify_plan(&mut self.store, json)
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_verify_plan(&mut self.store, json)
     }
 
     pub fn render_plan(&mut self, plan: &types::Plan) -> wasmtime::Result<String> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_plans().call_render_plan(&mut self.store, plan)
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_render_plan(&mut self.store, plan)
     }
 
-    pub fn plan_from_markers(&mut self, recovery_point: &str, markers: &[String]) -> wasmtime::Result<Result<types::Plan, CleanupError>> {
+    pub fn plan_from_markers(
+        &mut self,
+        recovery_point: &str,
+        markers: &[String],
+    ) -> wasmtime::Result<Result<types::Plan, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_plans().call_plan_from_markers(&mut self.store, recovery_point, markers)
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_plan_from_markers(&mut self.store, recovery_point, markers)
     }
 
     pub fn message(&mut self, error: &CleanupError) -> wasmtime::Result<String> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_plans().call_message(&mut self.store, error)
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_message(&mut self.store, error)
     }
 
-    pub fn apply(&mut self, plan_json: &str, options: &ApplyOptions) -> wasmtime::Result<Result<ApplyReport, CleanupError>> {
+    pub fn apply(
+        &mut self,
+        plan_json: &str,
+        options: &ApplyOptions,
+    ) -> wasmtime::Result<Result<ApplyReport, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_coordinator().call_apply(&mut self.store, plan_json, options)
+        self.bindings.action_state_cleanup_coordinator().call_apply(
+            &mut self.store,
+            plan_json,
+            options,
+        )
     }
 
-    pub fn status(&mut self, control_topic: &str) -> wasmtime::Result<Result<StatusReport, CleanupError>> {
+    pub fn status(
+        &mut self,
+        control_topic: &str,
+    ) -> wasmtime::Result<Result<StatusReport, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_coordinator().call_control_status(&mut self.store, control_topic)
+        self.bindings
+            .action_state_cleanup_coordinator()
+            .call_control_status(&mut self.store, control_topic)
     }
 
-    pub fn check_recovery(&mut self, markers: &[String], policy: &RecoveryPolicy) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
+    pub fn check_recovery(
+        &mut self,
+        markers: &[String],
+        policy: &RecoveryPolicy,
+    ) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_recovery().call_check_recovery(&mut self.store, markers, policy)
+        self.bindings
+            .action_state_cleanup_recovery()
+            .call_check_recovery(&mut self.store, markers, policy)
     }
 
-    pub fn snapshot_marker(&mut self, topic: &str) -> wasmtime::Result<Result<String, CleanupError>> {
+    pub fn snapshot_marker(
+        &mut self,
+        topic: &str,
+    ) -> wasmtime::Result<Result<String, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_recovery().call_snapshot_marker(&mut self.store, topic)
+        self.bindings
+            .action_state_cleanup_recovery()
+            .call_snapshot_marker(&mut self.store, topic)
     }
 }

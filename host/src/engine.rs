@@ -67,7 +67,9 @@ pub fn load_component(engine: &Engine, name: &str, bytes: &[u8]) -> wasmtime::Re
 
 fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
     let mut engine_hash = DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut engine_hash);
+    engine
+        .precompile_compatibility_hash()
+        .hash(&mut engine_hash);
     let mut digest = Sha256::new();
     digest.update(engine_hash.finish().to_le_bytes());
     digest.update(bytes);

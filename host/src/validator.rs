@@ -38,7 +38,10 @@ impl ValidatorComponent {
     pub fn from_component(engine: &Engine, component: &Component) -> wasmtime::Result<Self> {
         let linker: Linker<StoreData> = Linker::new(engine);
         let pre = ValidatorPre::new(linker.instantiate_pre(component)?)?;
-        Ok(Self { engine: engine.clone(), pre })
+        Ok(Self {
+            engine: engine.clone(),
+            pre,
+        })
     }
 
     /// A fresh instance in its own store.
@@ -90,7 +93,9 @@ impl ValidatorInstance {
     pub fn replay_control_log(
         &mut self,
         entries: &[bindings::action_state::cleanup::types::ControlEntry],
-    ) -> wasmtime::Result<Result<Vec<bindings::action_state::cleanup::types::ControlRecord>, CleanupError>> {
+    ) -> wasmtime::Result<
+        Result<Vec<bindings::action_state::cleanup::types::ControlRecord>, CleanupError>,
+    > {
         let plans = self.bindings.action_state_cleanup_plans();
         plans.call_replay_control_log(&mut self.store, entries)
     }

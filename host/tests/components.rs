@@ -1,5 +1,12 @@
 //! The built components themselves: what they import, and the SPEC test vector through wasm.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
 use std::path::Path;
 
 use action_state_cleanup::engine::new_engine;
@@ -23,10 +30,14 @@ fn import_names(engine: &wasmtime::Engine, component: &Component) -> Vec<String>
 #[test]
 fn validator_instantiates_with_an_empty_linker_and_verifies_the_spec_vector() {
     let engine = new_engine().unwrap();
-    let validator = ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
+    let validator =
+        ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
     let mut instance = validator.instantiate().unwrap();
     let plan = instance.verify_plan(SPEC_PLAN).unwrap().unwrap();
-    assert_eq!(plan.plan_id, "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d");
+    assert_eq!(
+        plan.plan_id,
+        "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d"
+    );
     assert_eq!(instance.render_plan(&plan).unwrap(), SPEC_PLAN);
 }
 
@@ -55,8 +66,14 @@ fn validator_imports_no_function_at_all() {
     let bytes = std::fs::read(VALIDATOR_COMPONENT_PATH).unwrap();
     let component = Component::new(&engine, bytes).unwrap();
     // The shared `types` interface is imported for its type definitions only.
-    assert_eq!(import_names(&engine, &component), ["action-state:cleanup/types@0.1.0"]);
-    assert_eq!(imported_functions(&engine, &component), Vec::<String>::new());
+    assert_eq!(
+        import_names(&engine, &component),
+        ["action-state:cleanup/types@0.1.0"]
+    );
+    assert_eq!(
+        imported_functions(&engine, &component),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -71,19 +88,37 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
         "action-state:cleanup/types@0.1.0",
     ];
     let names = import_names(&engine, &component);
-    assert!(names.iter().all(|n| allowed.contains(&n.as_str())), "unexpected imports: {names:?}");
+    assert!(
+        names.iter().all(|n| allowed.contains(&n.as_str())),
+        "unexpected imports: {names:?}"
+    );
     let functions = imported_functions(&engine, &component);
-    assert!(functions.contains(&"action-state:cleanup/kafka-admin@0.1.0#delete-records".to_owned()), "{functions:?}");
-    assert!(functions.iter().all(|f| !f.contains("wasi")), "{functions:?}");
+    assert!(
+        functions.contains(&"action-state:cleanup/kafka-admin@0.1.0#delete-records".to_owned()),
+        "{functions:?}"
+    );
+    assert!(
+        functions.iter().all(|f| !f.contains("wasi")),
+        "{functions:?}"
+    );
 }
 
 #[test]
 fn tampered_plan_is_refused_through_the_component_with_a_typed_error() {
     let engine = new_engine().unwrap();
-    let validator = ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
+    let validator =
+        ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
     let mut instance = validator.instantiate().unwrap();
     let tampered = SPEC_PLAN.replace("\"0\" : 10", "\"0\" : 11");
     let error = instance.verify_plan(&tampered).unwrap().unwrap_err();
-    assert!(matches!(error, action_state_cleanup::validator::CleanupError::InvalidPlan(_)));
-    assert!(instance.message(&error).unwrap().contains("plan ID does not match its contents"));
+    assert!(matches!(
+        error,
+        action_state_cleanup::validator::CleanupError::InvalidPlan(_)
+    ));
+    assert!(
+        instance
+            .message(&error)
+            .unwrap()
+            .contains("plan ID does not match its contents")
+    );
 }

@@ -5,14 +5,19 @@
 //! Scenario kinds, by directory name: `plan-*` (plan.json), `markers-*` (recovery-point.txt +
 //! markers.json), `control-*` (control-log.json). See fixtures/README.md.
 
+#![allow(
+    clippy::expect_used,
+    reason = "test harness: a failure is a failed test"
+)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use action_state_cleanup::VALIDATOR_COMPONENT_PATH;
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::validator::bindings::action_state::cleanup::types as wit;
 use action_state_cleanup::validator::{ValidatorComponent, ValidatorInstance};
-use action_state_cleanup::VALIDATOR_COMPONENT_PATH;
 use action_state_core as core;
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -41,9 +46,14 @@ fn main() {
     let trials = scenarios
         .into_iter()
         .map(|dir| {
-            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let validator = Arc::clone(&validator);
-            Trial::test(format!("fixture::{name}"), move || run_scenario(&dir, &validator))
+            Trial::test(format!("fixture::{name}"), move || {
+                run_scenario(&dir, &validator)
+            })
         })
         .collect();
     libtest_mimic::run(&args, trials).exit();
@@ -54,7 +64,10 @@ fn read(dir: &Path, file: &str) -> Result<String, Failed> {
 }
 
 fn run_scenario(dir: &Path, validator: &ValidatorComponent) -> Result<(), Failed> {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut instance = validator.instantiate().map_err(|e| e.to_string())?;
     let (native, component) = if name.starts_with("plan-") {
         let input = read(dir, "plan.json")?;
@@ -68,12 +81,18 @@ fn run_scenario(dir: &Path, validator: &ValidatorComponent) -> Result<(), Failed
         )
     } else if name.starts_with("control-") {
         let entries = control_entries(&read(dir, "control-log.json")?)?;
-        (control_native(&entries), control_component(&mut instance, &entries)?)
+        (
+            control_native(&entries),
+            control_component(&mut instance, &entries)?,
+        )
     } else {
         return Err(format!("unknown scenario kind: {name}").into());
     };
     if native != component {
-        return Err(format!("core and component disagree:\n core: {native:?}\n wasm: {component:?}").into());
+        return Err(format!(
+            "core and component disagree:\n core: {native:?}\n wasm: {component:?}"
+        )
+        .into());
     }
     if std::env::var_os("BLESS").is_some() {
         return bless(dir, &native);
@@ -94,14 +113,19 @@ fn check_expected(dir: &Path, outcome: &Outcome) -> Result<(), Failed> {
             }
         }
         Outcome::Error(message) => Err(format!("expected success, got error: {message}").into()),
-        Outcome::Files(_) if expects_error => {
-            Err(format!("expected an error containing {:?}, got success", read(dir, "error.txt")?).into())
-        }
+        Outcome::Files(_) if expects_error => Err(format!(
+            "expected an error containing {:?}, got success",
+            read(dir, "error.txt")?
+        )
+        .into()),
         Outcome::Files(files) => {
             for (file, actual) in files {
                 let expected = read(dir, file)?;
                 if expected != *actual {
-                    return Err(format!("{file} differs:\n--- expected\n{expected}\n--- actual\n{actual}").into());
+                    return Err(format!(
+                        "{file} differs:\n--- expected\n{expected}\n--- actual\n{actual}"
+                    )
+                    .into());
                 }
             }
             Ok(())
@@ -110,7 +134,9 @@ fn check_expected(dir: &Path, outcome: &Outcome) -> Result<(), Failed> {
 }
 
 fn bless(dir: &Path, outcome: &Outcome) -> Result<(), Failed> {
-    let write = |file: &str, text: &str| fs::write(dir.join(file), text).map_err(|e| Failed::from(e.to_string()));
+    let write = |file: &str, text: &str| {
+        fs::write(dir.join(file), text).map_err(|e| Failed::from(e.to_string()))
+    };
     match outcome {
         Outcome::Error(message) => {
             if !dir.join("error.txt").exists() {
@@ -133,7 +159,10 @@ fn bless(dir: &Path, outcome: &Outcome) -> Result<(), Failed> {
 // --- plans ---------------------------------------------------------------------------------
 
 fn plan_files(rendered: String, plan_id: &str) -> Outcome {
-    Outcome::Files(vec![("expected.json", rendered), ("plan-id.txt", format!("{plan_id}\n"))])
+    Outcome::Files(vec![
+        ("expected.json", rendered),
+        ("plan-id.txt", format!("{plan_id}\n")),
+    ])
 }
 
 fn plan_native(input: &str) -> Outcome {
@@ -144,7 +173,9 @@ fn plan_native(input: &str) -> Outcome {
 }
 
 fn plan_component(instance: &mut ValidatorInstance, input: &str) -> Result<Outcome, Failed> {
-    let verdict = instance.verify_plan(input).map_err(|e| format!("trap: {e:#}"))?;
+    let verdict = instance
+        .verify_plan(input)
+        .map_err(|e| format!("trap: {e:#}"))?;
     component_plan_outcome(instance, verdict)
 }
 
@@ -154,10 +185,16 @@ fn component_plan_outcome(
 ) -> Result<Outcome, Failed> {
     Ok(match verdict {
         Ok(plan) => {
-            let rendered = instance.render_plan(&plan).map_err(|e| format!("trap: {e:#}"))?;
+            let rendered = instance
+                .render_plan(&plan)
+                .map_err(|e| format!("trap: {e:#}"))?;
             plan_files(rendered, &plan.plan_id)
         }
-        Err(error) => Outcome::Error(instance.message(&error).map_err(|e| format!("trap: {e:#}"))?),
+        Err(error) => Outcome::Error(
+            instance
+                .message(&error)
+                .map_err(|e| format!("trap: {e:#}"))?,
+        ),
     })
 }
 
@@ -169,7 +206,11 @@ fn marker_texts(json: &str) -> Result<Vec<String>, Failed> {
             .into_iter()
             .map(|item| match item {
                 core::json::Value::String(text) => Ok(text),
-                other => Err(format!("markers.json elements must be strings, found {}", other.kind()).into()),
+                other => Err(format!(
+                    "markers.json elements must be strings, found {}",
+                    other.kind()
+                )
+                .into()),
             })
             .collect(),
         _ => Err("markers.json must be an array of strings".into()),
@@ -177,7 +218,8 @@ fn marker_texts(json: &str) -> Result<Vec<String>, Failed> {
 }
 
 fn markers_native(recovery_point: &str, markers: &[String]) -> Outcome {
-    let plan = core::parse_markers(markers).and_then(|m| core::plan_from_markers(recovery_point, &m));
+    let plan =
+        core::parse_markers(markers).and_then(|m| core::plan_from_markers(recovery_point, &m));
     match plan {
         Ok(plan) => plan_files(plan.render_pretty(), &plan.plan_id),
         Err(error) => Outcome::Error(error.to_string()),
@@ -198,13 +240,17 @@ fn markers_component(
 // --- control logs --------------------------------------------------------------------------
 
 fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
-    let core::json::Value::Array(items) = core::json::parse(json).map_err(|e| e.to_string())? else {
+    let core::json::Value::Array(items) = core::json::parse(json).map_err(|e| e.to_string())?
+    else {
         return Err("control-log.json must be an array".into());
     };
     let text = |value: &core::json::Value| match value {
         core::json::Value::String(s) => Ok(Some(s.clone())),
         core::json::Value::Null => Ok(None),
-        other => Err(Failed::from(format!("key and value must be strings or null, found {}", other.kind()))),
+        other => Err(Failed::from(format!(
+            "key and value must be strings or null, found {}",
+            other.kind()
+        ))),
     };
     items
         .iter()
@@ -217,7 +263,9 @@ fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
                     .unwrap_or(core::json::Value::Null),
                 _ => core::json::Value::Null,
             };
-            let offset = field("offset").as_i64().ok_or("each entry needs an integer offset")?;
+            let offset = field("offset")
+                .as_i64()
+                .ok_or("each entry needs an integer offset")?;
             Ok(core::ControlEntry {
                 offset: u64::try_from(offset).map_err(|e| e.to_string())?,
                 key: text(&field("key"))?,
@@ -227,8 +275,13 @@ fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
         .collect()
 }
 
-fn history_text(lines: impl Iterator<Item = (String, &'static str)>, boundary: &core::PartitionOffsets) -> Outcome {
-    let mut text: String = lines.map(|(id, status)| format!("{id} {status}\n")).collect();
+fn history_text(
+    lines: impl Iterator<Item = (String, &'static str)>,
+    boundary: &core::PartitionOffsets,
+) -> Outcome {
+    let mut text: String = lines
+        .map(|(id, status)| format!("{id} {status}\n"))
+        .collect();
     text.push_str(&format!("boundary {boundary}\n"));
     Outcome::Files(vec![("expected.txt", text)])
 }
@@ -236,24 +289,37 @@ fn history_text(lines: impl Iterator<Item = (String, &'static str)>, boundary: &
 fn control_native(entries: &[core::ControlEntry]) -> Outcome {
     match core::ControlHistory::replay(entries) {
         Ok(history) => history_text(
-            history.operations().iter().map(|op| (op.plan.plan_id.clone(), op.status.as_str())),
+            history
+                .operations()
+                .iter()
+                .map(|op| (op.plan.plan_id.clone(), op.status.as_str())),
             &history.boundary(),
         ),
         Err(error) => Outcome::Error(error.to_string()),
     }
 }
 
-fn control_component(instance: &mut ValidatorInstance, entries: &[core::ControlEntry]) -> Result<Outcome, Failed> {
+fn control_component(
+    instance: &mut ValidatorInstance,
+    entries: &[core::ControlEntry],
+) -> Result<Outcome, Failed> {
     let entries: Vec<wit::ControlEntry> = entries
         .iter()
-        .map(|e| wit::ControlEntry { offset: e.offset, key: e.key.clone(), value: e.value.clone() })
+        .map(|e| wit::ControlEntry {
+            offset: e.offset,
+            key: e.key.clone(),
+            value: e.value.clone(),
+        })
         .collect();
     let trap = |e: wasmtime::Error| Failed::from(format!("trap: {e:#}"));
     match instance.replay_control_log(&entries).map_err(trap)? {
         Ok(records) => {
             let plans: Vec<wit::Plan> = records.iter().map(|r| r.plan.clone()).collect();
             let boundary = instance.effective_boundary(&plans).map_err(trap)?;
-            let boundary = boundary.iter().map(|po| (po.partition, po.offset)).collect();
+            let boundary = boundary
+                .iter()
+                .map(|po| (po.partition, po.offset))
+                .collect();
             Ok(history_text(
                 records.into_iter().map(|r| {
                     let status = match r.status {

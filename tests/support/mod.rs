@@ -2,6 +2,12 @@
 //! running the built CLI.
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test support: a failure is a failed test"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,23 +24,40 @@ pub const CLI: &str = env!("CARGO_BIN_EXE_action-state-cleanup");
 pub fn bootstrap() -> &'static str {
     static BOOTSTRAP: OnceLock<String> = OnceLock::new();
     BOOTSTRAP.get_or_init(|| {
-        if let Ok(bootstrap) = std::env::var("ASC_KAFKA_BOOTSTRAP") {
-            if !bootstrap.trim().is_empty() {
-                return bootstrap;
-            }
+        if let Ok(bootstrap) = std::env::var("ASC_KAFKA_BOOTSTRAP")
+            && !bootstrap.trim().is_empty()
+        {
+            return bootstrap;
         }
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka");
-        let output = Command::new(script).arg("start").output().expect("scripts/kafka runs");
-        assert!(output.status.success(), "scripts/kafka start failed: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()
+        let output = Command::new(script)
+            .arg("start")
+            .output()
+            .expect("scripts/kafka runs");
+        assert!(
+            output.status.success(),
+            "scripts/kafka start failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned()
     })
 }
 
 /// A name no other test (or earlier run) uses.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0);
-    format!("{prefix}-{}-{stamp}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0);
+    format!(
+        "{prefix}-{}-{stamp}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 pub fn kafka() -> KafkaClients {
@@ -43,22 +66,43 @@ pub fn kafka() -> KafkaClients {
     KafkaClients::new(settings).expect("kafka clients")
 }
 
-pub const SAFE: [(&str, &str); 3] = [("cleanup.policy", "compact,delete"), ("retention.ms", "-1"), ("retention.bytes", "-1")];
+pub const SAFE: [(&str, &str); 3] = [
+    ("cleanup.policy", "compact,delete"),
+    ("retention.ms", "-1"),
+    ("retention.bytes", "-1"),
+];
 
 pub fn configs(entries: &[(&str, &str)]) -> Vec<(String, String)> {
-    entries.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
 }
 
 /// Creates a data topic with the given configuration and waits until its metadata is visible.
-pub fn create_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32, entries: &[(&str, &str)]) {
-    assert!(kafka.create_topic(topic, partitions, 1, &configs(entries)).expect("create topic"));
+pub fn create_topic(
+    kafka: &mut KafkaClients,
+    topic: &str,
+    partitions: u32,
+    entries: &[(&str, &str)],
+) {
+    assert!(
+        kafka
+            .create_topic(topic, partitions, 1, &configs(entries))
+            .expect("create topic")
+    );
     wait_for_topic(kafka, topic, partitions);
 }
 
 pub fn wait_for_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32) {
     for _ in 0..100 {
-        let described = kafka.describe_topics(&[topic.to_owned()]).expect("describe");
-        if described[0].as_ref().is_some_and(|d| d.partitions.len() == partitions as usize) {
+        let described = kafka
+            .describe_topics(&[topic.to_owned()])
+            .expect("describe");
+        if described[0]
+            .as_ref()
+            .is_some_and(|d| d.partitions.len() == partitions as usize)
+        {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -67,19 +111,33 @@ pub fn wait_for_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32) {
 }
 
 pub fn topic_id(kafka: &mut KafkaClients, topic: &str) -> String {
-    kafka.describe_topics(&[topic.to_owned()]).expect("describe")[0].as_ref().expect("exists").topic_id.clone()
+    kafka
+        .describe_topics(&[topic.to_owned()])
+        .expect("describe")[0]
+        .as_ref()
+        .expect("exists")
+        .topic_id
+        .clone()
 }
 
 /// Writes `count` action states to one partition.
 pub fn produce(kafka: &mut KafkaClients, topic: &str, partition: u32, count: u64) {
     let records: Vec<(u32, String, String)> = (0..count)
-        .map(|n| (partition, format!("key-{partition}-{n}"), format!("{{\"n\":{n}}}")))
+        .map(|n| {
+            (
+                partition,
+                format!("key-{partition}-{n}"),
+                format!("{{\"n\":{n}}}"),
+            )
+        })
         .collect();
     kafka.produce_batch(topic, &records).expect("produce");
 }
 
 pub fn beginnings(kafka: &mut KafkaClients, topic: &str, partitions: &[u32]) -> Vec<(u32, u64)> {
-    kafka.list_offsets(topic, partitions, Spec::Earliest).expect("list offsets")
+    kafka
+        .list_offsets(topic, partitions, Spec::Earliest)
+        .expect("list offsets")
 }
 
 /// A scratch directory for one test.
@@ -124,7 +182,13 @@ pub fn expect_code(output: &Output, code: i32) {
 
 /// The marker of `topic` as of now, via the CLI (`marker --json`), written to a file.
 pub fn marker_file(dir: &Path, name: &str, topic: &str) -> PathBuf {
-    let output = cli(&["marker", "--topic", topic, "--bootstrap-servers", bootstrap()]);
+    let output = cli(&[
+        "marker",
+        "--topic",
+        topic,
+        "--bootstrap-servers",
+        bootstrap(),
+    ]);
     expect_code(&output, 0);
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, stdout(&output).trim()).expect("write marker");
@@ -132,6 +196,14 @@ pub fn marker_file(dir: &Path, name: &str, topic: &str) -> PathBuf {
 }
 
 /// The control topic's records as (key, value) text pairs.
-pub fn control_records(kafka: &mut KafkaClients, control: &str) -> Vec<(Option<String>, Option<String>)> {
-    kafka.read_control_log(control).expect("read control").into_iter().map(|(_, k, v)| (k, v)).collect()
+pub fn control_records(
+    kafka: &mut KafkaClients,
+    control: &str,
+) -> Vec<(Option<String>, Option<String>)> {
+    kafka
+        .read_control_log(control)
+        .expect("read control")
+        .into_iter()
+        .map(|(_, k, v)| (k, v))
+        .collect()
 }

@@ -47,7 +47,12 @@ impl Guest for Component {
             live: report
                 .live
                 .into_iter()
-                .map(|l| LivePartition { partition: l.partition, beginning: l.beginning, end: l.end, boundary: l.boundary })
+                .map(|l| LivePartition {
+                    partition: l.partition,
+                    beginning: l.beginning,
+                    end: l.end,
+                    boundary: l.boundary,
+                })
                 .collect(),
         })
     }

@@ -16,14 +16,22 @@ fn owned(topics: &[&str]) -> Vec<String> {
 
 /// A host that answers with the wrong number of items breaks the capability contract.
 fn host_contract(operation: &str, why: String) -> core::KafkaError {
-    core::KafkaError { operation: operation.into(), message: format!("the host broke the capability contract: {why}"), retriable: false }
+    core::KafkaError {
+        operation: operation.into(),
+        message: format!("the host broke the capability contract: {why}"),
+        retriable: false,
+    }
 }
 
 impl KafkaOps for HostKafka {
     fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
-        let answer = kafka_admin::describe_topics(&owned(topics)).map_err(core::KafkaError::from)?;
+        let answer =
+            kafka_admin::describe_topics(&owned(topics)).map_err(core::KafkaError::from)?;
         if answer.len() != topics.len() {
-            return Err(host_contract("describe-topics", format!("{} answers for {} topics", answer.len(), topics.len())));
+            return Err(host_contract(
+                "describe-topics",
+                format!("{} answers for {} topics", answer.len(), topics.len()),
+            ));
         }
         Ok(answer
             .into_iter()
@@ -32,40 +40,83 @@ impl KafkaOps for HostKafka {
                     let mut partitions = d.partitions;
                     partitions.sort_unstable();
                     partitions.dedup();
-                    TopicDescription { topic: d.topic, topic_id: d.topic_id, partitions }
+                    TopicDescription {
+                        topic: d.topic,
+                        topic_id: d.topic_id,
+                        partitions,
+                    }
                 })
             })
             .collect())
     }
 
-    fn describe_configs(&mut self, topics: &[&str], names: &[&str]) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
-        let answer = kafka_admin::describe_configs(&owned(topics), &owned(names)).map_err(core::KafkaError::from)?;
+    fn describe_configs(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
+        let answer = kafka_admin::describe_configs(&owned(topics), &owned(names))
+            .map_err(core::KafkaError::from)?;
         if answer.len() != topics.len() {
-            return Err(host_contract("describe-configs", format!("{} answers for {} topics", answer.len(), topics.len())));
+            return Err(host_contract(
+                "describe-configs",
+                format!("{} answers for {} topics", answer.len(), topics.len()),
+            ));
         }
         Ok(answer
             .into_iter()
-            .map(|entries| entries.into_iter().map(|e| ConfigEntry { name: e.name, value: e.value }).collect())
+            .map(|entries| {
+                entries
+                    .into_iter()
+                    .map(|e| ConfigEntry {
+                        name: e.name,
+                        value: e.value,
+                    })
+                    .collect()
+            })
             .collect())
     }
 
-    fn create_topic(&mut self, topic: &str, partitions: u32, replication_factor: u16, configs: &[ConfigEntry]) -> KafkaResult<bool> {
-        let configs: Vec<kafka_admin::ConfigEntry> =
-            configs.iter().map(|c| kafka_admin::ConfigEntry { name: c.name.clone(), value: c.value.clone() }).collect();
-        kafka_admin::create_topic(topic, partitions, replication_factor, &configs).map_err(core::KafkaError::from)
+    fn create_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        let configs: Vec<kafka_admin::ConfigEntry> = configs
+            .iter()
+            .map(|c| kafka_admin::ConfigEntry {
+                name: c.name.clone(),
+                value: c.value.clone(),
+            })
+            .collect();
+        kafka_admin::create_topic(topic, partitions, replication_factor, &configs)
+            .map_err(core::KafkaError::from)
     }
 
-    fn list_offsets(&mut self, topic: &str, partitions: &[u32], spec: OffsetSpec) -> KafkaResult<core::PartitionOffsets> {
+    fn list_offsets(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+        spec: OffsetSpec,
+    ) -> KafkaResult<core::PartitionOffsets> {
         let spec = match spec {
             OffsetSpec::Earliest => kafka_admin::OffsetSpec::Earliest,
             OffsetSpec::Latest => kafka_admin::OffsetSpec::Latest,
         };
-        let answer = kafka_admin::list_offsets(topic, partitions, spec).map_err(core::KafkaError::from)?;
+        let answer =
+            kafka_admin::list_offsets(topic, partitions, spec).map_err(core::KafkaError::from)?;
         Ok(to_offsets(&answer))
     }
 
-    fn delete_records(&mut self, topic: &str, before: &core::PartitionOffsets) -> KafkaResult<core::PartitionOffsets> {
-        let answer = kafka_admin::delete_records(topic, &from_offsets(before)).map_err(core::KafkaError::from)?;
+    fn delete_records(
+        &mut self,
+        topic: &str,
+        before: &core::PartitionOffsets,
+    ) -> KafkaResult<core::PartitionOffsets> {
+        let answer = kafka_admin::delete_records(topic, &from_offsets(before))
+            .map_err(core::KafkaError::from)?;
         Ok(to_offsets(&answer))
     }
 
@@ -84,7 +135,8 @@ pub struct HostObserver;
 
 impl core::apply::ApplyObserver for HostObserver {
     fn before_commit(&mut self, plan: &core::Plan, preview: &[core::PartitionPreview]) {
-        let preview: Vec<operator_events::PartitionPreview> = preview.iter().map(|p| (*p).into()).collect();
+        let preview: Vec<operator_events::PartitionPreview> =
+            preview.iter().map(|p| (*p).into()).collect();
         operator_events::before_commit(&plan.plan_id, &preview);
     }
 }

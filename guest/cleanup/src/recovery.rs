@@ -11,7 +11,10 @@ use crate::convert::from_offsets;
 use crate::imports::HostKafka;
 
 impl Guest for Component {
-    fn check_recovery(markers: Vec<String>, policy: RecoveryPolicy) -> Result<RecoveryVerdict, CleanupError> {
+    fn check_recovery(
+        markers: Vec<String>,
+        policy: RecoveryPolicy,
+    ) -> Result<RecoveryVerdict, CleanupError> {
         let markers = core::planning::parse_markers(&markers)?;
         let policy = core::recovery::RecoveryPolicy {
             topic: policy.topic,
@@ -23,13 +26,20 @@ impl Guest for Component {
             topic: check.decision.topic,
             boundary: match check.decision.mode {
                 core::recovery::RecoveryMode::Standard => None,
-                core::recovery::RecoveryMode::Enforced { boundary } => Some(from_offsets(&boundary)),
+                core::recovery::RecoveryMode::Enforced { boundary } => {
+                    Some(from_offsets(&boundary))
+                }
             },
             versioned: check.decision.versioned,
             ranges: check
                 .ranges
                 .into_iter()
-                .map(|(partition, requested, beginning, end)| PartitionRange { partition, requested, beginning, end })
+                .map(|(partition, requested, beginning, end)| PartitionRange {
+                    partition,
+                    requested,
+                    beginning,
+                    end,
+                })
                 .collect(),
         })
     }

@@ -3,8 +3,8 @@
 use crate::boundary::check_advances;
 use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
-use crate::ops::{ConfigEntry, KafkaOps, OffsetSpec, TopicDescription};
 use crate::offsets::PartitionOffsets;
+use crate::ops::{ConfigEntry, KafkaOps, OffsetSpec, TopicDescription};
 use crate::plan::Plan;
 use crate::topics::{
     CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
@@ -99,16 +99,18 @@ pub fn apply(
     let mut history = session.open_control_topic(options.replication_factor, !options.dry_run)?;
 
     let known = history.find(&plan.plan_id).cloned();
-    if let Some(record) = &known {
-        if record.plan != *plan {
-            return Err(CleanupError::ControlTopicCorrupt(format!(
-                "Cleanup control record {} does not match the supplied plan",
-                plan.plan_id
-            )));
-        }
+    if let Some(record) = known.as_ref().filter(|record| record.plan != *plan) {
+        return Err(CleanupError::ControlTopicCorrupt(format!(
+            "Cleanup control record {} does not match the supplied plan",
+            record.plan.plan_id
+        )));
     }
     match known.map(|record| record.status) {
-        Some(Status::Applied) => Ok(report(plan, ApplyOutcome::AlreadyApplied, Some(Status::Applied))),
+        Some(Status::Applied) => Ok(report(
+            plan,
+            ApplyOutcome::AlreadyApplied,
+            Some(Status::Applied),
+        )),
         Some(Status::Committed) if options.dry_run => {
             Ok(report(plan, ApplyOutcome::DryRun, Some(Status::Committed)))
         }
@@ -177,7 +179,11 @@ impl Session<'_> {
     }
 
     /// Validates (or, when allowed, creates) the control topic and replays its whole log.
-    fn open_control_topic(&mut self, replication_factor: u16, may_create: bool) -> Result<ControlHistory> {
+    fn open_control_topic(
+        &mut self,
+        replication_factor: u16,
+        may_create: bool,
+    ) -> Result<ControlHistory> {
         let control = self.control;
         let mut description = self.describe_one(control)?;
         if description.is_none() && may_create {
@@ -204,7 +210,10 @@ impl Session<'_> {
             .describe_configs(&[control], &[CLEANUP_POLICY])
             .map_err(CleanupError::Kafka)?;
         check_control_topic(control, &description, first(&configs))?;
-        let entries = self.kafka.read_control_log(control).map_err(CleanupError::Kafka)?;
+        let entries = self
+            .kafka
+            .read_control_log(control)
+            .map_err(CleanupError::Kafka)?;
         let history = ControlHistory::replay(&entries)?;
         let plan = self.plan;
         history.check_dedicated(&plan.topic, &plan.topic_id, &plan.offsets.partitions())?;
@@ -212,7 +221,10 @@ impl Session<'_> {
     }
 
     fn describe_one(&mut self, topic: &str) -> Result<Option<TopicDescription>> {
-        let described = self.kafka.describe_topics(&[topic]).map_err(CleanupError::Kafka)?;
+        let described = self
+            .kafka
+            .describe_topics(&[topic])
+            .map_err(CleanupError::Kafka)?;
         Ok(described.into_iter().next().flatten())
     }
 
@@ -240,7 +252,13 @@ impl Session<'_> {
                 return Err(unavailable(plan, partition, requested, beginning, end));
             };
             if requested < beginning || requested > end {
-                return Err(unavailable(plan, partition, requested, Some(beginning), Some(end)));
+                return Err(unavailable(
+                    plan,
+                    partition,
+                    requested,
+                    Some(beginning),
+                    Some(end),
+                ));
             }
             let boundary = target.get(partition).unwrap_or(requested);
             preview.push(PartitionPreview {

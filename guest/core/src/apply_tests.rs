@@ -10,11 +10,21 @@ use crate::recovery::{RecoveryMode, RecoveryPolicy, check_recovery};
 use crate::status::status;
 
 fn plan(source: &str, a: u64, b: u64) -> Plan {
-    Plan::new(source, DATA, "topic-id", [(0, a), (1, b)].into_iter().collect()).unwrap()
+    Plan::new(
+        source,
+        DATA,
+        "topic-id",
+        [(0, a), (1, b)].into_iter().collect(),
+    )
+    .unwrap()
 }
 
 fn options() -> ApplyOptions {
-    ApplyOptions { control_topic: CONTROL.into(), replication_factor: 1, dry_run: false }
+    ApplyOptions {
+        control_topic: CONTROL.into(),
+        replication_factor: 1,
+        dry_run: false,
+    }
 }
 
 fn run(kafka: &mut FakeKafka, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
@@ -39,7 +49,11 @@ fn marker(a: u64, b: u64) -> Marker {
 }
 
 fn enforced() -> RecoveryPolicy {
-    RecoveryPolicy { topic: None, control_topic: Some(CONTROL.into()), tombstones_enabled: false }
+    RecoveryPolicy {
+        topic: None,
+        control_topic: Some(CONTROL.into()),
+        tombstones_enabled: false,
+    }
 }
 
 #[test]
@@ -49,10 +63,18 @@ fn commits_before_delete_and_marks_applied_after_verification() {
     assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Applied));
     assert_eq!(
         kafka.events,
-        ["create:action-state-control", "append:COMMITTED", "delete:{0=10, 1=20}", "append:APPLIED"]
+        [
+            "create:action-state-control",
+            "append:COMMITTED",
+            "delete:{0=10, 1=20}",
+            "append:APPLIED"
+        ]
     );
     assert_eq!(kafka.data().beginnings.to_string(), "{0=10, 1=20}");
-    assert_eq!(status(&mut kafka, CONTROL).unwrap().boundary.to_string(), "{0=10, 1=20}");
+    assert_eq!(
+        status(&mut kafka, CONTROL).unwrap().boundary.to_string(),
+        "{0=10, 1=20}"
+    );
 }
 
 #[test]
@@ -61,11 +83,22 @@ fn delete_failure_leaves_committed_plan_and_reapply_finishes_it() {
     kafka.fail_on("delete_records", 1, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
     assert!(matches!(run(&mut kafka, &p), Err(CleanupError::Kafka(_))));
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Committed)]);
+    assert_eq!(
+        statuses(&mut kafka),
+        [(p.plan_id.clone(), Status::Committed)]
+    );
     assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
     assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
     let durable: Vec<&str> = kafka.events.iter().map(String::as_str).skip(1).collect();
-    assert_eq!(durable, ["append:COMMITTED", "delete:{0=10, 1=20}", "delete:{0=10, 1=20}", "append:APPLIED"]);
+    assert_eq!(
+        durable,
+        [
+            "append:COMMITTED",
+            "delete:{0=10, 1=20}",
+            "delete:{0=10, 1=20}",
+            "append:APPLIED"
+        ]
+    );
 }
 
 #[test]
@@ -74,7 +107,10 @@ fn applied_append_failure_retries_deletion_from_committed_plan() {
     kafka.fail_on("append_control", 2, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
     assert!(run(&mut kafka, &p).is_err());
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Committed)]);
+    assert_eq!(
+        statuses(&mut kafka),
+        [(p.plan_id.clone(), Status::Committed)]
+    );
     assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
     assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
 }
@@ -117,8 +153,14 @@ fn later_plan_advances_every_partition() {
     let mut kafka = FakeKafka::new();
     run(&mut kafka, &plan("checkpoint-41", 10, 20)).unwrap();
     kafka.events.clear();
-    assert_eq!(run(&mut kafka, &plan("checkpoint-42", 15, 25)), Ok(ApplyOutcome::Applied));
-    assert_eq!(kafka.events, ["append:COMMITTED", "delete:{0=15, 1=25}", "append:APPLIED"]);
+    assert_eq!(
+        run(&mut kafka, &plan("checkpoint-42", 15, 25)),
+        Ok(ApplyOutcome::Applied)
+    );
+    assert_eq!(
+        kafka.events,
+        ["append:COMMITTED", "delete:{0=15, 1=25}", "append:APPLIED"]
+    );
 }
 
 #[test]
@@ -131,14 +173,31 @@ fn incomparable_committed_boundaries_are_refused_without_writes() {
         .map(|(i, p)| ControlEntry {
             offset: i as u64,
             key: Some(p.plan_id.clone()),
-            value: Some(ControlRecord { status: Status::Committed, plan: (*p).clone() }.render()),
+            value: Some(
+                ControlRecord {
+                    status: Status::Committed,
+                    plan: (*p).clone(),
+                }
+                .render(),
+            ),
         })
         .collect();
-    kafka.topics.insert(CONTROL.into(), crate::fake::safe_topic("control-id", &[0], 0));
-    kafka.topics.get_mut(CONTROL).unwrap().configs.insert("cleanup.policy".into(), "compact".into());
+    kafka.topics.insert(
+        CONTROL.into(),
+        crate::fake::safe_topic("control-id", &[0], 0),
+    );
+    kafka
+        .topics
+        .get_mut(CONTROL)
+        .unwrap()
+        .configs
+        .insert("cleanup.policy".into(), "compact".into());
     kafka.control_log.insert(CONTROL.into(), log);
     let error = run(&mut kafka, &right).unwrap_err();
-    assert!(error.to_string().contains("incomparable boundaries"), "{error}");
+    assert!(
+        error.to_string().contains("incomparable boundaries"),
+        "{error}"
+    );
     assert!(kafka.events.is_empty());
 }
 
@@ -147,21 +206,36 @@ fn unavailable_offsets_are_refused_before_commit() {
     let mut kafka = FakeKafka::new();
     kafka.data().beginnings.insert(0, 11);
     let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
-    assert!(error.to_string().contains("available range is [11, 1000]"), "{error}");
+    assert!(
+        error.to_string().contains("available range is [11, 1000]"),
+        "{error}"
+    );
     let mut kafka = FakeKafka::new();
     kafka.data().ends.insert(1, 19);
     let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
-    assert!(error.to_string().contains("available range is [0, 19]"), "{error}");
+    assert!(
+        error.to_string().contains("available range is [0, 19]"),
+        "{error}"
+    );
     assert!(!kafka.events.iter().any(|e| e.starts_with("append")));
 }
 
 #[test]
 fn unsafe_data_topic_configuration_is_refused_before_commit() {
     let mut kafka = FakeKafka::new();
-    kafka.data().configs.insert("retention.ms".into(), "604800000".into());
+    kafka
+        .data()
+        .configs
+        .insert("retention.ms".into(), "604800000".into());
     let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
-    assert!(matches!(error, CleanupError::UnsafeTopicConfig(_)), "{error}");
-    assert!(kafka.events.is_empty(), "nothing durable, not even the control topic");
+    assert!(
+        matches!(error, CleanupError::UnsafeTopicConfig(_)),
+        "{error}"
+    );
+    assert!(
+        kafka.events.is_empty(),
+        "nothing durable, not even the control topic"
+    );
 }
 
 #[test]
@@ -169,7 +243,10 @@ fn configuration_is_rechecked_immediately_before_commit() {
     let mut kafka = FakeKafka::new();
     // Call 1 is the initial data check, call 2 the control topic, call 3 right before commit.
     kafka.fail_on("describe_configs", 3, Fault::SetPolicy("compact".into()));
-    assert!(matches!(run(&mut kafka, &plan("rp", 10, 20)), Err(CleanupError::UnsafeTopicConfig(_))));
+    assert!(matches!(
+        run(&mut kafka, &plan("rp", 10, 20)),
+        Err(CleanupError::UnsafeTopicConfig(_))
+    ));
     assert!(!kafka.events.iter().any(|e| e.starts_with("append")));
 }
 
@@ -178,14 +255,29 @@ fn configuration_is_rechecked_before_and_after_delete() {
     let mut kafka = FakeKafka::new();
     kafka.fail_on("describe_configs", 4, Fault::SetPolicy("compact".into()));
     let p = plan("rp", 10, 20);
-    assert!(matches!(run(&mut kafka, &p), Err(CleanupError::UnsafeTopicConfig(_))));
-    assert_eq!(kafka.events.last().map(String::as_str), Some("append:COMMITTED"));
+    assert!(matches!(
+        run(&mut kafka, &p),
+        Err(CleanupError::UnsafeTopicConfig(_))
+    ));
+    assert_eq!(
+        kafka.events.last().map(String::as_str),
+        Some("append:COMMITTED")
+    );
 
     let mut kafka = FakeKafka::new();
     kafka.fail_on("describe_configs", 5, Fault::SetPolicy("compact".into()));
-    assert!(matches!(run(&mut kafka, &p), Err(CleanupError::UnsafeTopicConfig(_))));
-    assert_eq!(kafka.events.last().map(String::as_str), Some("delete:{0=10, 1=20}"));
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Committed)]);
+    assert!(matches!(
+        run(&mut kafka, &p),
+        Err(CleanupError::UnsafeTopicConfig(_))
+    ));
+    assert_eq!(
+        kafka.events.last().map(String::as_str),
+        Some("delete:{0=10, 1=20}")
+    );
+    assert_eq!(
+        statuses(&mut kafka),
+        [(p.plan_id.clone(), Status::Committed)]
+    );
 }
 
 #[test]
@@ -193,13 +285,33 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
     let p = plan("rp", 10, 20);
     // describe_topics calls: 1 data, 2 control, 3 control after create, 4 before commit,
     // 5 before delete, 6 after delete.
-    for (call, last_event) in [(4, "create:action-state-control"), (5, "append:COMMITTED"), (6, "delete:{0=10, 1=20}")] {
+    for (call, last_event) in [
+        (4, "create:action-state-control"),
+        (5, "append:COMMITTED"),
+        (6, "delete:{0=10, 1=20}"),
+    ] {
         let mut kafka = FakeKafka::new();
-        kafka.fail_on("describe_topics", call, Fault::RecreateTopic("recreated-id".into()));
+        kafka.fail_on(
+            "describe_topics",
+            call,
+            Fault::RecreateTopic("recreated-id".into()),
+        );
         let error = run(&mut kafka, &p).unwrap_err();
-        assert!(matches!(error, CleanupError::TopicChanged(_)), "call {call}: {error}");
-        assert!(error.to_string().contains("expected ID topic-id but found recreated-id"), "{error}");
-        assert_eq!(kafka.events.last().map(String::as_str), Some(last_event), "call {call}");
+        assert!(
+            matches!(error, CleanupError::TopicChanged(_)),
+            "call {call}: {error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("expected ID topic-id but found recreated-id"),
+            "{error}"
+        );
+        assert_eq!(
+            kafka.events.last().map(String::as_str),
+            Some(last_event),
+            "call {call}"
+        );
     }
 }
 
@@ -207,7 +319,10 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
 fn recreated_topic_and_changed_partitions_are_refused_before_commit() {
     let mut kafka = FakeKafka::new();
     kafka.data().topic_id = "recreated-id".into();
-    assert!(matches!(run(&mut kafka, &plan("rp", 10, 20)), Err(CleanupError::TopicChanged(_))));
+    assert!(matches!(
+        run(&mut kafka, &plan("rp", 10, 20)),
+        Err(CleanupError::TopicChanged(_))
+    ));
     let mut kafka = FakeKafka::new();
     kafka.data().partitions = vec![0, 1, 2];
     let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
@@ -222,13 +337,23 @@ fn control_topic_tombstone_stops_apply_and_recovery_without_changing_boundary() 
     run(&mut kafka, &p).unwrap();
     let log = kafka.control_log.get_mut(CONTROL).unwrap();
     let offset = log.len() as u64;
-    log.push(ControlEntry { offset, key: Some(p.plan_id.clone()), value: None });
+    log.push(ControlEntry {
+        offset,
+        key: Some(p.plan_id.clone()),
+        value: None,
+    });
     kafka.events.clear();
     let error = run(&mut kafka, &plan("rp2", 15, 25)).unwrap_err();
-    assert!(matches!(error, CleanupError::ControlTopicCorrupt(_)), "{error}");
+    assert!(
+        matches!(error, CleanupError::ControlTopicCorrupt(_)),
+        "{error}"
+    );
     assert!(kafka.events.is_empty());
     let refused = check_recovery(&mut kafka, &[marker(10, 20)], &enforced()).unwrap_err();
-    assert!(refused.to_string().contains("cannot be deleted"), "{refused}");
+    assert!(
+        refused.to_string().contains("cannot be deleted"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -236,11 +361,22 @@ fn plan_changed_under_known_id_is_refused() {
     let mut kafka = FakeKafka::new();
     let p = plan("rp", 10, 20);
     run(&mut kafka, &p).unwrap();
-    let forged = ControlRecord { status: Status::Applied, plan: plan("rp", 11, 20) }.render();
+    let forged = ControlRecord {
+        status: Status::Applied,
+        plan: plan("rp", 11, 20),
+    }
+    .render();
     let log = kafka.control_log.get_mut(CONTROL).unwrap();
     let offset = log.len() as u64;
-    log.push(ControlEntry { offset, key: Some(p.plan_id.clone()), value: Some(forged) });
-    assert!(matches!(run(&mut kafka, &p), Err(CleanupError::ControlTopicCorrupt(_))));
+    log.push(ControlEntry {
+        offset,
+        key: Some(p.plan_id.clone()),
+        value: Some(forged),
+    });
+    assert!(matches!(
+        run(&mut kafka, &p),
+        Err(CleanupError::ControlTopicCorrupt(_))
+    ));
 }
 
 #[test]
@@ -248,10 +384,15 @@ fn control_topic_with_two_partitions_or_delete_policy_is_refused() {
     for (partitions, policy) in [(vec![0, 1], "compact"), (vec![0], "compact,delete")] {
         let mut kafka = FakeKafka::new();
         let mut control = crate::fake::safe_topic("control-id", &partitions, 0);
-        control.configs.insert("cleanup.policy".into(), policy.into());
+        control
+            .configs
+            .insert("cleanup.policy".into(), policy.into());
         kafka.topics.insert(CONTROL.into(), control);
         let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
-        assert!(matches!(error, CleanupError::InvalidControlTopic(_)), "{error}");
+        assert!(
+            matches!(error, CleanupError::InvalidControlTopic(_)),
+            "{error}"
+        );
         assert!(kafka.events.is_empty());
     }
 }
@@ -261,7 +402,11 @@ fn invalid_arguments_are_refused_before_any_kafka_call() {
     let mut kafka = FakeKafka::new();
     let p = plan("rp", 10, 20);
     for (control, rf) in [(DATA, 1), (" ", 1), (CONTROL, 0), (CONTROL, 32768)] {
-        let opts = ApplyOptions { control_topic: control.into(), replication_factor: rf, dry_run: false };
+        let opts = ApplyOptions {
+            control_topic: control.into(),
+            replication_factor: rf,
+            dry_run: false,
+        };
         let error = apply(&mut kafka, &mut Silent, &p, &opts).unwrap_err();
         assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error}");
     }
@@ -272,7 +417,10 @@ fn invalid_arguments_are_refused_before_any_kafka_call() {
 fn dry_run_previews_and_writes_nothing() {
     let mut kafka = FakeKafka::new();
     kafka.data().beginnings.insert(0, 4);
-    let opts = ApplyOptions { dry_run: true, ..options() };
+    let opts = ApplyOptions {
+        dry_run: true,
+        ..options()
+    };
     let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::DryRun);
     assert_eq!(report.preview[0].records_to_delete, 6);
@@ -286,9 +434,17 @@ fn committed_boundary_refuses_older_restore_before_delete_succeeds() {
     kafka.fail_on("delete_records", 1, Fault::Fail);
     let _ = run(&mut kafka, &plan("c1", 10, 20));
     let error = check_recovery(&mut kafka, &[marker(9, 20)], &enforced()).unwrap_err();
-    assert!(error.to_string().contains("from offset 9 because the committed cleanup boundary is 10"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("from offset 9 because the committed cleanup boundary is 10"),
+        "{error}"
+    );
     let allowed = check_recovery(&mut kafka, &[marker(10, 21)], &enforced()).unwrap();
-    assert!(matches!(allowed.decision.mode, RecoveryMode::Enforced { .. }));
+    assert!(matches!(
+        allowed.decision.mode,
+        RecoveryMode::Enforced { .. }
+    ));
 }
 
 #[test]
@@ -299,7 +455,10 @@ fn recovery_fails_closed_without_a_committed_boundary() {
     run(&mut kafka, &plan("c1", 0, 0)).unwrap();
     kafka.control_log.clear();
     let error = check_recovery(&mut kafka, &[marker(0, 0)], &enforced()).unwrap_err();
-    assert!(error.to_string().contains("contains no committed boundary"), "{error}");
+    assert!(
+        error.to_string().contains("contains no committed boundary"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -307,23 +466,58 @@ fn recovery_decision_table_rows() {
     let mut kafka = FakeKafka::new();
     run(&mut kafka, &plan("c1", 10, 20)).unwrap();
     let legacy = Marker::Legacy([(0, 10), (1, 20)].into_iter().collect());
-    let standard = RecoveryPolicy { topic: Some(DATA.into()), control_topic: None, tombstones_enabled: true };
+    let standard = RecoveryPolicy {
+        topic: Some(DATA.into()),
+        control_topic: None,
+        tombstones_enabled: true,
+    };
     // Not configured: legacy or versioned restore without enforcement (even below the boundary
     // the live range check still applies, and beginnings are now 10 and 20).
-    assert_eq!(check_recovery(&mut kafka, &[legacy.clone()], &standard).unwrap().decision.mode, RecoveryMode::Standard);
+    assert_eq!(
+        check_recovery(&mut kafka, std::slice::from_ref(&legacy), &standard)
+            .unwrap()
+            .decision
+            .mode,
+        RecoveryMode::Standard
+    );
     assert!(check_recovery(&mut kafka, &[marker(10, 25)], &standard).is_ok());
     // Configured: legacy refused, tombstones refused, mixtures refused.
-    let error = check_recovery(&mut kafka, &[legacy.clone()], &RecoveryPolicy { topic: Some(DATA.into()), ..enforced() }).unwrap_err();
-    assert!(error.to_string().contains("requires versioned Kafka recovery markers"), "{error}");
-    let conflicting = RecoveryPolicy { tombstones_enabled: true, ..enforced() };
-    assert!(matches!(check_recovery(&mut kafka, &[marker(10, 20)], &conflicting), Err(CleanupError::ConflictingPolicies(_))));
+    let error = check_recovery(
+        &mut kafka,
+        std::slice::from_ref(&legacy),
+        &RecoveryPolicy {
+            topic: Some(DATA.into()),
+            ..enforced()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("requires versioned Kafka recovery markers"),
+        "{error}"
+    );
+    let conflicting = RecoveryPolicy {
+        tombstones_enabled: true,
+        ..enforced()
+    };
+    assert!(matches!(
+        check_recovery(&mut kafka, &[marker(10, 20)], &conflicting),
+        Err(CleanupError::ConflictingPolicies(_))
+    ));
     let error = check_recovery(&mut kafka, &[marker(10, 20), legacy], &standard).unwrap_err();
     assert!(error.to_string().contains("mixture"), "{error}");
     // Below the live beginning without enforcement: the range check refuses.
     let error = check_recovery(&mut kafka, &[marker(4, 20)], &standard).unwrap_err();
-    assert!(error.to_string().contains("available range is [10, 1000]"), "{error}");
+    assert!(
+        error.to_string().contains("available range is [10, 1000]"),
+        "{error}"
+    );
     // A recreated topic is reported as such.
     kafka.data().topic_id = "new-id".into();
     let error = check_recovery(&mut kafka, &[marker(10, 20)], &standard).unwrap_err();
-    assert!(error.to_string().contains("may have been recreated"), "{error}");
+    assert!(
+        error.to_string().contains("may have been recreated"),
+        "{error}"
+    );
 }

@@ -21,7 +21,9 @@ pub fn effective_boundary<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> Part
 pub fn advances_or_equals(offsets: &PartitionOffsets, boundary: &PartitionOffsets) -> bool {
     boundary.is_empty()
         || (offsets.same_partitions(boundary)
-            && boundary.iter().all(|(p, b)| offsets.get(p).is_some_and(|o| o >= b)))
+            && boundary
+                .iter()
+                .all(|(p, b)| offsets.get(p).is_some_and(|o| o >= b)))
 }
 
 /// Two boundaries are comparable when one advances or equals the other.
@@ -85,7 +87,12 @@ mod tests {
         let error = check_advances(&plan(9, 20), &plan(10, 20).offsets).unwrap_err();
         assert!(matches!(
             error,
-            CleanupError::BoundaryRegression(BoundaryRegression { partition: 0, planned: 9, boundary: 10, .. })
+            CleanupError::BoundaryRegression(BoundaryRegression {
+                partition: 0,
+                planned: 9,
+                boundary: 10,
+                ..
+            })
         ));
         assert!(error.to_string().contains("does not advance"));
         assert_eq!(check_advances(&plan(10, 20), &plan(10, 20).offsets), Ok(()));

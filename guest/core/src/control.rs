@@ -38,11 +38,14 @@ pub struct ControlRecord {
 impl ControlRecord {
     /// Parses a record value strictly, including the embedded plan and its ID.
     pub fn parse_value(text: &str) -> Result<ControlRecord, String> {
-        let value = json::parse(text).map_err(|e| format!("it is not one valid JSON document: {e}"))?;
+        let value =
+            json::parse(text).map_err(|e| format!("it is not one valid JSON document: {e}"))?;
         let fields = Fields::exactly(SUBJECT, &value, &FIELDS)?;
         let schema = fields.get("schemaVersion");
         if schema.as_i64() != Some(i64::from(CONTROL_SCHEMA_VERSION)) {
-            return Err(format!("Unsupported cleanup control record schema {schema}"));
+            return Err(format!(
+                "Unsupported cleanup control record schema {schema}"
+            ));
         }
         let status = match fields.get("status") {
             Value::String(s) if s == "COMMITTED" => Status::Committed,
@@ -124,12 +127,20 @@ impl ControlHistory {
                 record.plan.plan_id
             )));
         }
-        match self.operations.iter_mut().find(|op| op.plan.plan_id == *key) {
-            Some(known) if known.plan != record.plan => Err(corrupt(format!(
-                "changed immutable plan {key}"
-            ))),
-            Some(known) if known.status == Status::Applied && record.status == Status::Committed => {
-                Err(corrupt(format!("regressed applied plan {key} to COMMITTED")))
+        match self
+            .operations
+            .iter_mut()
+            .find(|op| op.plan.plan_id == *key)
+        {
+            Some(known) if known.plan != record.plan => {
+                Err(corrupt(format!("changed immutable plan {key}")))
+            }
+            Some(known)
+                if known.status == Status::Applied && record.status == Status::Committed =>
+            {
+                Err(corrupt(format!(
+                    "regressed applied plan {key} to COMMITTED"
+                )))
             }
             Some(known) => {
                 known.status = record.status;
@@ -188,7 +199,12 @@ impl ControlHistory {
     /// every step, and a step that does not is itself an incomparable pair.
     fn check_chain(&self) -> Result<()> {
         let mut plans: Vec<&Plan> = self.operations.iter().map(|op| &op.plan).collect();
-        plans.sort_by_key(|plan| plan.offsets.iter().map(|(_, o)| u128::from(o)).sum::<u128>());
+        plans.sort_by_key(|plan| {
+            plan.offsets
+                .iter()
+                .map(|(_, o)| u128::from(o))
+                .sum::<u128>()
+        });
         for pair in plans.windows(2) {
             if !advances_or_equals(&pair[1].offsets, &pair[0].offsets) {
                 return Err(CleanupError::ControlTopicCorrupt(format!(
@@ -206,20 +222,38 @@ mod tests {
     use super::*;
 
     fn plan(a: u64, b: u64) -> Plan {
-        Plan::new("rp", "action-state", "topic-id", [(0, a), (1, b)].into_iter().collect()).unwrap()
+        Plan::new(
+            "rp",
+            "action-state",
+            "topic-id",
+            [(0, a), (1, b)].into_iter().collect(),
+        )
+        .unwrap()
     }
 
     fn entry(offset: u64, status: Status, plan: &Plan) -> ControlEntry {
-        let record = ControlRecord { status, plan: plan.clone() };
-        ControlEntry { offset, key: Some(plan.plan_id.clone()), value: Some(record.render()) }
+        let record = ControlRecord {
+            status,
+            plan: plan.clone(),
+        };
+        ControlEntry {
+            offset,
+            key: Some(plan.plan_id.clone()),
+            value: Some(record.render()),
+        }
     }
 
     #[test]
     fn record_round_trips_in_compact_form() {
         let p = plan(10, 20);
-        let record = ControlRecord { status: Status::Committed, plan: p.clone() };
+        let record = ControlRecord {
+            status: Status::Committed,
+            plan: p.clone(),
+        };
         let text = record.render();
-        assert!(text.starts_with("{\"schemaVersion\":1,\"status\":\"COMMITTED\",\"plan\":{\"schemaVersion\":1,"));
+        assert!(text.starts_with(
+            "{\"schemaVersion\":1,\"status\":\"COMMITTED\",\"plan\":{\"schemaVersion\":1,"
+        ));
         assert_eq!(ControlRecord::parse_value(&text), Ok(record));
     }
 
@@ -227,9 +261,16 @@ mod tests {
     fn tombstone_is_refused_without_rolling_back_boundary() {
         let p = plan(10, 20);
         let mut history = ControlHistory::replay(&[entry(0, Status::Committed, &p)]).unwrap();
-        let tombstone = ControlEntry { offset: 1, key: Some(p.plan_id.clone()), value: None };
+        let tombstone = ControlEntry {
+            offset: 1,
+            key: Some(p.plan_id.clone()),
+            value: None,
+        };
         let error = history.observe(&tombstone).unwrap_err().to_string();
-        assert!(error.contains("cleanup boundaries cannot be deleted"), "{error}");
+        assert!(
+            error.contains("cleanup boundaries cannot be deleted"),
+            "{error}"
+        );
         assert_eq!(history.boundary(), p.offsets);
     }
 
@@ -237,7 +278,10 @@ mod tests {
     fn status_regression_is_refused_and_status_kept() {
         let p = plan(10, 20);
         let mut history = ControlHistory::replay(&[entry(0, Status::Applied, &p)]).unwrap();
-        let error = history.observe(&entry(1, Status::Committed, &p)).unwrap_err().to_string();
+        let error = history
+            .observe(&entry(1, Status::Committed, &p))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("regressed applied plan"), "{error}");
         assert_eq!(history.find(&p.plan_id).unwrap().status, Status::Applied);
     }
@@ -247,28 +291,88 @@ mod tests {
         let p = plan(10, 20);
         let mut history = ControlHistory::replay(&[entry(0, Status::Committed, &p)]).unwrap();
         let other = plan(11, 20);
-        let forged = ControlEntry { offset: 1, key: Some(p.plan_id.clone()), value: entry(1, Status::Committed, &other).value };
-        assert!(history.observe(&forged).unwrap_err().to_string().contains("does not match its plan ID"));
+        let forged = ControlEntry {
+            offset: 1,
+            key: Some(p.plan_id.clone()),
+            value: entry(1, Status::Committed, &other).value,
+        };
+        assert!(
+            history
+                .observe(&forged)
+                .unwrap_err()
+                .to_string()
+                .contains("does not match its plan ID")
+        );
         let unknown_status = ControlEntry {
             offset: 2,
             key: Some(p.plan_id.clone()),
-            value: Some(ControlRecord { status: Status::Committed, plan: p.clone() }.render().replace("COMMITTED", "DELETED")),
+            value: Some(
+                ControlRecord {
+                    status: Status::Committed,
+                    plan: p.clone(),
+                }
+                .render()
+                .replace("COMMITTED", "DELETED"),
+            ),
         };
-        assert!(history.observe(&unknown_status).unwrap_err().to_string().contains("COMMITTED or APPLIED"));
-        let fractional = ControlEntry { offset: 3, key: Some(p.plan_id.clone()), value: entry(3, Status::Committed, &p).value.map(|v| v.replace("\"schemaVersion\":1,\"status\"", "\"schemaVersion\":1.5,\"status\"")) };
-        assert!(history.observe(&fractional).unwrap_err().to_string().contains("Unsupported cleanup control record schema 1.5"));
+        assert!(
+            history
+                .observe(&unknown_status)
+                .unwrap_err()
+                .to_string()
+                .contains("COMMITTED or APPLIED")
+        );
+        let fractional = ControlEntry {
+            offset: 3,
+            key: Some(p.plan_id.clone()),
+            value: entry(3, Status::Committed, &p).value.map(|v| {
+                v.replace(
+                    "\"schemaVersion\":1,\"status\"",
+                    "\"schemaVersion\":1.5,\"status\"",
+                )
+            }),
+        };
+        assert!(
+            history
+                .observe(&fractional)
+                .unwrap_err()
+                .to_string()
+                .contains("Unsupported cleanup control record schema 1.5")
+        );
         assert_eq!(history.operations().len(), 1);
     }
 
     #[test]
     fn incomparable_boundaries_and_foreign_topics_are_refused() {
-        let history = ControlHistory::replay(&[entry(0, Status::Committed, &plan(10, 30)), entry(1, Status::Committed, &plan(20, 20))]).unwrap();
-        let error = history.check_dedicated("action-state", "topic-id", &[0, 1]).unwrap_err().to_string();
+        let history = ControlHistory::replay(&[
+            entry(0, Status::Committed, &plan(10, 30)),
+            entry(1, Status::Committed, &plan(20, 20)),
+        ])
+        .unwrap();
+        let error = history
+            .check_dedicated("action-state", "topic-id", &[0, 1])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("incomparable boundaries"), "{error}");
-        let chain = ControlHistory::replay(&[entry(0, Status::Applied, &plan(10, 20)), entry(1, Status::Committed, &plan(15, 25))]).unwrap();
-        assert_eq!(chain.check_dedicated("action-state", "topic-id", &[0, 1]), Ok(()));
-        assert!(chain.check_dedicated("action-state", "recreated", &[0, 1]).is_err());
-        assert!(chain.check_dedicated("action-state", "topic-id", &[0, 1, 2]).is_err());
+        let chain = ControlHistory::replay(&[
+            entry(0, Status::Applied, &plan(10, 20)),
+            entry(1, Status::Committed, &plan(15, 25)),
+        ])
+        .unwrap();
+        assert_eq!(
+            chain.check_dedicated("action-state", "topic-id", &[0, 1]),
+            Ok(())
+        );
+        assert!(
+            chain
+                .check_dedicated("action-state", "recreated", &[0, 1])
+                .is_err()
+        );
+        assert!(
+            chain
+                .check_dedicated("action-state", "topic-id", &[0, 1, 2])
+                .is_err()
+        );
         assert_eq!(chain.boundary().to_string(), "{0=15, 1=25}");
     }
 }

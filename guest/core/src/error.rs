@@ -66,7 +66,7 @@ pub enum CleanupError {
     /// A plan that does not advance the effective boundary (SPEC §4).
     BoundaryRegression(BoundaryRegression),
     /// The live data topic is not the one the plan or marker names.
-    TopicChanged(TopicChange),
+    TopicChanged(Box<TopicChange>),
     /// The data topic's configuration would let Kafka delete records on its own.
     UnsafeTopicConfig(String),
     /// The control topic is missing, has the wrong shape or the wrong configuration.

@@ -47,7 +47,9 @@ impl FakeKafka {
     /// A data topic with partitions 0 and 1, safe configuration, beginnings 0 and large ends.
     pub fn new() -> Self {
         let mut kafka = FakeKafka::default();
-        kafka.topics.insert(DATA.into(), safe_topic("topic-id", &[0, 1], 1_000));
+        kafka
+            .topics
+            .insert(DATA.into(), safe_topic("topic-id", &[0, 1], 1_000));
         kafka
     }
 
@@ -56,7 +58,9 @@ impl FakeKafka {
     }
 
     pub fn data(&mut self) -> &mut FakeTopic {
-        self.topics.get_mut(DATA).expect("the fake data topic exists")
+        self.topics
+            .get_mut(DATA)
+            .expect("the fake data topic exists")
     }
 
     pub fn total_calls(&self) -> u32 {
@@ -93,10 +97,14 @@ impl FakeKafka {
 }
 
 pub fn safe_topic(id: &str, partitions: &[u32], end: u64) -> FakeTopic {
-    let configs = [("cleanup.policy", "compact,delete"), ("retention.ms", "-1"), ("retention.bytes", "-1")]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let configs = [
+        ("cleanup.policy", "compact,delete"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
     FakeTopic {
         topic_id: id.into(),
         partitions: partitions.to_vec(),
@@ -129,21 +137,37 @@ impl KafkaOps for FakeKafka {
             .collect())
     }
 
-    fn describe_configs(&mut self, topics: &[&str], names: &[&str]) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
+    fn describe_configs(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
         self.enter("describe_configs")?;
         topics
             .iter()
             .map(|name| {
-                let topic = self.topics.get(*name).ok_or_else(|| missing("describe_configs", name))?;
+                let topic = self
+                    .topics
+                    .get(*name)
+                    .ok_or_else(|| missing("describe_configs", name))?;
                 Ok(names
                     .iter()
-                    .map(|n| ConfigEntry { name: (*n).to_owned(), value: topic.configs.get(*n).cloned() })
+                    .map(|n| ConfigEntry {
+                        name: (*n).to_owned(),
+                        value: topic.configs.get(*n).cloned(),
+                    })
                     .collect())
             })
             .collect()
     }
 
-    fn create_topic(&mut self, topic: &str, partitions: u32, _rf: u16, configs: &[ConfigEntry]) -> KafkaResult<bool> {
+    fn create_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        _rf: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
         self.enter("create_topic")?;
         if self.topics.contains_key(topic) {
             return Ok(false);
@@ -159,26 +183,47 @@ impl KafkaOps for FakeKafka {
         Ok(true)
     }
 
-    fn list_offsets(&mut self, topic: &str, partitions: &[u32], spec: OffsetSpec) -> KafkaResult<PartitionOffsets> {
+    fn list_offsets(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+        spec: OffsetSpec,
+    ) -> KafkaResult<PartitionOffsets> {
         self.enter("list_offsets")?;
-        let t = self.topics.get(topic).ok_or_else(|| missing("list_offsets", topic))?;
+        let t = self
+            .topics
+            .get(topic)
+            .ok_or_else(|| missing("list_offsets", topic))?;
         let source = match spec {
             OffsetSpec::Earliest => &t.beginnings,
             OffsetSpec::Latest => &t.ends,
         };
-        Ok(partitions.iter().filter_map(|p| source.get(*p).map(|o| (*p, o))).collect())
+        Ok(partitions
+            .iter()
+            .filter_map(|p| source.get(*p).map(|o| (*p, o)))
+            .collect())
     }
 
-    fn delete_records(&mut self, topic: &str, before: &PartitionOffsets) -> KafkaResult<PartitionOffsets> {
+    fn delete_records(
+        &mut self,
+        topic: &str,
+        before: &PartitionOffsets,
+    ) -> KafkaResult<PartitionOffsets> {
         // Recorded before a simulated failure, like the Java tests' fake, so tests see attempts.
         self.events.push(format!("delete:{before}"));
         self.enter("delete_records")?;
-        let t = self.topics.get_mut(topic).ok_or_else(|| missing("delete_records", topic))?;
+        let t = self
+            .topics
+            .get_mut(topic)
+            .ok_or_else(|| missing("delete_records", topic))?;
         for (partition, offset) in before.iter() {
             let beginning = t.beginnings.get(partition).unwrap_or(0);
             t.beginnings.insert(partition, beginning.max(offset));
         }
-        Ok(before.iter().filter_map(|(p, _)| t.beginnings.get(p).map(|b| (p, b))).collect())
+        Ok(before
+            .iter()
+            .filter_map(|(p, _)| t.beginnings.get(p).map(|b| (p, b)))
+            .collect())
     }
 
     fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<ControlEntry>> {
@@ -190,8 +235,16 @@ impl KafkaOps for FakeKafka {
         self.enter("append_control")?;
         let log = self.control_log.entry(topic.to_owned()).or_default();
         let offset = log.len() as u64;
-        log.push(ControlEntry { offset, key: Some(key.into()), value: Some(value.into()) });
-        let status = if value.contains("\"status\":\"COMMITTED\"") { "COMMITTED" } else { "APPLIED" };
+        log.push(ControlEntry {
+            offset,
+            key: Some(key.into()),
+            value: Some(value.into()),
+        });
+        let status = if value.contains("\"status\":\"COMMITTED\"") {
+            "COMMITTED"
+        } else {
+            "APPLIED"
+        };
         self.events.push(format!("append:{status}"));
         Ok(offset)
     }

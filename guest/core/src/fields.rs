@@ -155,7 +155,9 @@ pub fn parse_offsets(subject: &str, value: &Value) -> Result<PartitionOffsets, S
         // Canonical keys are unique strings, so a repeat here is impossible after the JSON
         // reader refused duplicate names; the check stays as a guard against future changes.
         if offsets.get(partition).is_some() {
-            return Err(format!("{subject} contains duplicate Kafka partition {key}"));
+            return Err(format!(
+                "{subject} contains duplicate Kafka partition {key}"
+            ));
         }
         offsets.insert(partition, offset);
     }
@@ -195,15 +197,35 @@ mod tests {
             let error = parse_partition("Plan", key).unwrap_err();
             assert!(error.contains("canonical decimal form"), "{key}: {error}");
         }
-        assert!(parse_partition("Plan", "-1").unwrap_err().contains("non-negative"));
-        assert!(parse_partition("Plan", "x").unwrap_err().contains("non-integer"));
-        assert!(parse_partition("Plan", "").unwrap_err().contains("non-integer"));
-        assert!(parse_partition("Plan", "2147483648").unwrap_err().contains("largest"));
+        assert!(
+            parse_partition("Plan", "-1")
+                .unwrap_err()
+                .contains("non-negative")
+        );
+        assert!(
+            parse_partition("Plan", "x")
+                .unwrap_err()
+                .contains("non-integer")
+        );
+        assert!(
+            parse_partition("Plan", "")
+                .unwrap_err()
+                .contains("non-integer")
+        );
+        assert!(
+            parse_partition("Plan", "2147483648")
+                .unwrap_err()
+                .contains("largest")
+        );
     }
 
     #[test]
     fn control_characters_and_blanks_are_refused() {
-        assert!(check_text("Plan", "topic", " \t").unwrap_err().contains("blank"));
+        assert!(
+            check_text("Plan", "topic", " \t")
+                .unwrap_err()
+                .contains("blank")
+        );
         let error = check_text("Plan", "topic", "a\nb").unwrap_err();
         assert!(error.contains("U+000A at character 2"), "{error}");
         assert!(check_text("Plan", "topic", "a\u{85}b").is_err());

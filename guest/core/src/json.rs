@@ -379,7 +379,11 @@ mod tests {
                 ("b".into(), Value::Number("10.50".into())),
                 (
                     "a".into(),
-                    Value::Array(vec![Value::Bool(true), Value::Null, Value::String("x".into())])
+                    Value::Array(vec![
+                        Value::Bool(true),
+                        Value::Null,
+                        Value::String("x".into())
+                    ])
                 ),
             ]))
         );
@@ -421,7 +425,10 @@ mod tests {
 
     #[test]
     fn integers_exclude_fractions_exponents_and_overflow() {
-        assert_eq!(parse("9223372036854775807").map(|v| v.as_i64()), Ok(Some(i64::MAX)));
+        assert_eq!(
+            parse("9223372036854775807").map(|v| v.as_i64()),
+            Ok(Some(i64::MAX))
+        );
         for text in ["10.0", "1e2", "9223372036854775808"] {
             assert_eq!(parse(text).map(|v| v.as_i64()), Ok(None), "{text}");
         }

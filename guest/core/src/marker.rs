@@ -130,16 +130,44 @@ mod tests {
     fn refuses_unsupported_schema_and_partial_versioned_markers() {
         let schema99 = r#"{"schemaVersion":99,"topic":"t","topicId":"i","offsets":{"0":1}}"#;
         let error = Marker::parse(schema99).unwrap_err().to_string();
-        assert!(error.contains("Unsupported Kafka recovery marker schema 99"), "{error}");
+        assert!(
+            error.contains("Unsupported Kafka recovery marker schema 99"),
+            "{error}"
+        );
         let partial = r#"{"topic":"t","offsets":{"0":1}}"#;
-        assert!(Marker::parse(partial).unwrap_err().to_string().contains("fields must be exactly"));
+        assert!(
+            Marker::parse(partial)
+                .unwrap_err()
+                .to_string()
+                .contains("fields must be exactly")
+        );
     }
 
     #[test]
     fn refuses_bad_legacy_keys_and_values() {
-        assert!(Marker::parse(r#"{"00":1}"#).unwrap_err().to_string().contains("canonical"));
-        assert!(Marker::parse(r#"{"0":-1}"#).unwrap_err().to_string().contains("non-negative"));
-        assert!(Marker::parse(r#"{}"#).unwrap_err().to_string().contains("must not be empty"));
-        assert!(Marker::parse(r#"[1]"#).unwrap_err().to_string().contains("JSON object"));
+        assert!(
+            Marker::parse(r#"{"00":1}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("canonical")
+        );
+        assert!(
+            Marker::parse(r#"{"0":-1}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("non-negative")
+        );
+        assert!(
+            Marker::parse(r#"{}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("must not be empty")
+        );
+        assert!(
+            Marker::parse(r#"[1]"#)
+                .unwrap_err()
+                .to_string()
+                .contains("JSON object")
+        );
     }
 }

@@ -212,8 +212,13 @@ mod tests {
     }
 
     fn example() -> Plan {
-        Plan::new("checkpoint-42", "action-state", "topic-id", offsets(&[(0, 10), (1, 20)]))
-            .unwrap()
+        Plan::new(
+            "checkpoint-42",
+            "action-state",
+            "topic-id",
+            offsets(&[(0, 10), (1, 20)]),
+        )
+        .unwrap()
     }
 
     fn message(result: Result<Plan>) -> String {
@@ -234,13 +239,35 @@ mod tests {
 
     #[test]
     fn java_reference_ids_match() {
-        let cases: [(&str, &str, &str, &[(u32, u64)], &str); 3] = [
-            ("checkpoint-42", "action-state", "topic-id", &[(0, 10), (1, 30)], "d9e4a7af5055ce900c537ef2f32b7ccbee307dbf27419c33656014741f79fd1c"),
-            ("s3://checkpoints/savepoint-1", "action-state", "topic-id", &[(0, 10), (1, 20)], "5b507907f0ab34e51462145dd807e8b7639b0b94d31fcd705e6d27c25a485601"),
-            ("checkpoint-42", "action-state", "topic-id", &[(2, 1), (9, 4), (10, 3)], "843b84eca69aba32575c91ccb7213b6c28020ef2b33d6780c595bcc31c042b20"),
+        type Case<'a> = (&'a str, &'a str, &'a str, &'a [(u32, u64)], &'a str);
+        let cases: [Case<'_>; 3] = [
+            (
+                "checkpoint-42",
+                "action-state",
+                "topic-id",
+                &[(0, 10), (1, 30)],
+                "d9e4a7af5055ce900c537ef2f32b7ccbee307dbf27419c33656014741f79fd1c",
+            ),
+            (
+                "s3://checkpoints/savepoint-1",
+                "action-state",
+                "topic-id",
+                &[(0, 10), (1, 20)],
+                "5b507907f0ab34e51462145dd807e8b7639b0b94d31fcd705e6d27c25a485601",
+            ),
+            (
+                "checkpoint-42",
+                "action-state",
+                "topic-id",
+                &[(2, 1), (9, 4), (10, 3)],
+                "843b84eca69aba32575c91ccb7213b6c28020ef2b33d6780c595bcc31c042b20",
+            ),
         ];
         for (source, topic, id, pairs, expected) in cases {
-            assert_eq!(compute_plan_id(source, topic, id, &offsets(pairs)), expected);
+            assert_eq!(
+                compute_plan_id(source, topic, id, &offsets(pairs)),
+                expected
+            );
         }
     }
 
@@ -248,19 +275,25 @@ mod tests {
     fn compact_form_matches_control_record_embedding() {
         assert_eq!(
             example().render_compact(),
-            format!("{{\"schemaVersion\":1,\"planId\":\"{VECTOR_ID}\",\"sourceRecoveryPoint\":\"checkpoint-42\",\"topic\":\"action-state\",\"topicId\":\"topic-id\",\"offsets\":{{\"0\":10,\"1\":20}}}}")
+            format!(
+                "{{\"schemaVersion\":1,\"planId\":\"{VECTOR_ID}\",\"sourceRecoveryPoint\":\"checkpoint-42\",\"topic\":\"action-state\",\"topicId\":\"topic-id\",\"offsets\":{{\"0\":10,\"1\":20}}}}"
+            )
         );
     }
 
     #[test]
     fn rejects_tampered_offsets() {
-        let text = example().render_pretty().replace("\"0\" : 10", "\"0\" : 11");
+        let text = example()
+            .render_pretty()
+            .replace("\"0\" : 10", "\"0\" : 11");
         assert!(message(Plan::parse(&text)).contains("plan ID does not match"));
     }
 
     #[test]
     fn rejects_non_string_plan_id() {
-        let text = example().render_pretty().replace(&format!("\"{VECTOR_ID}\""), "123");
+        let text = example()
+            .render_pretty()
+            .replace(&format!("\"{VECTOR_ID}\""), "123");
         assert_eq!(
             message(Plan::parse(&text)),
             "Cleanup plan planId must be a string, but was a number"
@@ -285,15 +318,22 @@ mod tests {
         let text = example()
             .render_pretty()
             .replace("\"0\" : 10", "\"+0\" : 999,\n    \"0\" : 10");
-        assert!(message(Plan::parse(&text)).contains("partition +0 must use canonical decimal form"));
+        assert!(
+            message(Plan::parse(&text)).contains("partition +0 must use canonical decimal form")
+        );
     }
 
     #[test]
     fn rejects_fractional_and_out_of_range_offsets() {
         for bad in ["10.5", "1e1", "-1", "9223372036854775808", "\"10\""] {
-            let text = example().render_pretty().replace("\"0\" : 10", &format!("\"0\" : {bad}"));
+            let text = example()
+                .render_pretty()
+                .replace("\"0\" : 10", &format!("\"0\" : {bad}"));
             let error = message(Plan::parse(&text));
-            assert!(error.contains("offset for partition 0 must be"), "{bad}: {error}");
+            assert!(
+                error.contains("offset for partition 0 must be"),
+                "{bad}: {error}"
+            );
         }
     }
 
@@ -301,7 +341,9 @@ mod tests {
     fn accepts_largest_offset_and_numeric_partition_order() {
         let plan = Plan::new("rp", "t", "id", offsets(&[(10, i64::MAX as u64), (9, 0)])).unwrap();
         let text = plan.render_pretty();
-        assert!(text.find("\"9\" : 0").unwrap() < text.find("\"10\" : 9223372036854775807").unwrap());
+        assert!(
+            text.find("\"9\" : 0").unwrap() < text.find("\"10\" : 9223372036854775807").unwrap()
+        );
         assert_eq!(Plan::parse(&text).unwrap(), plan);
     }
 
@@ -311,12 +353,20 @@ mod tests {
         assert!(message(Plan::new("a\nb", "t", "id", o())).contains("control characters"));
         assert!(message(Plan::new(" ", "t", "id", o())).contains("must not be blank"));
         assert!(message(Plan::new("rp", "t", ZERO_TOPIC_ID, o())).contains("broker-provided"));
-        assert!(message(Plan::new("rp", "t", "id", PartitionOffsets::new())).contains("must not be empty"));
+        assert!(
+            message(Plan::new("rp", "t", "id", PartitionOffsets::new()))
+                .contains("must not be empty")
+        );
     }
 
     #[test]
     fn rejects_other_schema_versions() {
-        let text = example().render_pretty().replace("\"schemaVersion\" : 1", "\"schemaVersion\" : 2");
-        assert!(message(Plan::parse(&text)).contains("Unsupported Kafka action-state cleanup plan schema 2"));
+        let text = example()
+            .render_pretty()
+            .replace("\"schemaVersion\" : 1", "\"schemaVersion\" : 2");
+        assert!(
+            message(Plan::parse(&text))
+                .contains("Unsupported Kafka action-state cleanup plan schema 2")
+        );
     }
 }

@@ -91,7 +91,10 @@ mod tests {
     fn uses_per_partition_minimum_across_union_markers() {
         let plan = plan_from_markers(
             "checkpoint-42",
-            &[marker("id", &[(0, 15), (1, 30)]), marker("id", &[(0, 10), (1, 35)])],
+            &[
+                marker("id", &[(0, 15), (1, 30)]),
+                marker("id", &[(0, 10), (1, 35)]),
+            ],
         )
         .unwrap();
         assert_eq!(plan.offsets.to_string(), "{0=10, 1=30}");
@@ -103,17 +106,42 @@ mod tests {
     fn refuses_legacy_markers_for_destructive_cleanup() {
         let legacy = Marker::Legacy([(0, 10)].into_iter().collect());
         let error = plan_from_markers("rp", &[legacy]).unwrap_err().to_string();
-        assert!(error.contains("requires versioned Kafka recovery markers"), "{error}");
+        assert!(
+            error.contains("requires versioned Kafka recovery markers"),
+            "{error}"
+        );
     }
 
     #[test]
     fn refuses_zero_topic_id_other_topics_partition_sets_and_empty_input() {
         let zero = plan_from_markers("rp", &[marker("AAAAAAAAAAAAAAAAAAAAAA", &[(0, 1)])]);
-        assert!(zero.unwrap_err().to_string().contains("broker-provided Kafka topic ID"));
+        assert!(
+            zero.unwrap_err()
+                .to_string()
+                .contains("broker-provided Kafka topic ID")
+        );
         let other = plan_from_markers("rp", &[marker("id", &[(0, 1)]), marker("other", &[(0, 1)])]);
-        assert!(other.unwrap_err().to_string().contains("one physical Kafka topic"));
-        let parts = plan_from_markers("rp", &[marker("id", &[(0, 10), (1, 20)]), marker("id", &[(0, 10)])]);
-        assert!(parts.unwrap_err().to_string().contains("different Kafka partition sets"));
-        assert!(plan_from_markers("rp", &[]).unwrap_err().to_string().contains("must not be empty"));
+        assert!(
+            other
+                .unwrap_err()
+                .to_string()
+                .contains("one physical Kafka topic")
+        );
+        let parts = plan_from_markers(
+            "rp",
+            &[marker("id", &[(0, 10), (1, 20)]), marker("id", &[(0, 10)])],
+        );
+        assert!(
+            parts
+                .unwrap_err()
+                .to_string()
+                .contains("different Kafka partition sets")
+        );
+        assert!(
+            plan_from_markers("rp", &[])
+                .unwrap_err()
+                .to_string()
+                .contains("must not be empty")
+        );
     }
 }

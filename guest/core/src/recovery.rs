@@ -116,9 +116,9 @@ pub fn decide(
     }
     let requested = requested.unwrap_or_default();
     let mode = if enforced {
-        let history = history.filter(|h| !h.is_empty()).ok_or_else(|| {
-            CleanupError::RecoveryRefused(no_boundary_message(policy))
-        })?;
+        let history = history
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| CleanupError::RecoveryRefused(no_boundary_message(policy)))?;
         history.check_dedicated(&live.topic, &live.topic_id, &live.partitions)?;
         let boundary = history.boundary();
         check_boundary(&live.topic, &requested, &boundary)?;
@@ -152,7 +152,11 @@ pub fn check_policies(policy: &RecoveryPolicy) -> Result<()> {
 }
 
 /// Every requested offset must be at or above the committed boundary (COMMITTED counts).
-pub fn check_boundary(topic: &str, requested: &PartitionOffsets, boundary: &PartitionOffsets) -> Result<()> {
+pub fn check_boundary(
+    topic: &str,
+    requested: &PartitionOffsets,
+    boundary: &PartitionOffsets,
+) -> Result<()> {
     for (partition, committed) in boundary.iter() {
         let asked = requested.get(partition).unwrap_or(0);
         if asked < committed {
@@ -222,7 +226,10 @@ pub fn check_recovery(
     let decision = decide(markers, policy, &live, history.as_ref())?;
     let partitions = decision.requested.partitions();
     if partitions.is_empty() {
-        return Ok(RecoveryCheck { decision, ranges: Vec::new() });
+        return Ok(RecoveryCheck {
+            decision,
+            ranges: Vec::new(),
+        });
     }
     let beginnings = kafka.list_offsets(&topic, &partitions, OffsetSpec::Earliest)?;
     let ends = kafka.list_offsets(&topic, &partitions, OffsetSpec::Latest)?;
@@ -237,13 +244,18 @@ fn data_topic(markers: &[Marker], policy: &RecoveryPolicy) -> Result<String> {
     });
     named.or_else(|| policy.topic.clone()).ok_or_else(|| {
         CleanupError::InvalidArgument(
-            "Legacy recovery markers do not name their Kafka topic; name the data topic explicitly".into(),
+            "Legacy recovery markers do not name their Kafka topic; name the data topic explicitly"
+                .into(),
         )
     })
 }
 
 fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {
-    Ok(kafka.describe_topics(&[topic])?.into_iter().next().flatten())
+    Ok(kafka
+        .describe_topics(&[topic])?
+        .into_iter()
+        .next()
+        .flatten())
 }
 
 /// Validates an existing control topic (never creates one) and replays its log.
@@ -254,7 +266,11 @@ pub fn read_history(kafka: &mut dyn KafkaOps, control: &str) -> Result<ControlHi
         ))
     })?;
     let configs = kafka.describe_configs(&[control], &[CLEANUP_POLICY])?;
-    check_control_topic(control, &description, configs.first().map_or(&[], Vec::as_slice))?;
+    check_control_topic(
+        control,
+        &description,
+        configs.first().map_or(&[], Vec::as_slice),
+    )?;
     let entries = kafka.read_control_log(control)?;
     ControlHistory::replay(&entries)
 }

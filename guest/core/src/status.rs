@@ -51,7 +51,11 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
     history.check_dedicated(&plan.topic, &plan.topic_id, &partitions)?;
     report.topic = Some(plan.topic.clone());
     report.topic_id = Some(plan.topic_id.clone());
-    let live = kafka.describe_topics(&[&plan.topic])?.into_iter().next().flatten();
+    let live = kafka
+        .describe_topics(&[&plan.topic])?
+        .into_iter()
+        .next()
+        .flatten();
     let Some(live) = live else {
         return Ok(report);
     };
@@ -73,9 +77,16 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
 
 /// The versioned marker of `topic` as of now: its ID and the end offset of every partition.
 pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<VersionedMarker> {
-    let live = kafka.describe_topics(&[topic])?.into_iter().next().flatten().ok_or_else(|| {
-        crate::error::CleanupError::InvalidArgument(format!("Kafka topic {topic} does not exist"))
-    })?;
+    let live = kafka
+        .describe_topics(&[topic])?
+        .into_iter()
+        .next()
+        .flatten()
+        .ok_or_else(|| {
+            crate::error::CleanupError::InvalidArgument(format!(
+                "Kafka topic {topic} does not exist"
+            ))
+        })?;
     let ends = kafka.list_offsets(topic, &live.partitions, OffsetSpec::Latest)?;
     if !ends.has_partitions(&live.partitions) {
         return Err(crate::error::CleanupError::kafka(

@@ -24,14 +24,14 @@ pub fn check_identity(
     if found_id == expected_id && found_partitions == expected_partitions {
         return Ok(());
     }
-    Err(CleanupError::TopicChanged(TopicChange {
+    Err(CleanupError::TopicChanged(Box::new(TopicChange {
         topic: expected_topic.to_owned(),
         context: context.to_owned(),
         expected_topic_id: expected_id.to_owned(),
         found_topic_id: found_id.to_owned(),
         expected_partitions: expected_partitions.to_vec(),
         found_partitions: found_partitions.to_vec(),
-    }))
+    })))
 }
 
 fn value_of<'a>(configs: &'a [ConfigEntry], name: &str) -> Option<&'a str> {
@@ -112,37 +112,82 @@ mod tests {
     use super::*;
 
     fn configs(policy: &str, ms: &str, bytes: &str) -> Vec<ConfigEntry> {
-        [(CLEANUP_POLICY, policy), (RETENTION_MS, ms), (RETENTION_BYTES, bytes)]
-            .into_iter()
-            .map(|(n, v)| ConfigEntry { name: n.into(), value: Some(v.into()) })
-            .collect()
+        [
+            (CLEANUP_POLICY, policy),
+            (RETENTION_MS, ms),
+            (RETENTION_BYTES, bytes),
+        ]
+        .into_iter()
+        .map(|(n, v)| ConfigEntry {
+            name: n.into(),
+            value: Some(v.into()),
+        })
+        .collect()
     }
 
     #[test]
     fn data_topic_requires_explicit_deletion_without_automatic_retention() {
-        assert_eq!(check_data_topic_config("t", &configs("delete, compact", "-1", "-1")), Ok(()));
+        assert_eq!(
+            check_data_topic_config("t", &configs("delete, compact", "-1", "-1")),
+            Ok(())
+        );
         let compact = check_data_topic_config("t", &configs("compact", "-1", "-1")).unwrap_err();
-        assert!(compact.to_string().contains("cleanup.policy=compact,delete"));
-        let ms = check_data_topic_config("t", &configs("compact,delete", "604800000", "-1")).unwrap_err();
+        assert!(
+            compact
+                .to_string()
+                .contains("cleanup.policy=compact,delete")
+        );
+        let ms = check_data_topic_config("t", &configs("compact,delete", "604800000", "-1"))
+            .unwrap_err();
         assert!(ms.to_string().contains("retention.ms=604800000"));
-        let bytes = check_data_topic_config("t", &configs("compact,delete", "-1", "1048576")).unwrap_err();
+        let bytes =
+            check_data_topic_config("t", &configs("compact,delete", "-1", "1048576")).unwrap_err();
         assert!(bytes.to_string().contains("retention.bytes=1048576"));
         assert!(check_data_topic_config("t", &[]).is_err());
     }
 
     #[test]
     fn control_topic_requires_compaction_only_and_one_partition() {
-        let one = TopicDescription { topic: "c".into(), topic_id: "x".into(), partitions: vec![0] };
-        assert_eq!(check_control_topic("c", &one, &configs("compact", "", "")), Ok(()));
+        let one = TopicDescription {
+            topic: "c".into(),
+            topic_id: "x".into(),
+            partitions: vec![0],
+        };
+        assert_eq!(
+            check_control_topic("c", &one, &configs("compact", "", "")),
+            Ok(())
+        );
         let error = check_control_topic("c", &one, &configs("compact,delete", "", "")).unwrap_err();
-        assert!(error.to_string().contains("cleanup.policy=compact without delete retention"));
-        let two = TopicDescription { partitions: vec![0, 1], ..one };
-        assert!(check_control_topic("c", &two, &configs("compact", "", "")).unwrap_err().to_string().contains("exactly one partition"));
+        assert!(
+            error
+                .to_string()
+                .contains("cleanup.policy=compact without delete retention")
+        );
+        let two = TopicDescription {
+            partitions: vec![0, 1],
+            ..one
+        };
+        assert!(
+            check_control_topic("c", &two, &configs("compact", "", ""))
+                .unwrap_err()
+                .to_string()
+                .contains("exactly one partition")
+        );
     }
 
     #[test]
     fn control_topic_must_differ_from_data_topic() {
-        assert!(check_control_topic_name("a", "a").unwrap_err().to_string().contains("must differ"));
-        assert!(check_control_topic_name(" ", "a").unwrap_err().to_string().contains("blank"));
+        assert!(
+            check_control_topic_name("a", "a")
+                .unwrap_err()
+                .to_string()
+                .contains("must differ")
+        );
+        assert!(
+            check_control_topic_name(" ", "a")
+                .unwrap_err()
+                .to_string()
+                .contains("blank")
+        );
     }
 }

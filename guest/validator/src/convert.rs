@@ -22,13 +22,22 @@ pub fn from_offsets(offsets: &core::PartitionOffsets) -> Vec<PartitionOffset> {
 
 /// Offsets an embedder supplied: within Kafka's ranges and each partition once. The embedder
 /// controls these values, so they are checked like parsed input.
-pub fn checked_offsets(offsets: &[PartitionOffset], subject: &str) -> Result<core::PartitionOffsets, core::CleanupError> {
+pub fn checked_offsets(
+    offsets: &[PartitionOffset],
+    subject: &str,
+) -> Result<core::PartitionOffsets, core::CleanupError> {
     let mut checked = core::PartitionOffsets::new();
     for po in offsets {
         let why = if po.partition > MAX_PARTITION {
-            Some(format!("partition {} is larger than {MAX_PARTITION}", po.partition))
+            Some(format!(
+                "partition {} is larger than {MAX_PARTITION}",
+                po.partition
+            ))
         } else if po.offset > MAX_OFFSET {
-            Some(format!("offset {} of partition {} is larger than {MAX_OFFSET}", po.offset, po.partition))
+            Some(format!(
+                "offset {} of partition {} is larger than {MAX_OFFSET}",
+                po.offset, po.partition
+            ))
         } else if checked.get(po.partition).is_some() {
             Some(format!("partition {} appears twice", po.partition))
         } else {
@@ -99,37 +108,64 @@ impl From<Status> for core::Status {
 
 impl From<core::ControlRecord> for ControlRecord {
     fn from(r: core::ControlRecord) -> Self {
-        ControlRecord { status: r.status.into(), plan: r.plan.into() }
+        ControlRecord {
+            status: r.status.into(),
+            plan: r.plan.into(),
+        }
     }
 }
 
 impl From<ControlEntry> for core::ControlEntry {
     fn from(e: ControlEntry) -> Self {
-        core::ControlEntry { offset: e.offset, key: e.key, value: e.value }
+        core::ControlEntry {
+            offset: e.offset,
+            key: e.key,
+            value: e.value,
+        }
     }
 }
 
 impl From<core::KafkaError> for KafkaError {
     fn from(e: core::KafkaError) -> Self {
-        KafkaError { operation: e.operation, message: e.message, retriable: e.retriable }
+        KafkaError {
+            operation: e.operation,
+            message: e.message,
+            retriable: e.retriable,
+        }
     }
 }
 
 impl From<KafkaError> for core::KafkaError {
     fn from(e: KafkaError) -> Self {
-        core::KafkaError { operation: e.operation, message: e.message, retriable: e.retriable }
+        core::KafkaError {
+            operation: e.operation,
+            message: e.message,
+            retriable: e.retriable,
+        }
     }
 }
 
 impl From<core::error::RangeViolation> for RangeViolation {
     fn from(r: core::error::RangeViolation) -> Self {
-        RangeViolation { topic: r.topic, partition: r.partition, requested: r.requested, beginning: r.beginning, end: r.end }
+        RangeViolation {
+            topic: r.topic,
+            partition: r.partition,
+            requested: r.requested,
+            beginning: r.beginning,
+            end: r.end,
+        }
     }
 }
 
 impl From<RangeViolation> for core::error::RangeViolation {
     fn from(r: RangeViolation) -> Self {
-        core::error::RangeViolation { topic: r.topic, partition: r.partition, requested: r.requested, beginning: r.beginning, end: r.end }
+        core::error::RangeViolation {
+            topic: r.topic,
+            partition: r.partition,
+            requested: r.requested,
+            beginning: r.beginning,
+            end: r.end,
+        }
     }
 }
 
@@ -182,26 +218,30 @@ impl From<CleanupError> for core::CleanupError {
             CleanupError::InvalidPlan(m) => C::InvalidPlan(m),
             CleanupError::InvalidMarker(m) => C::InvalidMarker(m),
             CleanupError::InvalidArgument(m) => C::InvalidArgument(m),
-            CleanupError::BoundaryViolation(v) => C::BoundaryViolation(core::error::BoundaryViolation {
-                topic: v.topic,
-                partition: v.partition,
-                requested: v.requested,
-                boundary: v.boundary,
-            }),
-            CleanupError::BoundaryRegression(r) => C::BoundaryRegression(core::error::BoundaryRegression {
-                plan_id: r.plan_id,
-                partition: r.partition,
-                planned: r.planned,
-                boundary: r.boundary,
-            }),
-            CleanupError::TopicChanged(c) => C::TopicChanged(core::error::TopicChange {
+            CleanupError::BoundaryViolation(v) => {
+                C::BoundaryViolation(core::error::BoundaryViolation {
+                    topic: v.topic,
+                    partition: v.partition,
+                    requested: v.requested,
+                    boundary: v.boundary,
+                })
+            }
+            CleanupError::BoundaryRegression(r) => {
+                C::BoundaryRegression(core::error::BoundaryRegression {
+                    plan_id: r.plan_id,
+                    partition: r.partition,
+                    planned: r.planned,
+                    boundary: r.boundary,
+                })
+            }
+            CleanupError::TopicChanged(c) => C::TopicChanged(Box::new(core::error::TopicChange {
                 topic: c.topic,
                 context: c.context,
                 expected_topic_id: c.expected_topic_id,
                 found_topic_id: c.found_topic_id,
                 expected_partitions: c.expected_partitions,
                 found_partitions: c.found_partitions,
-            }),
+            })),
             CleanupError::UnsafeTopicConfig(m) => C::UnsafeTopicConfig(m),
             CleanupError::InvalidControlTopic(m) => C::InvalidControlTopic(m),
             CleanupError::OffsetsUnavailable(r) => C::OffsetsUnavailable(r.into()),

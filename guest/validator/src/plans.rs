@@ -28,7 +28,10 @@ impl Guest for Component {
         .render_pretty()
     }
 
-    fn plan_from_markers(recovery_point: String, markers: Vec<String>) -> Result<Plan, CleanupError> {
+    fn plan_from_markers(
+        recovery_point: String,
+        markers: Vec<String>,
+    ) -> Result<Plan, CleanupError> {
         let parsed = core::planning::parse_markers(&markers)?;
         Ok(core::plan_from_markers(&recovery_point, &parsed)?.into())
     }
@@ -56,9 +59,16 @@ impl Guest for Component {
         .render()
     }
 
-    fn parse_control_record(key: Option<String>, value: Option<String>) -> Result<ControlRecord, CleanupError> {
+    fn parse_control_record(
+        key: Option<String>,
+        value: Option<String>,
+    ) -> Result<ControlRecord, CleanupError> {
         let mut history = core::ControlHistory::default();
-        history.observe(&core::ControlEntry { offset: 0, key, value })?;
+        history.observe(&core::ControlEntry {
+            offset: 0,
+            key,
+            value,
+        })?;
         let record = history.operations().first().cloned().ok_or_else(|| {
             core::CleanupError::ControlTopicCorrupt("Cleanup control record was not kept".into())
         })?;
@@ -66,27 +76,46 @@ impl Guest for Component {
     }
 
     fn render_control_record(r: ControlRecord) -> String {
-        core::ControlRecord { status: r.status.into(), plan: crate::convert::plan_unchecked(r.plan) }.render()
+        core::ControlRecord {
+            status: r.status.into(),
+            plan: crate::convert::plan_unchecked(r.plan),
+        }
+        .render()
     }
 
     fn replay_control_log(entries: Vec<ControlEntry>) -> Result<Vec<ControlRecord>, CleanupError> {
         let entries: Vec<core::ControlEntry> = entries.into_iter().map(Into::into).collect();
         let history = core::ControlHistory::replay(&entries)?;
-        Ok(history.operations().iter().cloned().map(Into::into).collect())
+        Ok(history
+            .operations()
+            .iter()
+            .cloned()
+            .map(Into::into)
+            .collect())
     }
 
     fn effective_boundary(plans: Vec<Plan>) -> Vec<PartitionOffset> {
-        let plans: Vec<core::Plan> = plans.into_iter().map(crate::convert::plan_unchecked).collect();
+        let plans: Vec<core::Plan> = plans
+            .into_iter()
+            .map(crate::convert::plan_unchecked)
+            .collect();
         from_offsets(&core::boundary::effective_boundary(&plans))
     }
 
-    fn check_advance(p: Plan, boundary: Vec<PartitionOffset>) -> Result<Vec<PartitionAdvance>, CleanupError> {
+    fn check_advance(
+        p: Plan,
+        boundary: Vec<PartitionOffset>,
+    ) -> Result<Vec<PartitionAdvance>, CleanupError> {
         let plan = crate::convert::plan_unchecked(p);
         let boundary = to_offsets(&boundary);
         core::boundary::check_advances(&plan, &boundary)?;
         Ok(core::boundary::advance_table(&plan, &boundary)
             .into_iter()
-            .map(|(partition, from, to)| PartitionAdvance { partition, from, to })
+            .map(|(partition, from, to)| PartitionAdvance {
+                partition,
+                from,
+                to,
+            })
             .collect())
     }
 

@@ -1,8 +1,10 @@
 //! `apply`: the commit-before-delete protocol, run by the component, with a preview the operator
 //! sees before the point of no return.
 
-use action_state_cleanup::cleanup::{ApplyOptions, ApplyOutcome, ApplyReport, OperatorEvents, PartitionPreview};
 use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::Status;
+use action_state_cleanup::cleanup::{
+    ApplyOptions, ApplyOutcome, ApplyReport, OperatorEvents, PartitionPreview,
+};
 use serde_json::json;
 
 use super::args::ApplyArgs;
@@ -23,25 +25,51 @@ impl OperatorEvents for PreviewPrinter {
 pub fn preview_text(plan_id: &str, preview: &[PartitionPreview]) -> String {
     let rows: Vec<Vec<String>> = preview
         .iter()
-        .map(|p| vec![p.partition.to_string(), p.beginning.to_string(), p.boundary.to_string(), p.end.to_string(), p.records_to_delete.to_string()])
+        .map(|p| {
+            vec![
+                p.partition.to_string(),
+                p.beginning.to_string(),
+                p.boundary.to_string(),
+                p.end.to_string(),
+                p.records_to_delete.to_string(),
+            ]
+        })
         .collect();
     let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
     format!(
         "Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
-        table(&["partition", "beginning", "boundary", "end", "to delete"], &rows)
+        table(
+            &["partition", "beginning", "boundary", "end", "to delete"],
+            &rows
+        )
     )
 }
 
 pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     let plan_json = read_text(&args.plan, "plan file")?;
     let settings = kafka_settings(&args.kafka)?;
-    let events: Box<dyn OperatorEvents> = if args.out.json { Box::new(action_state_cleanup::cleanup::NoEvents) } else { Box::new(PreviewPrinter) };
+    let events: Box<dyn OperatorEvents> = if args.out.json {
+        Box::new(action_state_cleanup::cleanup::NoEvents)
+    } else {
+        Box::new(PreviewPrinter)
+    };
     let mut instance = instance(settings, events)?;
-    let options = ApplyOptions { control_topic: args.control_topic.clone(), replication_factor: args.replication_factor, dry_run: args.dry_run };
+    let options = ApplyOptions {
+        control_topic: args.control_topic.clone(),
+        replication_factor: args.replication_factor,
+        dry_run: args.dry_run,
+    };
     let result = instance.apply(&plan_json, &options);
     let report = match answer(&mut instance, result) {
         Ok(report) => report,
-        Err(failure) => return Err(explain_state(&mut instance, failure, &plan_json, &args.control_topic)),
+        Err(failure) => {
+            return Err(explain_state(
+                &mut instance,
+                failure,
+                &plan_json,
+                &args.control_topic,
+            ));
+        }
     };
     let counts = instance.counts();
     if args.out.json {
@@ -75,8 +103,14 @@ fn outcome_text(report: &ApplyReport) -> String {
             report.plan_id,
             offsets_text(&report.target)
         ),
-        ApplyOutcome::AlreadyApplied => format!("Cleanup plan {} is already APPLIED; nothing was changed", report.plan_id),
-        ApplyOutcome::DryRun => format!("Dry run: cleanup plan {} would be committed; nothing was changed", report.plan_id),
+        ApplyOutcome::AlreadyApplied => format!(
+            "Cleanup plan {} is already APPLIED; nothing was changed",
+            report.plan_id
+        ),
+        ApplyOutcome::DryRun => format!(
+            "Dry run: cleanup plan {} would be committed; nothing was changed",
+            report.plan_id
+        ),
     }
 }
 
@@ -105,7 +139,9 @@ fn explain_state(
     control_topic: &str,
 ) -> Failure {
     let Ok(Ok(plan)) = instance.verify_plan(plan_json) else {
-        return failure.with_hint("nothing durable happened: the plan file was rejected before Kafka was contacted");
+        return failure.with_hint(
+            "nothing durable happened: the plan file was rejected before Kafka was contacted",
+        );
     };
     let status = match instance.status(control_topic) {
         Ok(Ok(report)) => report.operations.into_iter().find(|op| op.plan.plan_id == plan.plan_id).map(|op| op.status),

@@ -30,20 +30,24 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compute a cleanup plan from the recovery markers of one checkpoint or savepoint (offline).
-    #[command(long_about = "Compute a cleanup plan from the recovery markers of one checkpoint or \
+    #[command(
+        long_about = "Compute a cleanup plan from the recovery markers of one checkpoint or \
 savepoint. Every marker must be versioned (schema 1) and name the same physical topic and \
 partition set; the plan keeps, per partition, the minimum offset any subtask still needs. \
-Without --output the plan JSON goes to stdout; with it, an existing file is never overwritten.")]
+Without --output the plan JSON goes to stdout; with it, an existing file is never overwritten."
+    )]
     Plan(PlanArgs),
     /// Check a plan file strictly and print its plan ID (offline).
     Verify(VerifyArgs),
     /// Apply a plan: commit the boundary, delete the older records, verify, mark APPLIED.
-    #[command(long_about = "Apply a reviewed plan with the commit-before-delete protocol. Before \
+    #[command(
+        long_about = "Apply a reviewed plan with the commit-before-delete protocol. Before \
 anything durable happens the plan, the data topic (identity, partitions, cleanup.policy=compact,delete \
 with retention.ms=-1 and retention.bytes=-1), the control topic and every plan offset are checked, \
 and a per-partition preview is printed. Then COMMITTED is written, Kafka deletes the records below \
 the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
-plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing.")]
+plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing."
+    )]
     Apply(ApplyArgs),
     /// Show a control topic's history, its effective boundary and the live data topic.
     Status(StatusArgs),
@@ -52,10 +56,12 @@ plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan 
     /// Print the versioned recovery marker of a topic as of now.
     Marker(MarkerArgs),
     /// Run the whole story (plan, apply, refused and allowed restores) against a broker.
-    #[command(long_about = "Run the acceptance story end to end: checkpoint C0 needs partition 0 \
+    #[command(
+        long_about = "Run the acceptance story end to end: checkpoint C0 needs partition 0 \
 from offset 100 and C1 from 150; a plan from C1 is applied; restoring C1 is allowed and \
 restoring C0 is refused naming 100 and 150. Without --bootstrap-servers a local single-node \
-broker is started with scripts/kafka and stopped afterwards.")]
+broker is started with scripts/kafka and stopped afterwards."
+    )]
     Demo(DemoArgs),
 }
 

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use action_state_cleanup::cleanup::{ApplyOptions, CleanupInstance, NoEvents, OperatorEvents, RecoveryPolicy};
+use action_state_cleanup::cleanup::{
+    ApplyOptions, CleanupInstance, NoEvents, OperatorEvents, RecoveryPolicy,
+};
 use action_state_cleanup::kafka::KafkaClients;
 use serde_json::json;
 
@@ -27,7 +29,12 @@ fn script(args: &[&str]) -> Result<String, Failure> {
         .output()
         .map_err(|e| Failure::failed(format!("cannot run {}: {e}", kafka_script().display())))?;
     if !output.status.success() {
-        return Err(Failure::failed(format!("{} {} failed ({})", kafka_script().display(), args.join(" "), output.status)));
+        return Err(Failure::failed(format!(
+            "{} {} failed ({})",
+            kafka_script().display(),
+            args.join(" "),
+            output.status
+        )));
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
@@ -55,16 +62,25 @@ impl Narrator {
 
 struct Printer;
 impl OperatorEvents for Printer {
-    fn before_commit(&mut self, plan_id: &str, preview: &[action_state_cleanup::cleanup::PartitionPreview]) {
+    fn before_commit(
+        &mut self,
+        plan_id: &str,
+        preview: &[action_state_cleanup::cleanup::PartitionPreview],
+    ) {
         println!("{}", super::apply::preview_text(plan_id, preview));
     }
 }
 
 pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
-    let narrator = Narrator { json: args.out.json };
+    let narrator = Narrator {
+        json: args.out.json,
+    };
     let mut kafka_args = args.kafka.clone();
     let mut _broker = None;
-    if kafka_args.bootstrap_servers.is_none() && kafka_args.kafka_config.is_none() && kafka_args.properties.is_empty() {
+    if kafka_args.bootstrap_servers.is_none()
+        && kafka_args.kafka_config.is_none()
+        && kafka_args.properties.is_empty()
+    {
         let running = script(&["bootstrap"]).ok().filter(|b| !b.is_empty());
         let bootstrap = match running {
             Some(bootstrap) => bootstrap,
@@ -79,47 +95,88 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     }
     let settings = kafka_settings(&kafka_args)?;
     narrator.say(&format!("Kafka: {}", settings.bootstrap_servers()));
-    let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
     let topic = format!("demo-action-state-{stamp}");
     let control = format!("{topic}-cleanup-control");
 
-    let mut setup = KafkaClients::new(settings.clone()).map_err(|e| Failure::failed(e.to_string()))?;
+    let mut setup =
+        KafkaClients::new(settings.clone()).map_err(|e| Failure::failed(e.to_string()))?;
     create_data_topic(&mut setup, &topic)?;
-    narrator.say(&format!("1. Created data topic {topic} (2 partitions, cleanup.policy=compact,delete, no retention)."));
+    narrator.say(&format!(
+        "1. Created data topic {topic} (2 partitions, cleanup.policy=compact,delete, no retention)."
+    ));
 
-    let events: Box<dyn OperatorEvents> = if args.out.json { Box::new(NoEvents) } else { Box::new(Printer) };
+    let events: Box<dyn OperatorEvents> = if args.out.json {
+        Box::new(NoEvents)
+    } else {
+        Box::new(Printer)
+    };
     let mut component = instance(settings, events)?;
     write_actions(&mut setup, &topic, 0, 0, 100)?;
     write_actions(&mut setup, &topic, 1, 0, 40)?;
     let c0 = snapshot(&mut component, &topic)?;
-    narrator.say(&format!("2. Checkpoint C0 after 100 actions on partition 0: marker {c0}"));
+    narrator.say(&format!(
+        "2. Checkpoint C0 after 100 actions on partition 0: marker {c0}"
+    ));
     write_actions(&mut setup, &topic, 0, 100, 150)?;
     write_actions(&mut setup, &topic, 1, 40, 60)?;
     let c1 = snapshot(&mut component, &topic)?;
-    narrator.say(&format!("3. Checkpoint C1 after 150 actions on partition 0: marker {c1}"));
+    narrator.say(&format!(
+        "3. Checkpoint C1 after 150 actions on partition 0: marker {c1}"
+    ));
     write_actions(&mut setup, &topic, 0, 150, 180)?;
 
     let result = component.plan_from_markers("C1", std::slice::from_ref(&c1));
     let plan = answer(&mut component, result)?;
-    let plan_text = component.render_plan(&plan).map_err(|e| Failure::internal(&e))?;
+    let plan_text = component
+        .render_plan(&plan)
+        .map_err(|e| Failure::internal(&e))?;
     narrator.say(&format!("4. Plan from C1 (offline, `plan`):\n{plan_text}"));
 
     narrator.say(&format!("5. Apply with control topic {control} (`apply`):"));
-    let options = ApplyOptions { control_topic: control.clone(), replication_factor: 1, dry_run: false };
+    let options = ApplyOptions {
+        control_topic: control.clone(),
+        replication_factor: 1,
+        dry_run: false,
+    };
     let result = component.apply(&plan_text, &options);
     let report = answer(&mut component, result)?;
-    narrator.say(&format!("   Plan {} is APPLIED; partitions now begin at {}", report.plan_id, offsets_text(&report.beginnings_after)));
+    narrator.say(&format!(
+        "   Plan {} is APPLIED; partitions now begin at {}",
+        report.plan_id,
+        offsets_text(&report.beginnings_after)
+    ));
 
-    let policy = RecoveryPolicy { topic: None, control_topic: Some(control.clone()), tombstones_enabled: false };
+    let policy = RecoveryPolicy {
+        topic: None,
+        control_topic: Some(control.clone()),
+        tombstones_enabled: false,
+    };
     let result = component.check_recovery(std::slice::from_ref(&c1), &policy);
-    answer(&mut component, result).map_err(|f| Failure::failed(format!("the demo expected C1 to be restorable, but: {}", f.message)))?;
+    answer(&mut component, result).map_err(|f| {
+        Failure::failed(format!(
+            "the demo expected C1 to be restorable, but: {}",
+            f.message
+        ))
+    })?;
     narrator.say("6. Restore from C1 (`check-recovery`): allowed.");
     let refusal = match component.check_recovery(std::slice::from_ref(&c0), &policy) {
-        Ok(Err(error)) => component.message(&error).map_err(|e| Failure::internal(&e))?,
-        Ok(Ok(_)) => return Err(Failure::failed("the demo expected C0 to be refused, but it was allowed")),
+        Ok(Err(error)) => component
+            .message(&error)
+            .map_err(|e| Failure::internal(&e))?,
+        Ok(Ok(_)) => {
+            return Err(Failure::failed(
+                "the demo expected C0 to be refused, but it was allowed",
+            ));
+        }
         Err(trap) => return Err(Failure::internal(&trap)),
     };
-    narrator.say(&format!("7. Restore from C0 (`check-recovery`): refused: {refusal}"));
+    narrator.say(&format!(
+        "7. Restore from C0 (`check-recovery`): refused: {refusal}"
+    ));
     if args.out.json {
         print_json(&json!({
             "topic": topic, "controlTopic": control, "c0": c0, "c1": c1,
@@ -127,28 +184,49 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
             "c1Allowed": true, "c0Refusal": refusal,
         }));
     } else {
-        println!("Done: C1 and newer stay restorable; C0 is refused instead of silently repeating 100..149's side effects.");
+        println!(
+            "Done: C1 and newer stay restorable; C0 is refused instead of silently repeating 100..149's side effects."
+        );
     }
     Ok(())
 }
 
 fn create_data_topic(kafka: &mut KafkaClients, topic: &str) -> Result<(), Failure> {
-    let configs = [("cleanup.policy", "compact,delete"), ("retention.ms", "-1"), ("retention.bytes", "-1")]
-        .map(|(k, v)| (k.to_owned(), v.to_owned()));
-    kafka.create_topic(topic, 2, 1, &configs).map_err(|e| Failure::failed(e.to_string()))?;
+    let configs = [
+        ("cleanup.policy", "compact,delete"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()));
+    kafka
+        .create_topic(topic, 2, 1, &configs)
+        .map_err(|e| Failure::failed(e.to_string()))?;
     Ok(())
 }
 
 /// Writes action states with keys `action-<n>` for n in [from, to) on one partition.
-fn write_actions(kafka: &mut KafkaClients, topic: &str, partition: u32, from: u64, to: u64) -> Result<(), Failure> {
+fn write_actions(
+    kafka: &mut KafkaClients,
+    topic: &str,
+    partition: u32,
+    from: u64,
+    to: u64,
+) -> Result<(), Failure> {
     let records: Vec<(u32, String, String)> = (from..to)
-        .map(|n| (partition, format!("action-{partition}-{n}"), format!("{{\"action\":{n},\"done\":true}}")))
+        .map(|n| {
+            (
+                partition,
+                format!("action-{partition}-{n}"),
+                format!("{{\"action\":{n},\"done\":true}}"),
+            )
+        })
         .collect();
-    kafka.produce_batch(topic, &records).map_err(|e| Failure::failed(e.to_string()))
+    kafka
+        .produce_batch(topic, &records)
+        .map_err(|e| Failure::failed(e.to_string()))
 }
 
 fn snapshot(component: &mut CleanupInstance, topic: &str) -> Result<String, Failure> {
     let result = component.snapshot_marker(topic);
     answer(component, result)
 }
-

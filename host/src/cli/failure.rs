@@ -21,15 +21,30 @@ pub struct Failure {
 
 impl Failure {
     pub fn refused(message: impl Into<String>) -> Self {
-        Failure { code: REFUSED, kind: "refused", message: message.into(), hint: None }
+        Failure {
+            code: REFUSED,
+            kind: "refused",
+            message: message.into(),
+            hint: None,
+        }
     }
 
     pub fn failed(message: impl Into<String>) -> Self {
-        Failure { code: FAILED, kind: "io", message: message.into(), hint: None }
+        Failure {
+            code: FAILED,
+            kind: "io",
+            message: message.into(),
+            hint: None,
+        }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {
-        Failure { code: USAGE, kind: "usage", message: message.into(), hint: None }
+        Failure {
+            code: USAGE,
+            kind: "usage",
+            message: message.into(),
+            hint: None,
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -43,12 +58,22 @@ impl Failure {
             CleanupError::Kafka(_) => FAILED,
             _ => REFUSED,
         };
-        Failure { code, kind: kind(error), message, hint: None }
+        Failure {
+            code,
+            kind: kind(error),
+            message,
+            hint: None,
+        }
     }
 
     /// A trap or host failure inside the component runtime: never the operator's input.
     pub fn internal(error: &wasmtime::Error) -> Self {
-        Failure { code: FAILED, kind: "internal", message: format!("internal error in the cleanup component: {error:#}"), hint: None }
+        Failure {
+            code: FAILED,
+            kind: "internal",
+            message: format!("internal error in the cleanup component: {error:#}"),
+            hint: None,
+        }
     }
 }
 

@@ -11,7 +11,8 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// Reads a UTF-8 text file, refusing oversized or non-UTF-8 input with the path in the message.
 pub fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
-    let metadata = fs::metadata(path).map_err(|e| Failure::failed(format!("cannot read {what} {}: {e}", path.display())))?;
+    let metadata = fs::metadata(path)
+        .map_err(|e| Failure::failed(format!("cannot read {what} {}: {e}", path.display())))?;
     if metadata.len() > MAX_INPUT_BYTES {
         return Err(Failure::refused(format!(
             "{what} {} is {} bytes, more than the {} bytes a {what} may have",
@@ -20,9 +21,14 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
             MAX_INPUT_BYTES
         )));
     }
-    let bytes = fs::read(path).map_err(|e| Failure::failed(format!("cannot read {what} {}: {e}", path.display())))?;
+    let bytes = fs::read(path)
+        .map_err(|e| Failure::failed(format!("cannot read {what} {}: {e}", path.display())))?;
     String::from_utf8(bytes).map_err(|e| {
-        Failure::refused(format!("{what} {} is not UTF-8 text (invalid byte at position {})", path.display(), e.utf8_error().valid_up_to()))
+        Failure::refused(format!(
+            "{what} {} is not UTF-8 text (invalid byte at position {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
     })
 }
 
@@ -33,13 +39,21 @@ pub fn load_markers(paths: &[PathBuf]) -> Result<Vec<String>, Failure> {
     for path in paths {
         if path.is_dir() {
             let mut files: Vec<PathBuf> = fs::read_dir(path)
-                .map_err(|e| Failure::failed(format!("cannot list marker directory {}: {e}", path.display())))?
+                .map_err(|e| {
+                    Failure::failed(format!(
+                        "cannot list marker directory {}: {e}",
+                        path.display()
+                    ))
+                })?
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|ext| ext == "json") && p.is_file())
                 .collect();
             files.sort();
             if files.is_empty() {
-                return Err(Failure::refused(format!("marker directory {} contains no *.json files", path.display())));
+                return Err(Failure::refused(format!(
+                    "marker directory {} contains no *.json files",
+                    path.display()
+                )));
             }
             for file in files {
                 markers.extend(markers_in_file(&file)?);
@@ -57,11 +71,21 @@ fn markers_in_file(path: &Path) -> Result<Vec<String>, Failure> {
         return Ok(vec![text]);
     }
     // A JSON array of markers: keep each element's exact text; the component parses it strictly.
-    let elements: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(&text).map_err(|e| {
-        Failure::refused(format!("marker file {} is not a JSON array of markers: {e}", path.display()))
-    })?;
+    let elements: Vec<Box<serde_json::value::RawValue>> =
+        serde_json::from_str(&text).map_err(|e| {
+            Failure::refused(format!(
+                "marker file {} is not a JSON array of markers: {e}",
+                path.display()
+            ))
+        })?;
     if elements.is_empty() {
-        return Err(Failure::refused(format!("marker file {} holds an empty array", path.display())));
+        return Err(Failure::refused(format!(
+            "marker file {} holds an empty array",
+            path.display()
+        )));
     }
-    Ok(elements.into_iter().map(|raw| raw.get().to_owned()).collect())
+    Ok(elements
+        .into_iter()
+        .map(|raw| raw.get().to_owned())
+        .collect())
 }

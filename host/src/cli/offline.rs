@@ -15,22 +15,24 @@ use super::session::{answer, offline_instance};
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     // Refuse an existing output before any work, not after it (the Java tool checks last).
-    if let Some(output) = &args.output {
-        if output.exists() {
-            return Err(Failure::refused(format!(
-                "plan file {} already exists; plans are never overwritten, choose another --output",
-                output.display()
-            )));
-        }
+    if let Some(output) = args.output.as_ref().filter(|output| output.exists()) {
+        return Err(Failure::refused(format!(
+            "plan file {} already exists; plans are never overwritten, choose another --output",
+            output.display()
+        )));
     }
     let markers = load_markers(&args.markers)?;
     let mut instance = offline_instance()?;
     let result = instance.plan_from_markers(&args.recovery_point, &markers);
     let plan = answer(&mut instance, result)?;
-    let text = instance.render_plan(&plan).map_err(|e| Failure::internal(&e))?;
+    let text = instance
+        .render_plan(&plan)
+        .map_err(|e| Failure::internal(&e))?;
     let Some(output) = &args.output else {
         if args.out.json {
-            print_json(&json!({ "planId": plan.plan_id, "markers": markers.len(), "plan": plan_json(&plan) }));
+            print_json(
+                &json!({ "planId": plan.plan_id, "markers": markers.len(), "plan": plan_json(&plan) }),
+            );
         } else {
             print!("{text}");
         }
@@ -40,15 +42,25 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         .write(true)
         .create_new(true)
         .open(output)
-        .map_err(|e| Failure::failed(format!("cannot create plan file {}: {e}", output.display())))?;
+        .map_err(|e| {
+            Failure::failed(format!("cannot create plan file {}: {e}", output.display()))
+        })?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
-        .map_err(|e| Failure::failed(format!("cannot write plan file {}: {e}", output.display())))?;
+        .map_err(|e| {
+            Failure::failed(format!("cannot write plan file {}: {e}", output.display()))
+        })?;
     let absolute = std::path::absolute(output).unwrap_or_else(|_| output.clone());
     if args.out.json {
-        print_json(&json!({ "planId": plan.plan_id, "output": absolute, "markers": markers.len(), "plan": plan_json(&plan) }));
+        print_json(
+            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers.len(), "plan": plan_json(&plan) }),
+        );
     } else {
-        println!("Created cleanup plan {} at {}", plan.plan_id, absolute.display());
+        println!(
+            "Created cleanup plan {} at {}",
+            plan.plan_id,
+            absolute.display()
+        );
         eprintln!("{}", summary(&plan, markers.len()));
     }
     Ok(())
@@ -103,7 +115,10 @@ fn summary(plan: &Plan, markers: usize) -> String {
     out.push('\n');
     out.push_str(&table(&["partition", "keep from offset"], &shown));
     if plan.offsets.len() > shown.len() {
-        out.push_str(&format!("\n… and {} more partitions (see the plan file)", plan.offsets.len() - shown.len()));
+        out.push_str(&format!(
+            "\n… and {} more partitions (see the plan file)",
+            plan.offsets.len() - shown.len()
+        ));
     }
     out
 }

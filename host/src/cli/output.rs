@@ -5,19 +5,27 @@ use serde_json::{Value, json};
 
 pub fn print_json(value: &Value) {
     // Serialising a Value cannot fail.
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
 }
 
 /// Offsets as a JSON object keyed by partition, like the plan file.
 pub fn offsets_json(offsets: &[PartitionOffset]) -> Value {
-    let map: serde_json::Map<String, Value> =
-        offsets.iter().map(|po| (po.partition.to_string(), json!(po.offset))).collect();
+    let map: serde_json::Map<String, Value> = offsets
+        .iter()
+        .map(|po| (po.partition.to_string(), json!(po.offset)))
+        .collect();
     Value::Object(map)
 }
 
 /// Java-style rendering `{0=10, 1=20}`, as in the messages.
 pub fn offsets_text(offsets: &[PartitionOffset]) -> String {
-    let items: Vec<String> = offsets.iter().map(|po| format!("{}={}", po.partition, po.offset)).collect();
+    let items: Vec<String> = offsets
+        .iter()
+        .map(|po| format!("{}={}", po.partition, po.offset))
+        .collect();
     format!("{{{}}}", items.join(", "))
 }
 

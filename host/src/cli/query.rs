@@ -33,9 +33,19 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
         }));
         return Ok(());
     }
-    println!("Control topic {}: {} plan(s)", report.control_topic, report.operations.len());
+    println!(
+        "Control topic {}: {} plan(s)",
+        report.control_topic,
+        report.operations.len()
+    );
     for op in &report.operations {
-        println!("  {} {:9} from {} {}", op.plan.plan_id, status_name(op.status), op.plan.source_recovery_point, offsets_text(&op.plan.offsets));
+        println!(
+            "  {} {:9} from {} {}",
+            op.plan.plan_id,
+            status_name(op.status),
+            op.plan.source_recovery_point,
+            offsets_text(&op.plan.offsets)
+        );
     }
     let Some(topic) = &report.topic else {
         println!("No boundary committed yet.");
@@ -45,15 +55,27 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
     let recorded = report.topic_id.as_deref().unwrap_or("?");
     match report.live_topic_id.as_deref() {
         None => println!("Data topic {topic} (ID {recorded}) does not exist any more."),
-        Some(live) if live != recorded => println!("Data topic {topic} was recreated: recorded ID {recorded}, live ID {live}."),
+        Some(live) if live != recorded => {
+            println!("Data topic {topic} was recreated: recorded ID {recorded}, live ID {live}.")
+        }
         Some(_) => {
             println!("Data topic {topic} (ID {recorded}):");
             let rows: Vec<Vec<String>> = report
                 .live
                 .iter()
-                .map(|l| vec![l.partition.to_string(), l.beginning.to_string(), l.boundary.to_string(), l.end.to_string()])
+                .map(|l| {
+                    vec![
+                        l.partition.to_string(),
+                        l.beginning.to_string(),
+                        l.boundary.to_string(),
+                        l.end.to_string(),
+                    ]
+                })
                 .collect();
-            println!("{}", table(&["partition", "beginning", "boundary", "end"], &rows));
+            println!(
+                "{}",
+                table(&["partition", "beginning", "boundary", "end"], &rows)
+            );
         }
     }
     Ok(())
@@ -62,7 +84,11 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
     let markers = load_markers(&args.markers)?;
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
-    let policy = RecoveryPolicy { topic: args.topic.clone(), control_topic: args.control_topic.clone(), tombstones_enabled: args.tombstones };
+    let policy = RecoveryPolicy {
+        topic: args.topic.clone(),
+        control_topic: args.control_topic.clone(),
+        tombstones_enabled: args.tombstones,
+    };
     let result = instance.check_recovery(&markers, &policy);
     let verdict = answer(&mut instance, result).map_err(|mut failure| {
         failure.message = format!("restore refused: {}", failure.message);
@@ -82,15 +108,36 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
         return Ok(());
     }
     match &verdict.boundary {
-        Some(boundary) => println!("Restore allowed: every partition of {} is at or above the committed boundary {}", verdict.topic, offsets_text(boundary)),
-        None => println!("Restore allowed (standard recovery, no control topic configured) for {}", verdict.topic),
+        Some(boundary) => println!(
+            "Restore allowed: every partition of {} is at or above the committed boundary {}",
+            verdict.topic,
+            offsets_text(boundary)
+        ),
+        None => println!(
+            "Restore allowed (standard recovery, no control topic configured) for {}",
+            verdict.topic
+        ),
     }
     let rows: Vec<Vec<String>> = verdict
         .ranges
         .iter()
-        .map(|r| vec![r.partition.to_string(), r.requested.to_string(), r.beginning.to_string(), r.end.to_string(), r.end.saturating_sub(r.requested).to_string()])
+        .map(|r| {
+            vec![
+                r.partition.to_string(),
+                r.requested.to_string(),
+                r.beginning.to_string(),
+                r.end.to_string(),
+                r.end.saturating_sub(r.requested).to_string(),
+            ]
+        })
         .collect();
-    println!("{}", table(&["partition", "restore from", "beginning", "end", "to replay"], &rows));
+    println!(
+        "{}",
+        table(
+            &["partition", "restore from", "beginning", "end", "to replay"],
+            &rows
+        )
+    );
     Ok(())
 }
 
@@ -99,7 +146,8 @@ pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {
     let result = instance.snapshot_marker(&args.topic);
     let marker = answer(&mut instance, result)?;
     if args.out.json {
-        let value: serde_json::Value = serde_json::from_str(&marker).map_err(|e| Failure::failed(e.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&marker).map_err(|e| Failure::failed(e.to_string()))?;
         print_json(&json!({ "marker": value }));
     } else {
         println!("{marker}");

@@ -1,9 +1,11 @@
 //! Building a cleanup-component instance with the operator's Kafka settings.
 
-use action_state_cleanup::cleanup::{CleanupComponent, CleanupError, CleanupInstance, OperatorEvents};
+use action_state_cleanup::CLEANUP_COMPONENT;
+use action_state_cleanup::cleanup::{
+    CleanupComponent, CleanupError, CleanupInstance, OperatorEvents,
+};
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
-use action_state_cleanup::CLEANUP_COMPONENT;
 
 use super::args::KafkaArgs;
 use super::failure::Failure;
@@ -14,13 +16,17 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
     let mut settings = KafkaSettings::new("");
     settings.properties.clear();
     if let Some(path) = &args.kafka_config {
-        settings.load_properties_file(path).map_err(Failure::usage)?;
+        settings
+            .load_properties_file(path)
+            .map_err(Failure::usage)?;
     }
     for pair in &args.properties {
         settings.set_pair(pair).map_err(Failure::usage)?;
     }
     if let Some(servers) = &args.bootstrap_servers {
-        settings.properties.insert("bootstrap.servers".into(), servers.clone());
+        settings
+            .properties
+            .insert("bootstrap.servers".into(), servers.clone());
     }
     if settings.bootstrap_servers().trim().is_empty() {
         return Err(Failure::usage(
@@ -35,24 +41,39 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
 }
 
 /// An instance of the embedded cleanup component wired to `settings`.
-pub fn instance(settings: KafkaSettings, events: Box<dyn OperatorEvents>) -> Result<CleanupInstance, Failure> {
+pub fn instance(
+    settings: KafkaSettings,
+    events: Box<dyn OperatorEvents>,
+) -> Result<CleanupInstance, Failure> {
     let engine = new_engine().map_err(|e| Failure::internal(&e))?;
-    let component = CleanupComponent::new(&engine, CLEANUP_COMPONENT).map_err(|e| Failure::internal(&e))?;
-    let kafka = KafkaClients::new(settings).map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
-    component.instantiate(kafka, events).map_err(|e| Failure::internal(&e))
+    let component =
+        CleanupComponent::new(&engine, CLEANUP_COMPONENT).map_err(|e| Failure::internal(&e))?;
+    let kafka = KafkaClients::new(settings)
+        .map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
+    component
+        .instantiate(kafka, events)
+        .map_err(|e| Failure::internal(&e))
 }
 
 /// An instance for offline commands: its Kafka capabilities are never called.
 pub fn offline_instance() -> Result<CleanupInstance, Failure> {
-    instance(KafkaSettings::new("offline.invalid:9092"), Box::new(action_state_cleanup::cleanup::NoEvents))
+    instance(
+        KafkaSettings::new("offline.invalid:9092"),
+        Box::new(action_state_cleanup::cleanup::NoEvents),
+    )
 }
 
 /// Turns a component answer into a command result with the component's own message.
-pub fn answer<T>(instance: &mut CleanupInstance, result: wasmtime::Result<Result<T, CleanupError>>) -> Result<T, Failure> {
+pub fn answer<T>(
+    instance: &mut CleanupInstance,
+    result: wasmtime::Result<Result<T, CleanupError>>,
+) -> Result<T, Failure> {
     match result {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => {
-            let message = instance.message(&error).map_err(|e| Failure::internal(&e))?;
+            let message = instance
+                .message(&error)
+                .map_err(|e| Failure::internal(&e))?;
             Err(Failure::from_component(&error, message))
         }
         Err(trap) => Err(Failure::internal(&trap)),

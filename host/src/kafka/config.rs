@@ -16,7 +16,10 @@ impl KafkaSettings {
     pub fn new(bootstrap_servers: &str) -> Self {
         let mut properties = BTreeMap::new();
         properties.insert("bootstrap.servers".to_owned(), bootstrap_servers.to_owned());
-        KafkaSettings { properties, timeout: Duration::from_secs(30) }
+        KafkaSettings {
+            properties,
+            timeout: Duration::from_secs(30),
+        }
     }
 
     /// Applies `key=value` (from `-X`); later settings win.
@@ -26,17 +29,24 @@ impl KafkaSettings {
             .ok_or_else(|| format!("-X expects key=value, but got {pair:?}"))?;
         let key = key.trim();
         if key.is_empty() {
-            return Err(format!("-X expects key=value, but the key in {pair:?} is empty"));
+            return Err(format!(
+                "-X expects key=value, but the key in {pair:?} is empty"
+            ));
         }
-        self.properties.insert(key.to_owned(), value.trim().to_owned());
+        self.properties
+            .insert(key.to_owned(), value.trim().to_owned());
         Ok(())
     }
 
     /// Loads a Java-style properties file: `key=value` or `key: value` lines, `#`/`!` comments,
     /// backslash line continuations.
     pub fn load_properties_file(&mut self, path: &Path) -> Result<(), String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read Kafka configuration file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "cannot read Kafka configuration file {}: {e}",
+                path.display()
+            )
+        })?;
         for (key, value) in parse_properties(&text)
             .map_err(|e| format!("Kafka configuration file {}: {e}", path.display()))?
         {
@@ -46,7 +56,9 @@ impl KafkaSettings {
     }
 
     pub fn bootstrap_servers(&self) -> &str {
-        self.properties.get("bootstrap.servers").map_or("", String::as_str)
+        self.properties
+            .get("bootstrap.servers")
+            .map_or("", String::as_str)
     }
 }
 
@@ -56,7 +68,11 @@ pub fn parse_properties(text: &str) -> Result<Vec<(String, String)>, String> {
     let mut logical = String::new();
     let mut start_line = 0;
     for (index, raw) in text.lines().enumerate() {
-        let line = if logical.is_empty() { raw.trim_start() } else { raw.trim() };
+        let line = if logical.is_empty() {
+            raw.trim_start()
+        } else {
+            raw.trim()
+        };
         if logical.is_empty() {
             start_line = index + 1;
             if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
@@ -69,9 +85,9 @@ pub fn parse_properties(text: &str) -> Result<Vec<(String, String)>, String> {
         }
         logical.push_str(line);
         let entry = std::mem::take(&mut logical);
-        let split = entry.find(['=', ':']).ok_or_else(|| {
-            format!("line {start_line} is not key=value: {entry:?}")
-        })?;
+        let split = entry
+            .find(['=', ':'])
+            .ok_or_else(|| format!("line {start_line} is not key=value: {entry:?}"))?;
         let key = entry[..split].trim();
         if key.is_empty() {
             return Err(format!("line {start_line} has an empty key"));
@@ -97,7 +113,11 @@ mod tests {
                 ("sasl.jaas.config".into(), "a b".into()),
             ]
         );
-        assert!(parse_properties("novalue\n").unwrap_err().contains("line 1"));
+        assert!(
+            parse_properties("novalue\n")
+                .unwrap_err()
+                .contains("line 1")
+        );
     }
 
     #[test]

@@ -26,7 +26,11 @@ pub struct ReplayConsumer {
 }
 
 fn error(operation: &'static str, message: impl std::fmt::Display) -> CapabilityError {
-    CapabilityError { operation, message: message.to_string(), retriable: false }
+    CapabilityError {
+        operation,
+        message: message.to_string(),
+        retriable: false,
+    }
 }
 
 impl ReplayConsumer {
@@ -39,12 +43,18 @@ impl ReplayConsumer {
             .set("auto.offset.reset", "error")
             .set("isolation.level", "read_committed");
         let consumer = config.create().map_err(|e| error("consumer-create", e))?;
-        Ok(ReplayConsumer { topic: topic.to_owned(), consumer: Ok(consumer) })
+        Ok(ReplayConsumer {
+            topic: topic.to_owned(),
+            consumer: Ok(consumer),
+        })
     }
 
     /// A consumer whose creation failed: every call reports that failure.
     pub fn broken(topic: &str, failure: CapabilityError) -> Self {
-        ReplayConsumer { topic: topic.to_owned(), consumer: Err(failure) }
+        ReplayConsumer {
+            topic: topic.to_owned(),
+            consumer: Err(failure),
+        }
     }
 
     fn consumer(&self) -> Result<&BaseConsumer, CapabilityError> {
@@ -55,22 +65,34 @@ impl ReplayConsumer {
         let mut list = TopicPartitionList::with_capacity(start.len());
         for &(partition, offset) in start {
             let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
-                return Err(error("consumer-assign", format!("partition {partition} offset {offset} out of range")));
+                return Err(error(
+                    "consumer-assign",
+                    format!("partition {partition} offset {offset} out of range"),
+                ));
             };
-            list.add_partition_offset(&self.topic, p, Offset::Offset(o)).map_err(|e| error("consumer-assign", e))?;
+            list.add_partition_offset(&self.topic, p, Offset::Offset(o))
+                .map_err(|e| error("consumer-assign", e))?;
         }
-        self.consumer()?.assign(&list).map_err(|e| error("consumer-assign", e))
+        self.consumer()?
+            .assign(&list)
+            .map_err(|e| error("consumer-assign", e))
     }
 
     /// Waits up to `timeout` for the first record, then takes what is already buffered.
-    pub fn poll(&mut self, max_records: u32, timeout: Duration) -> Result<Vec<Consumed>, CapabilityError> {
+    pub fn poll(
+        &mut self,
+        max_records: u32,
+        timeout: Duration,
+    ) -> Result<Vec<Consumed>, CapabilityError> {
         let mut batch = Vec::new();
         let deadline = Instant::now() + timeout;
         let mut wait = timeout;
         while batch.len() < max_records as usize {
             match self.consumer()?.poll(wait) {
                 Some(Ok(message)) => {
-                    let text = |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
+                    let text = |bytes: Option<&[u8]>| {
+                        bytes.map(|b| String::from_utf8_lossy(b).into_owned())
+                    };
                     batch.push(Consumed {
                         partition: u32::try_from(message.partition()).unwrap_or(0),
                         offset: u64::try_from(message.offset()).unwrap_or(0),
@@ -80,7 +102,11 @@ impl ReplayConsumer {
                     wait = Duration::ZERO;
                 }
                 Some(Err(e)) => {
-                    return Err(CapabilityError { operation: "consumer-poll", message: e.to_string(), retriable: true });
+                    return Err(CapabilityError {
+                        operation: "consumer-poll",
+                        message: e.to_string(),
+                        retriable: true,
+                    });
                 }
                 None if batch.is_empty() && Instant::now() < deadline => {
                     wait = deadline.saturating_duration_since(Instant::now());

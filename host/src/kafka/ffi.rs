@@ -9,6 +9,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::time::Duration;
 
 use rdkafka::bindings as rd;
+use rdkafka::client::{Client, DefaultClientContext};
 use rdkafka::{Offset, TopicPartitionList};
 
 /// One topic as DescribeTopics reports it; `None` from `describe_topics` means unknown topic.
@@ -52,7 +53,11 @@ impl NativeError {
 
 fn c_text(text: *const c_char) -> Option<String> {
     // SAFETY: librdkafka returns NUL-terminated strings or null.
-    (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+    (!text.is_null()).then(|| {
+        unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 struct Queue(*mut rd::rd_kafka_queue_t);
@@ -104,7 +109,12 @@ fn run_admin(
     let mut errstr = [0 as c_char; 256];
     // SAFETY: errstr is a writable buffer of the stated size.
     let code = unsafe {
-        rd::rd_kafka_AdminOptions_set_request_timeout(options.0, timeout_ms, errstr.as_mut_ptr(), errstr.len())
+        rd::rd_kafka_AdminOptions_set_request_timeout(
+            options.0,
+            timeout_ms,
+            errstr.as_mut_ptr(),
+            errstr.len(),
+        )
     };
     if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
         return Err(NativeError::new(code, c_text(errstr.as_ptr())));
@@ -114,44 +124,63 @@ fn run_admin(
     // SAFETY: the queue is live; a null event means nothing arrived in time.
     let event = unsafe { rd::rd_kafka_queue_poll(queue.0, timeout_ms.saturating_add(5_000)) };
     if event.is_null() {
-        return Err(NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT, None));
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT,
+            None,
+        ));
     }
     let event = Event(event);
     // SAFETY: the event is live until the guard drops.
     let code = unsafe { rd::rd_kafka_event_error(event.0) };
     if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-        return Err(NativeError::new(code, c_text(unsafe { rd::rd_kafka_event_error_string(event.0) })));
+        return Err(NativeError::new(
+            code,
+            c_text(unsafe { rd::rd_kafka_event_error_string(event.0) }),
+        ));
     }
     Ok(event)
 }
 
 /// Describes topics in one request; unknown topics come back as `None`.
 pub fn describe_topics(
-    client: *mut rd::rd_kafka_t,
+    client: &Client<DefaultClientContext>,
     topics: &[String],
     timeout: Duration,
 ) -> Result<Vec<Option<DescribedTopic>>, NativeError> {
+    let client = client.native_ptr();
     let names: Vec<CString> = topics
         .iter()
         .map(|t| CString::new(t.as_bytes()))
         .collect::<Result<_, _>>()
-        .map_err(|_| NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG, Some("topic name contains NUL".into())))?;
+        .map_err(|_| {
+            NativeError::new(
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG,
+                Some("topic name contains NUL".into()),
+            )
+        })?;
     let mut pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
     // SAFETY: `pointers` holds `names.len()` valid C strings that outlive the call; librdkafka
     // copies them into the collection.
-    let collection = Collection(unsafe { rd::rd_kafka_TopicCollection_of_topic_names(pointers.as_mut_ptr(), pointers.len()) });
+    let collection = Collection(unsafe {
+        rd::rd_kafka_TopicCollection_of_topic_names(pointers.as_mut_ptr(), pointers.len())
+    });
     let event = run_admin(
         client,
         rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBETOPICS,
         timeout,
         |_| {},
         // SAFETY: client, collection, options and queue are all live for the call.
-        |options, queue| unsafe { rd::rd_kafka_DescribeTopics(client, collection.0, options, queue) },
+        |options, queue| unsafe {
+            rd::rd_kafka_DescribeTopics(client, collection.0, options, queue)
+        },
     )?;
     // SAFETY: the event is a DescribeTopics result (we polled our own queue for our request).
     let result = unsafe { rd::rd_kafka_event_DescribeTopics_result(event.0) };
     if result.is_null() {
-        return Err(NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG, Some("no DescribeTopics result".into())));
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+            Some("no DescribeTopics result".into()),
+        ));
     }
     let mut count = 0usize;
     // SAFETY: returns an array of `count` descriptions owned by the event.
@@ -160,7 +189,8 @@ pub fn describe_topics(
     for index in 0..count {
         // SAFETY: index < count; each description is valid while the event lives.
         let description = unsafe { *descriptions.add(index) };
-        let name = c_text(unsafe { rd::rd_kafka_TopicDescription_name(description) }).unwrap_or_default();
+        let name =
+            c_text(unsafe { rd::rd_kafka_TopicDescription_name(description) }).unwrap_or_default();
         let error = unsafe { rd::rd_kafka_TopicDescription_error(description) };
         if !error.is_null() {
             let code = unsafe { rd::rd_kafka_error_code(error) };
@@ -168,24 +198,42 @@ pub fn describe_topics(
                 found.push((name, None));
                 continue;
             }
-            return Err(NativeError::new(code, c_text(unsafe { rd::rd_kafka_error_string(error) })));
+            return Err(NativeError::new(
+                code,
+                c_text(unsafe { rd::rd_kafka_error_string(error) }),
+            ));
         }
         let uuid = unsafe { rd::rd_kafka_TopicDescription_topic_id(description) };
         let (most, least) = unsafe {
-            (rd::rd_kafka_Uuid_most_significant_bits(uuid), rd::rd_kafka_Uuid_least_significant_bits(uuid))
+            (
+                rd::rd_kafka_Uuid_most_significant_bits(uuid),
+                rd::rd_kafka_Uuid_least_significant_bits(uuid),
+            )
         };
         let mut partition_count = 0usize;
-        let infos = unsafe { rd::rd_kafka_TopicDescription_partitions(description, &mut partition_count) };
+        let infos =
+            unsafe { rd::rd_kafka_TopicDescription_partitions(description, &mut partition_count) };
         let mut partitions: Vec<u32> = (0..partition_count)
             .map(|i| unsafe { rd::rd_kafka_TopicPartitionInfo_partition(*infos.add(i)) })
             .filter_map(|p| u32::try_from(p).ok())
             .collect();
         partitions.sort_unstable();
-        found.push((name, Some(DescribedTopic { topic_id: kafka_uuid(most, least), partitions })));
+        found.push((
+            name,
+            Some(DescribedTopic {
+                topic_id: kafka_uuid(most, least),
+                partitions,
+            }),
+        ));
     }
     Ok(topics
         .iter()
-        .map(|topic| found.iter().find(|(name, _)| name == topic).and_then(|(_, d)| d.clone()))
+        .map(|topic| {
+            found
+                .iter()
+                .find(|(name, _)| name == topic)
+                .and_then(|(_, d)| d.clone())
+        })
         .collect())
 }
 
@@ -199,12 +247,13 @@ pub enum Spec {
 /// Lists the earliest or latest offset of each partition (one request per partition leader),
 /// with read_committed isolation so "latest" is the last stable offset under transactions.
 pub fn list_offsets(
-    client: *mut rd::rd_kafka_t,
+    client: &Client<DefaultClientContext>,
     topic: &str,
     partitions: &[u32],
     spec: Spec,
     timeout: Duration,
 ) -> Result<Vec<(u32, u64)>, NativeError> {
+    let client = client.native_ptr();
     let mut request = TopicPartitionList::with_capacity(partitions.len());
     let offset = match spec {
         Spec::Earliest => Offset::Beginning,
@@ -212,11 +261,19 @@ pub fn list_offsets(
     };
     for &partition in partitions {
         let partition = i32::try_from(partition).map_err(|_| {
-            NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG, Some(format!("partition {partition} out of range")))
+            NativeError::new(
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG,
+                Some(format!("partition {partition} out of range")),
+            )
         })?;
         request
             .add_partition_offset(topic, partition, offset)
-            .map_err(|e| NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG, Some(e.to_string())))?;
+            .map_err(|e| {
+                NativeError::new(
+                    rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG,
+                    Some(e.to_string()),
+                )
+            })?;
     }
     let event = run_admin(
         client,
@@ -225,7 +282,10 @@ pub fn list_offsets(
         |options| {
             // SAFETY: options are live; setting the isolation level cannot fail for this op.
             let error = unsafe {
-                rd::rd_kafka_AdminOptions_set_isolation_level(options, rd::rd_kafka_IsolationLevel_t::RD_KAFKA_ISOLATION_LEVEL_READ_COMMITTED)
+                rd::rd_kafka_AdminOptions_set_isolation_level(
+                    options,
+                    rd::rd_kafka_IsolationLevel_t::RD_KAFKA_ISOLATION_LEVEL_READ_COMMITTED,
+                )
             };
             if !error.is_null() {
                 // SAFETY: an error object returned to us is ours to destroy.
@@ -238,21 +298,34 @@ pub fn list_offsets(
     // SAFETY: the event is our ListOffsets result.
     let result = unsafe { rd::rd_kafka_event_ListOffsets_result(event.0) };
     if result.is_null() {
-        return Err(NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG, Some("no ListOffsets result".into())));
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+            Some("no ListOffsets result".into()),
+        ));
     }
     let mut count = 0usize;
     let infos = unsafe { rd::rd_kafka_ListOffsets_result_infos(result, &mut count) };
     let mut offsets = Vec::with_capacity(count);
     for index in 0..count {
         // SAFETY: index < count; the partition struct is owned by the event.
-        let partition = unsafe { &*rd::rd_kafka_ListOffsetsResultInfo_topic_partition(*infos.add(index)) };
+        let partition =
+            unsafe { &*rd::rd_kafka_ListOffsetsResultInfo_topic_partition(*infos.add(index)) };
         if partition.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-            return Err(NativeError::new(partition.err, Some(format!("partition {}", partition.partition))));
+            return Err(NativeError::new(
+                partition.err,
+                Some(format!("partition {}", partition.partition)),
+            ));
         }
-        let (Ok(p), Ok(o)) = (u32::try_from(partition.partition), u64::try_from(partition.offset)) else {
+        let (Ok(p), Ok(o)) = (
+            u32::try_from(partition.partition),
+            u64::try_from(partition.offset),
+        ) else {
             return Err(NativeError::new(
                 rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
-                Some(format!("partition {} reported offset {}", partition.partition, partition.offset)),
+                Some(format!(
+                    "partition {} reported offset {}",
+                    partition.partition, partition.offset
+                )),
             ));
         };
         offsets.push((p, o));
@@ -269,7 +342,11 @@ pub fn kafka_uuid(most: i64, least: i64) -> String {
     bytes[8..].copy_from_slice(&least.to_be_bytes());
     let mut out = String::with_capacity(22);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let digits = chunk.len() + 1;
         for i in 0..digits {

@@ -7,7 +7,9 @@ pub mod ffi;
 
 use std::time::{Duration, Instant};
 
-use rdkafka::admin::{AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::admin::{
+    AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication,
+};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -35,16 +37,36 @@ impl std::fmt::Display for CapabilityError {
 
 pub type CapResult<T> = Result<T, CapabilityError>;
 
+/// The requested configuration entries of one topic: (name, value if set).
+pub type ConfigValues = Vec<(String, Option<String>)>;
+/// One control-topic record: (offset, key, value).
+pub type RawRecord = (u64, Option<String>, Option<String>);
+
 fn from_rd(operation: &'static str, error: &RdError) -> CapabilityError {
     let retriable = matches!(
         error.rdkafka_error_code(),
-        Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::RequestTimedOut | RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::NotLeaderForPartition | RDKafkaErrorCode::LeaderNotAvailable)
+        Some(
+            RDKafkaErrorCode::OperationTimedOut
+                | RDKafkaErrorCode::RequestTimedOut
+                | RDKafkaErrorCode::BrokerTransportFailure
+                | RDKafkaErrorCode::AllBrokersDown
+                | RDKafkaErrorCode::NotLeaderForPartition
+                | RDKafkaErrorCode::LeaderNotAvailable
+        )
     );
-    CapabilityError { operation, message: error.to_string(), retriable }
+    CapabilityError {
+        operation,
+        message: error.to_string(),
+        retriable,
+    }
 }
 
 fn from_native(operation: &'static str, error: &ffi::NativeError) -> CapabilityError {
-    CapabilityError { operation, message: error.message.clone(), retriable: error.is_retriable() }
+    CapabilityError {
+        operation,
+        message: error.message.clone(),
+        retriable: error.is_retriable(),
+    }
 }
 
 /// How many capability calls one operation made, by kind (each is one broker round trip, except
@@ -68,8 +90,16 @@ pub struct KafkaClients {
 
 impl KafkaClients {
     pub fn new(settings: KafkaSettings) -> std::io::Result<Self> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-        Ok(KafkaClients { settings, runtime, admin: None, producer: None, counts: RequestCounts::default() })
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()?;
+        Ok(KafkaClients {
+            settings,
+            runtime,
+            admin: None,
+            producer: None,
+            counts: RequestCounts::default(),
+        })
     }
 
     pub fn settings(&self) -> &KafkaSettings {
@@ -86,29 +116,50 @@ impl KafkaClients {
 
     fn admin(&mut self, operation: &'static str) -> CapResult<&AdminClient<DefaultClientContext>> {
         if self.admin.is_none() {
-            let admin = self.client_config().create().map_err(|e| from_rd(operation, &e))?;
+            let admin = self
+                .client_config()
+                .create()
+                .map_err(|e| from_rd(operation, &e))?;
             self.admin = Some(admin);
         }
         self.counts.admin += 1;
-        self.admin.as_ref().ok_or_else(|| CapabilityError { operation, message: "admin client unavailable".into(), retriable: false })
+        self.admin.as_ref().ok_or_else(|| CapabilityError {
+            operation,
+            message: "admin client unavailable".into(),
+            retriable: false,
+        })
     }
 
     fn options(&self) -> AdminOptions {
-        AdminOptions::new().request_timeout(Some(self.settings.timeout)).operation_timeout(Some(self.settings.timeout))
+        AdminOptions::new()
+            .request_timeout(Some(self.settings.timeout))
+            .operation_timeout(Some(self.settings.timeout))
     }
 
-    pub fn describe_topics(&mut self, topics: &[String]) -> CapResult<Vec<Option<ffi::DescribedTopic>>> {
+    pub fn describe_topics(
+        &mut self,
+        topics: &[String],
+    ) -> CapResult<Vec<Option<ffi::DescribedTopic>>> {
         let timeout = self.settings.timeout;
         let admin = self.admin("describe-topics")?;
-        ffi::describe_topics(admin.inner().native_ptr(), topics, timeout).map_err(|e| from_native("describe-topics", &e))
+        ffi::describe_topics(admin.inner(), topics, timeout)
+            .map_err(|e| from_native("describe-topics", &e))
     }
 
-    pub fn describe_configs(&mut self, topics: &[String], names: &[String]) -> CapResult<Vec<Vec<(String, Option<String>)>>> {
+    pub fn describe_configs(
+        &mut self,
+        topics: &[String],
+        names: &[String],
+    ) -> CapResult<Vec<ConfigValues>> {
         let options = self.options();
-        let specifiers: Vec<ResourceSpecifier<'_>> = topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        let specifiers: Vec<ResourceSpecifier<'_>> =
+            topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
         let admin = self.admin("describe-configs")?;
         let future = admin.describe_configs(specifiers.iter(), &options);
-        let results = self.runtime.block_on(future).map_err(|e| from_rd("describe-configs", &e))?;
+        let results = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd("describe-configs", &e))?;
         let mut answer = Vec::with_capacity(results.len());
         for (topic, result) in topics.iter().zip(results) {
             let resource = result.map_err(|code| CapabilityError {
@@ -119,31 +170,61 @@ impl KafkaClients {
             answer.push(
                 names
                     .iter()
-                    .map(|name| (name.clone(), resource.get(name).and_then(|entry| entry.value.clone())))
+                    .map(|name| {
+                        (
+                            name.clone(),
+                            resource.get(name).and_then(|entry| entry.value.clone()),
+                        )
+                    })
                     .collect(),
             );
         }
         Ok(answer)
     }
 
-    pub fn create_topic(&mut self, topic: &str, partitions: u32, replication_factor: u16, configs: &[(String, String)]) -> CapResult<bool> {
+    pub fn create_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[(String, String)],
+    ) -> CapResult<bool> {
         let options = self.options();
-        let partitions = i32::try_from(partitions).map_err(|_| CapabilityError { operation: "create-topic", message: format!("{partitions} partitions is too many"), retriable: false })?;
-        let mut new_topic = NewTopic::new(topic, partitions, TopicReplication::Fixed(i32::from(replication_factor)));
+        let partitions = i32::try_from(partitions).map_err(|_| CapabilityError {
+            operation: "create-topic",
+            message: format!("{partitions} partitions is too many"),
+            retriable: false,
+        })?;
+        let mut new_topic = NewTopic::new(
+            topic,
+            partitions,
+            TopicReplication::Fixed(i32::from(replication_factor)),
+        );
         for (name, value) in configs {
             new_topic = new_topic.set(name, value);
         }
         let admin = self.admin("create-topic")?;
         let future = admin.create_topics([&new_topic], &options);
-        let results = self.runtime.block_on(future).map_err(|e| from_rd("create-topic", &e))?;
+        let results = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd("create-topic", &e))?;
         match results.into_iter().next() {
             Some(Ok(_)) => {
                 self.await_topic(topic, partitions.unsigned_abs())?;
                 Ok(true)
             }
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
-            Some(Err((_, code))) => Err(CapabilityError { operation: "create-topic", message: format!("topic {topic}: {code}"), retriable: false }),
-            None => Err(CapabilityError { operation: "create-topic", message: "no result".into(), retriable: true }),
+            Some(Err((_, code))) => Err(CapabilityError {
+                operation: "create-topic",
+                message: format!("topic {topic}: {code}"),
+                retriable: false,
+            }),
+            None => Err(CapabilityError {
+                operation: "create-topic",
+                message: "no result".into(),
+                retriable: true,
+            }),
         }
     }
 
@@ -152,13 +233,20 @@ impl KafkaClients {
         let deadline = Instant::now() + self.settings.timeout;
         loop {
             let described = self.describe_topics(&[topic.to_owned()])?;
-            if described.first().and_then(Option::as_ref).is_some_and(|d| d.partitions.len() == partitions as usize) {
+            if described
+                .first()
+                .and_then(Option::as_ref)
+                .is_some_and(|d| d.partitions.len() == partitions as usize)
+            {
                 return Ok(());
             }
             if Instant::now() > deadline {
                 return Err(CapabilityError {
                     operation: "create-topic",
-                    message: format!("topic {topic} was created but did not appear in metadata within {:?}", self.settings.timeout),
+                    message: format!(
+                        "topic {topic} was created but did not appear in metadata within {:?}",
+                        self.settings.timeout
+                    ),
                     retriable: true,
                 });
             }
@@ -166,24 +254,42 @@ impl KafkaClients {
         }
     }
 
-    pub fn list_offsets(&mut self, topic: &str, partitions: &[u32], spec: ffi::Spec) -> CapResult<Vec<(u32, u64)>> {
+    pub fn list_offsets(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+        spec: ffi::Spec,
+    ) -> CapResult<Vec<(u32, u64)>> {
         let timeout = self.settings.timeout;
         let admin = self.admin("list-offsets")?;
-        ffi::list_offsets(admin.inner().native_ptr(), topic, partitions, spec, timeout).map_err(|e| from_native("list-offsets", &e))
+        ffi::list_offsets(admin.inner(), topic, partitions, spec, timeout)
+            .map_err(|e| from_native("list-offsets", &e))
     }
 
-    pub fn delete_records(&mut self, topic: &str, before: &[(u32, u64)]) -> CapResult<Vec<(u32, u64)>> {
+    pub fn delete_records(
+        &mut self,
+        topic: &str,
+        before: &[(u32, u64)],
+    ) -> CapResult<Vec<(u32, u64)>> {
         let options = self.options();
         let mut list = TopicPartitionList::with_capacity(before.len());
         for &(partition, offset) in before {
             let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
-                return Err(CapabilityError { operation: "delete-records", message: format!("partition {partition} offset {offset} out of range"), retriable: false });
+                return Err(CapabilityError {
+                    operation: "delete-records",
+                    message: format!("partition {partition} offset {offset} out of range"),
+                    retriable: false,
+                });
             };
-            list.add_partition_offset(topic, p, Offset::Offset(o)).map_err(|e| from_rd("delete-records", &e))?;
+            list.add_partition_offset(topic, p, Offset::Offset(o))
+                .map_err(|e| from_rd("delete-records", &e))?;
         }
         let admin = self.admin("delete-records")?;
         let future = admin.delete_records(&list, &options);
-        let result = self.runtime.block_on(future).map_err(|e| from_rd("delete-records", &e))?;
+        let result = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd("delete-records", &e))?;
         let mut beginnings = Vec::with_capacity(before.len());
         for element in result.elements() {
             element.error().map_err(|e| CapabilityError {
@@ -191,7 +297,9 @@ impl KafkaClients {
                 message: format!("{topic}-{}: {e}", element.partition()),
                 retriable: false,
             })?;
-            if let (Ok(p), Offset::Offset(o)) = (u32::try_from(element.partition()), element.offset()) {
+            if let (Ok(p), Offset::Offset(o)) =
+                (u32::try_from(element.partition()), element.offset())
+            {
                 beginnings.push((p, u64::try_from(o).unwrap_or(0)));
             }
         }
@@ -203,7 +311,7 @@ impl KafkaClients {
     }
 
     /// Reads partition 0 of `topic` from its beginning to the end captured at the start.
-    pub fn read_control_log(&mut self, topic: &str) -> CapResult<Vec<(u64, Option<String>, Option<String>)>> {
+    pub fn read_control_log(&mut self, topic: &str) -> CapResult<Vec<RawRecord>> {
         self.counts.control_reads += 1;
         let op = "read-control-log";
         let mut config = self.client_config();
@@ -216,13 +324,17 @@ impl KafkaClients {
             .set("enable.partition.eof", "true");
         let consumer: BaseConsumer = config.create().map_err(|e| from_rd(op, &e))?;
         let timeout = self.settings.timeout;
-        let (low, high) = consumer.fetch_watermarks(topic, 0, timeout).map_err(|e| from_rd(op, &e))?;
+        let (low, high) = consumer
+            .fetch_watermarks(topic, 0, timeout)
+            .map_err(|e| from_rd(op, &e))?;
         let mut records = Vec::new();
         if high <= low {
             return Ok(records);
         }
         let mut assignment = TopicPartitionList::new();
-        assignment.add_partition_offset(topic, 0, Offset::Offset(low)).map_err(|e| from_rd(op, &e))?;
+        assignment
+            .add_partition_offset(topic, 0, Offset::Offset(low))
+            .map_err(|e| from_rd(op, &e))?;
         consumer.assign(&assignment).map_err(|e| from_rd(op, &e))?;
         let deadline = Instant::now() + timeout;
         let mut position = low;
@@ -230,7 +342,9 @@ impl KafkaClients {
             if Instant::now() > deadline {
                 return Err(CapabilityError {
                     operation: op,
-                    message: format!("timed out after {timeout:?} reading control topic {topic} at offset {position} of {high}"),
+                    message: format!(
+                        "timed out after {timeout:?} reading control topic {topic} at offset {position} of {high}"
+                    ),
                     retriable: true,
                 });
             }
@@ -238,7 +352,9 @@ impl KafkaClients {
                 Some(Ok(message)) => {
                     let offset = u64::try_from(message.offset()).unwrap_or(0);
                     if message.offset() < high {
-                        let text = |bytes: Option<&[u8]>| bytes.map(|b| String::from_utf8_lossy(b).into_owned());
+                        let text = |bytes: Option<&[u8]>| {
+                            bytes.map(|b| String::from_utf8_lossy(b).into_owned())
+                        };
                         records.push((offset, text(message.key()), text(message.payload())));
                     }
                     position = message.offset() + 1;
@@ -246,10 +362,11 @@ impl KafkaClients {
                 Some(Err(RdError::PartitionEOF(_))) | None => {
                     // Transaction markers occupy offsets but are never delivered: trust the
                     // consumer's position once it has fetched past them.
-                    if let Ok(list) = consumer.position() {
-                        if let Some(Offset::Offset(next)) = list.find_partition(topic, 0).map(|e| e.offset()) {
-                            position = position.max(next);
-                        }
+                    if let Ok(list) = consumer.position()
+                        && let Some(Offset::Offset(next)) =
+                            list.find_partition(topic, 0).map(|e| e.offset())
+                    {
+                        position = position.max(next);
                     }
                 }
                 Some(Err(error)) => return Err(from_rd(op, &error)),
@@ -266,7 +383,14 @@ impl KafkaClients {
 
     /// Produces one record with acks=all and idempotence and waits for the acknowledgement;
     /// returns its offset. Also used by tests and the demo to write action states.
-    pub fn produce(&mut self, operation: &'static str, topic: &str, partition: u32, key: Option<&str>, value: Option<&str>) -> CapResult<u64> {
+    pub fn produce(
+        &mut self,
+        operation: &'static str,
+        topic: &str,
+        partition: u32,
+        key: Option<&str>,
+        value: Option<&str>,
+    ) -> CapResult<u64> {
         let op = operation;
         if self.producer.is_none() {
             let mut config = self.client_config();
@@ -274,11 +398,22 @@ impl KafkaClients {
                 .set("enable.idempotence", "true")
                 .set("acks", "all")
                 .set("linger.ms", "0")
-                .set("message.timeout.ms", self.settings.timeout.as_millis().to_string());
+                .set(
+                    "message.timeout.ms",
+                    self.settings.timeout.as_millis().to_string(),
+                );
             self.producer = Some(config.create().map_err(|e| from_rd(op, &e))?);
         }
-        let producer = self.producer.as_ref().ok_or_else(|| CapabilityError { operation: op, message: "producer unavailable".into(), retriable: false })?;
-        let partition = i32::try_from(partition).map_err(|_| CapabilityError { operation: op, message: format!("partition {partition} out of range"), retriable: false })?;
+        let producer = self.producer.as_ref().ok_or_else(|| CapabilityError {
+            operation: op,
+            message: "producer unavailable".into(),
+            retriable: false,
+        })?;
+        let partition = i32::try_from(partition).map_err(|_| CapabilityError {
+            operation: op,
+            message: format!("partition {partition} out of range"),
+            retriable: false,
+        })?;
         let mut record: FutureRecord<'_, str, str> = FutureRecord::to(topic).partition(partition);
         if let Some(key) = key {
             record = record.key(key);
@@ -294,15 +429,28 @@ impl KafkaClients {
     }
 
     /// Produces many records and waits for all acknowledgements (keys and values as text).
-    pub fn produce_batch(&mut self, topic: &str, records: &[(u32, String, String)]) -> CapResult<()> {
+    pub fn produce_batch(
+        &mut self,
+        topic: &str,
+        records: &[(u32, String, String)],
+    ) -> CapResult<()> {
         let op = "produce";
         // One record through `produce` creates the producer and proves the topic is writable.
-        let Some(((p0, k0, v0), rest)) = records.split_first() else { return Ok(()) };
+        let Some(((p0, k0, v0), rest)) = records.split_first() else {
+            return Ok(());
+        };
         self.produce(op, topic, *p0, Some(k0), Some(v0))?;
-        let producer = self.producer.as_ref().ok_or_else(|| CapabilityError { operation: op, message: "producer unavailable".into(), retriable: false })?;
+        let producer = self.producer.as_ref().ok_or_else(|| CapabilityError {
+            operation: op,
+            message: "producer unavailable".into(),
+            retriable: false,
+        })?;
         let mut pending = Vec::with_capacity(rest.len());
         for (partition, key, value) in rest {
-            let record: FutureRecord<'_, str, str> = FutureRecord::to(topic).partition(i32::try_from(*partition).unwrap_or(0)).key(key.as_str()).payload(value.as_str());
+            let record: FutureRecord<'_, str, str> = FutureRecord::to(topic)
+                .partition(i32::try_from(*partition).unwrap_or(0))
+                .key(key.as_str())
+                .payload(value.as_str());
             pending.push(producer.send(record, Timeout::After(self.settings.timeout)));
         }
         for delivery in pending {
@@ -315,7 +463,11 @@ impl KafkaClients {
 
     /// Replaces a topic's dynamic configuration with exactly these entries (AlterConfigs is not
     /// incremental: anything not named returns to the broker default). For tests and failpoints.
-    pub fn alter_topic_configs(&mut self, topic: &str, entries: &[(String, String)]) -> CapResult<()> {
+    pub fn alter_topic_configs(
+        &mut self,
+        topic: &str,
+        entries: &[(String, String)],
+    ) -> CapResult<()> {
         let options = self.options();
         let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
         for (name, value) in entries {
@@ -323,11 +475,22 @@ impl KafkaClients {
         }
         let admin = self.admin("alter-configs")?;
         let future = admin.alter_configs([&alter], &options);
-        let results = self.runtime.block_on(future).map_err(|e| from_rd("alter-configs", &e))?;
+        let results = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd("alter-configs", &e))?;
         match results.into_iter().next() {
             Some(Ok(_)) => Ok(()),
-            Some(Err((_, code))) => Err(CapabilityError { operation: "alter-configs", message: format!("topic {topic}: {code}"), retriable: false }),
-            None => Err(CapabilityError { operation: "alter-configs", message: "no result".into(), retriable: true }),
+            Some(Err((_, code))) => Err(CapabilityError {
+                operation: "alter-configs",
+                message: format!("topic {topic}: {code}"),
+                retriable: false,
+            }),
+            None => Err(CapabilityError {
+                operation: "alter-configs",
+                message: "no result".into(),
+                retriable: true,
+            }),
         }
     }
 
@@ -336,11 +499,22 @@ impl KafkaClients {
         let options = self.options();
         let admin = self.admin("delete-topic")?;
         let future = admin.delete_topics(&[topic], &options);
-        let results = self.runtime.block_on(future).map_err(|e| from_rd("delete-topic", &e))?;
+        let results = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd("delete-topic", &e))?;
         match results.into_iter().next() {
             Some(Ok(_)) => Ok(()),
-            Some(Err((_, code))) => Err(CapabilityError { operation: "delete-topic", message: format!("topic {topic}: {code}"), retriable: false }),
-            None => Err(CapabilityError { operation: "delete-topic", message: "no result".into(), retriable: true }),
+            Some(Err((_, code))) => Err(CapabilityError {
+                operation: "delete-topic",
+                message: format!("topic {topic}: {code}"),
+                retriable: false,
+            }),
+            None => Err(CapabilityError {
+                operation: "delete-topic",
+                message: "no result".into(),
+                retriable: true,
+            }),
         }
     }
 }
