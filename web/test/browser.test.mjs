@@ -1,0 +1,258 @@
+// The page in real Chromium (Debian's /usr/bin/chromium, headless, driven by playwright-core),
+// served by scripts/serve.mjs on a free port of 127.0.0.1. Every state is saved as a screenshot
+// in test-artifacts/, and the 10,000-partition validation time as test-artifacts/timing.json.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { serve } from '../scripts/serve.mjs';
+import * as validator from '../src/validator.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+const SPEC_PLAN_ID = '99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d';
+const fixtures = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+const artifacts = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+const fixture = (scenario, file) => readFileSync(join(fixtures, scenario, file), 'utf8');
+
+/** A plan file in the canonical form with a correct ID, built here independently of the component. */
+function canonicalPlan(source, topic, topicId, offsets) {
+  const sorted = [...offsets].sort((a, b) => a[0] - b[0]);
+  let canonical = `1\n${source}\n${topic}\n${topicId}\n`;
+  for (const [p, o] of sorted) canonical += `${p}=${o}\n`;
+  const planId = createHash('sha256').update(canonical, 'utf8').digest('hex');
+  const text =
+    `{\n  "schemaVersion" : 1,\n  "planId" : "${planId}",\n  "sourceRecoveryPoint" : ${JSON.stringify(source)},\n` +
+    `  "topic" : ${JSON.stringify(topic)},\n  "topicId" : ${JSON.stringify(topicId)},\n  "offsets" : {\n` +
+    `${sorted.map(([p, o]) => `    "${p}" : ${o}`).join(',\n')}\n  }\n}\n`;
+  return { planId, text };
+}
+
+let server;
+let context;
+let userDataDir;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  rmSync(artifacts, { recursive: true, force: true });
+  mkdirSync(artifacts, { recursive: true });
+  server = await serve();
+  userDataDir = mkdtempSync(join(tmpdir(), 'asc-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    acceptDownloads: true,
+    viewport: { width: 1100, height: 900 },
+    colorScheme: 'light',
+  });
+});
+
+after(async () => {
+  await context?.close();
+  await server?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+/** A fresh page with the component loaded; fails the test on any console error or page error. */
+async function openPage(t) {
+  const page = await context.newPage();
+  const problems = [];
+  const foreign = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('request', (r) => {
+    const url = r.url();
+    if (!url.startsWith(server.url) && !url.startsWith('blob:') && !url.startsWith('data:')) foreign.push(url);
+    else if (url.startsWith(server.url) && r.method() !== 'GET') foreign.push(`${r.method()} ${url}`);
+  });
+  t.after(async () => {
+    await page.close();
+    assert.deepEqual(problems, [], 'the page logged errors');
+    assert.deepEqual(foreign, [], 'the page must only GET its own files');
+  });
+  await page.goto(server.url);
+  await page.waitForSelector('#engine[data-ready="true"]', { timeout: 30_000 });
+  return page;
+}
+
+const shot = (page, name) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+
+async function validatePlan(page, text, boundary = '') {
+  await page.fill('#plan-input', text);
+  await page.fill('#boundary-input', boundary);
+  await page.click('#validate');
+  await page.waitForSelector('#verdict[data-valid]');
+}
+
+describe('browser plan validator in Chromium', () => {
+  it('shows the SPEC test vector as valid with its plan ID', async (t) => {
+    const page = await openPage(t);
+    await validatePlan(page, fixture('plan-spec-test-vector', 'plan.json'));
+    assert.equal(await page.getAttribute('#verdict', 'data-valid'), 'true');
+    assert.equal(await page.textContent('#plan-id'), SPEC_PLAN_ID);
+    assert.equal(await page.textContent('#error'), '');
+    assert.equal(await page.locator('#partitions-body tr').count(), 2);
+    assert.equal(await page.isVisible('#canonical'), false, 'the SPEC file is in canonical form');
+    await shot(page, '01-valid-spec-vector');
+  });
+
+  const invalid = [
+    ['with a tampered offset', 'plan-id-mismatch-tampered-offset', 'plan ID does not match'],
+    ['with a "+0" partition key', 'plan-partition-plus-zero', 'canonical decimal form'],
+    ['followed by trailing garbage', 'plan-trailing-garbage', 'after the JSON document'],
+  ];
+  for (const [what, scenario, reason] of invalid) {
+    it(`refuses a plan ${what} and says why`, async (t) => {
+      const page = await openPage(t);
+      await validatePlan(page, fixture(scenario, 'plan.json'));
+      assert.equal(await page.getAttribute('#verdict', 'data-valid'), 'false');
+      const error = await page.textContent('#error');
+      assert.ok(error.includes(reason), `#error should contain ${JSON.stringify(reason)}: ${error}`);
+      assert.ok(error.includes(fixture(scenario, 'error.txt').trim()), 'the same message as the Rust host');
+      assert.equal(await page.textContent('#plan-id'), '');
+      assert.equal(await page.isVisible('#partitions'), false);
+      await shot(page, `02-invalid-${scenario}`);
+    });
+  }
+
+  it('validates a chosen file byte for byte (CRLF and tabs kept)', async (t) => {
+    const page = await openPage(t);
+    const bytes = readFileSync(join(fixtures, 'plan-crlf-and-tabs', 'plan.json'));
+    await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: bytes });
+    await page.waitForSelector('#verdict[data-valid="true"]');
+    assert.equal(await page.textContent('#plan-id'), fixture('plan-crlf-and-tabs', 'plan-id.txt').trim());
+    assert.equal(await page.isVisible('#canonical'), true, 'a CRLF file is valid but not canonical');
+    await shot(page, '03-file-crlf-not-canonical');
+  });
+
+  it('validates a 10,000-partition plan and records the time', async (t) => {
+    const offsets = Array.from({ length: 10_000 }, (_, p) => [p, 1_000_000 + p * 37]);
+    const { planId, text } = canonicalPlan('savepoint-2025-06-01T12:00:00Z', 'orders-action-state', 'Zm9vYmFyYmF6cXV4cXV1eA', offsets);
+    // The generator above and the component agree on the ID and the canonical bytes.
+    const inNode = validator.verifyPlan(text);
+    assert.ok(inNode.ok, inNode.message);
+    assert.equal(inNode.value.planId, planId);
+    assert.equal(validator.renderPlan(inNode.value), text);
+
+    const page = await openPage(t);
+    // A 300 KB plan arrives as a file (typing it with fill() would take minutes); choosing it
+    // validates it once, then #validate runs the component again on the same text.
+    await page.setInputFiles('#plan-file', { name: 'plan-10000.json', mimeType: 'application/json', buffer: Buffer.from(text) });
+    await page.waitForSelector('#verdict[data-valid="true"]');
+    const runs = [Number(await page.getAttribute('#timing', 'data-ms'))];
+    for (let i = 0; i < 5; i += 1) {
+      await page.evaluate(() => document.getElementById('verdict').removeAttribute('data-valid'));
+      await page.click('#validate');
+      await page.waitForSelector('#verdict[data-valid="true"]');
+      runs.push(Number(await page.getAttribute('#timing', 'data-ms')));
+    }
+    assert.equal(await page.textContent('#plan-id'), planId);
+    assert.equal(await page.textContent('#plan-partitions'), '10,000');
+    assert.equal(await page.locator('#partitions-body tr').count(), 1000, 'the first 1,000 rows are drawn');
+    assert.equal(await page.isVisible('#canonical'), false);
+    await page.click('#show-all');
+    assert.equal(await page.locator('#partitions-body tr').count(), 10_000);
+    const sorted = [...runs].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    const timing = { partitions: 10_000, planBytes: Buffer.byteLength(text), firstMs: runs[0], medianMs: median, runsMs: runs };
+    writeFileSync(join(artifacts, 'timing.json'), `${JSON.stringify(timing, null, 2)}\n`);
+    t.diagnostic(`10,000-partition plan (${timing.planBytes} bytes) validated in Chromium: first ${runs[0].toFixed(1)} ms, median of ${runs.length} ${median.toFixed(1)} ms`);
+    assert.ok(runs.every((ms) => Number.isFinite(ms) && ms >= 0));
+    await shot(page, '04-valid-10000-partitions');
+  });
+
+  it('builds a plan from markers and downloads exactly the rendered bytes', async (t) => {
+    const page = await openPage(t);
+    // A JSON array of marker texts (the fixture file as is) ...
+    await page.fill('#recovery-point', fixture('markers-spec-test-vector', 'recovery-point.txt'));
+    await page.fill('#markers-input', fixture('markers-spec-test-vector', 'markers.json'));
+    await page.click('#build');
+    await page.waitForSelector('#build-verdict[data-valid="true"]');
+    assert.equal(await page.textContent('#build-plan-id'), SPEC_PLAN_ID);
+    assert.equal(await page.textContent('#build-output'), fixture('markers-spec-test-vector', 'expected.json'));
+
+    // ... and one marker per line, where the plan is the minimum over three subtasks.
+    const scenario = 'markers-minimum-across-three-subtasks';
+    await page.fill('#recovery-point', fixture(scenario, 'recovery-point.txt'));
+    await page.fill('#markers-input', JSON.parse(fixture(scenario, 'markers.json')).join('\n'));
+    await page.click('#build');
+    await page.waitForFunction(
+      (id) => document.getElementById('build-plan-id').textContent === id,
+      fixture(scenario, 'plan-id.txt').trim(),
+    );
+    const expected = fixture(scenario, 'expected.json');
+    assert.equal(await page.textContent('#build-output'), expected);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    assert.match(download.suggestedFilename(), /^cleanup-plan-[0-9a-f]{12}\.json$/);
+    assert.deepEqual(readFileSync(await download.path()), Buffer.from(expected, 'utf8'));
+    await shot(page, '05-built-from-markers');
+
+    // The built plan checks out in the validator above.
+    await page.click('#check-built');
+    await page.waitForSelector('#verdict[data-valid="true"]');
+    assert.equal(await page.textContent('#plan-id'), fixture(scenario, 'plan-id.txt').trim());
+
+    // A legacy marker cannot authorise deletion.
+    await page.fill('#markers-input', '{"0":100,"1":42}');
+    await page.click('#build');
+    await page.waitForSelector('#build-verdict[data-valid="false"]');
+    assert.ok((await page.textContent('#build-error')).length > 0);
+    assert.equal(await page.isVisible('#download'), false);
+    await shot(page, '06-markers-refused');
+  });
+
+  it('shows how far a plan advances a pasted boundary and flags a backward plan', async (t) => {
+    const page = await openPage(t);
+    const plan = fixture('plan-spec-test-vector', 'plan.json'); // {0: 10, 1: 20}
+    const cells = async () =>
+      page.$$eval('#partitions-body tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+
+    await validatePlan(page, plan, '{"0":5,"1":20}');
+    assert.equal(await page.getAttribute('#advance', 'data-advances'), 'true');
+    assert.equal(await page.getAttribute('#advance', 'data-moved'), '1');
+    assert.deepEqual(await cells(), [['0', '5', '10', '+5'], ['1', '20', '20', '0']]);
+
+    // The output of `action-state-cleanup status --json` works as well.
+    const status = {
+      controlTopic: 'jobs-cleanup', topic: 'action-state', topicId: 'topic-id', liveTopicId: 'topic-id',
+      boundary: { 0: 4, 1: 7 },
+      operations: [{ planId: 'a'.repeat(64), status: 'APPLIED', sourceRecoveryPoint: 'checkpoint-40', offsets: { 0: 4, 1: 7 } }],
+      live: [{ partition: 0, beginning: 4, end: 30, boundary: 4 }, { partition: 1, beginning: 7, end: 30, boundary: 7 }],
+    };
+    await validatePlan(page, plan, JSON.stringify(status, null, 2));
+    assert.equal(await page.getAttribute('#advance', 'data-advances'), 'true');
+    assert.deepEqual(await cells(), [['0', '4', '10', '+6'], ['1', '7', '20', '+13']]);
+    assert.match(await page.textContent('#advance'), /2 of 2 partitions.*19 offsets/s);
+    await shot(page, '07-advances-boundary');
+
+    // A plan below the committed boundary moves it backwards: refused, rows marked.
+    await validatePlan(page, plan, '{"0":150,"1":60}');
+    assert.equal(await page.getAttribute('#verdict', 'data-valid'), 'true', 'the plan itself is valid');
+    assert.equal(await page.getAttribute('#advance', 'data-advances'), 'false');
+    const detail = await page.textContent('#advance-detail');
+    assert.ok(detail.includes('does not advance the committed boundary'), detail);
+    assert.equal(await page.locator('#partitions-body tr.backward').count(), 2);
+    await shot(page, '08-backward-plan');
+
+    // Another topic's status is flagged, and a malformed boundary is reported, not ignored.
+    await validatePlan(page, plan, JSON.stringify({ ...status, topicId: 'AAAAAAAAAAAAAAAAAAAAAB' }));
+    assert.equal(await page.getAttribute('#advance', 'data-advances'), 'false');
+    assert.match(await page.textContent('#advance-title'), /another topic/);
+    await validatePlan(page, plan, '{"+0":10,"1":20}');
+    assert.equal(await page.getAttribute('#advance', 'data-advances'), 'error');
+    assert.match(await page.textContent('#advance-detail'), /canonical decimal form/);
+  });
+});
