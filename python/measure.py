@@ -1,0 +1,164 @@
+"""Measurements for the Python embedding (not a test): per-call overhead of a trivial component
+call, and the wall time of one apply from Python vs the Rust CLI against the same broker, side by
+side in one run. Run with python/measure (uses python/.venv)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import action_state_cleanup as asc
+from action_state_cleanup import Cleanup
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC_PLAN = (REPO / "fixtures" / "markers-spec-test-vector" / "expected.json").read_text()
+
+
+def median_us(samples):
+    return statistics.median(samples) * 1e6
+
+
+def per_call(n: int) -> None:
+    cleanup = Cleanup()
+    cleanup.verify(SPEC_PLAN)
+    instance = cleanup._instance
+    plan = cleanup.verify(SPEC_PLAN)
+
+    def timed(call):
+        samples = []
+        for _ in range(n):
+            start = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - start)
+        return samples
+
+    raw = timed(lambda: instance.call("plans", "verify-plan", SPEC_PLAN))
+    api = timed(lambda: cleanup.verify(SPEC_PLAN))
+    render = timed(lambda: cleanup.render(plan))
+    boundary = timed(lambda: cleanup.effective_boundary([]))
+    print(f"per-call overhead (median of {n}):")
+    print(f"  Cleanup.verify(SPEC plan)               {median_us(api):8.1f} us")
+    print(f"  raw wasmtime-py call verify-plan        {median_us(raw):8.1f} us")
+    print(f"  Cleanup.render(plan)                    {median_us(render):8.1f} us")
+    print(f"  effective_boundary([]) (near-empty)     {median_us(boundary):8.1f} us")
+    start = time.perf_counter()
+    fresh = Cleanup()
+    fresh.verify(SPEC_PLAN)
+    print(f"  new Cleanup + first call (cached code)  {(time.perf_counter() - start) * 1e3:8.2f} ms")
+
+
+def make_scene(admin: AdminClient, bootstrap: str, directory: Path, name: str):
+    data = f"measure-{name}-{uuid.uuid4().hex[:8]}"
+    admin.create_topics(
+        [NewTopic(data, 2, 1, config={"cleanup.policy": "compact,delete", "retention.ms": "-1", "retention.bytes": "-1"})]
+    )[data].result(30)
+    setup = Cleanup(bootstrap)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            setup.kafka.produce_batch(data, [(0, f"k{i}", f"v{i}") for i in range(150)] + [(1, f"k{i}", f"v{i}") for i in range(20)])
+            marker = setup.snapshot_marker(data)
+            break
+        except asc.CleanupError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    plan_json = setup.render(setup.plan("C1", [marker]))
+    setup.close()
+    path = directory / f"{name}.json"
+    path.write_text(plan_json)
+    return data, f"{data}-cleanup", plan_json, path
+
+
+PY_PROCESS = """
+import sys, action_state_cleanup as a
+c = a.Cleanup(sys.argv[1], sys.argv[2])
+r = c.apply(open(sys.argv[3]).read())
+assert r.outcome == "applied", r
+"""
+
+
+def applies(bootstrap: str, cli: Path, rounds: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    rows = {"python apply() call (fresh Cleanup)": [], "python apply() call (reused Cleanup)": [], "python process (interpreter+import+apply)": [], "rust CLI process (apply --json)": []}
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        # Warm both code caches (precompiled components) and the reused Cleanup outside the timing.
+        _data, warm_control, warm_plan, _path = make_scene(admin, bootstrap, directory, "warmup")
+        warm = Cleanup(bootstrap, warm_control)
+        warm.apply(warm_plan)
+        subprocess.run([str(cli), "verify", "--plan", str(make_scene(admin, bootstrap, directory, "warm")[3])], capture_output=True)
+        for index in range(rounds):
+            scenes = {kind: make_scene(admin, bootstrap, directory, f"{kind}{index}") for kind in ("py", "warm", "pyproc", "cli")}
+            order = ["py", "warm", "pyproc", "cli"] if index % 2 == 0 else ["cli", "pyproc", "warm", "py"]
+            for kind in order:
+                _data, control, plan_json, path = scenes[kind]
+                if kind == "py":
+                    cleanup = Cleanup(bootstrap, control)
+                    start = time.perf_counter()
+                    report = cleanup.apply(plan_json)
+                    rows["python apply() call (fresh Cleanup)"].append(time.perf_counter() - start)
+                    assert report.outcome == "applied"
+                    counts["python"] = report.requests
+                    cleanup.close()
+                elif kind == "warm":
+                    # A long-lived embedding: one Cleanup whose Kafka clients (and the idempotent
+                    # producer's ID) outlive the apply; only the control topic changes.
+                    warm.control_topic = control
+                    start = time.perf_counter()
+                    report = warm.apply(plan_json)
+                    rows["python apply() call (reused Cleanup)"].append(time.perf_counter() - start)
+                    assert report.outcome == "applied"
+                elif kind == "pyproc":
+                    start = time.perf_counter()
+                    subprocess.run([sys.executable, "-c", PY_PROCESS, bootstrap, control, str(path)], check=True)
+                    rows["python process (interpreter+import+apply)"].append(time.perf_counter() - start)
+                else:
+                    start = time.perf_counter()
+                    done = subprocess.run(
+                        [str(cli), "apply", "--plan", str(path), "--bootstrap-servers", bootstrap, "--control-topic", control, "--json"],
+                        capture_output=True,
+                        text=True,
+                    )
+                    rows["rust CLI process (apply --json)"].append(time.perf_counter() - start)
+                    assert done.returncode == 0, done.stdout + done.stderr
+                    counts["rust"] = json.loads(done.stdout).get("kafkaRequests")
+    print(f"one apply (fresh control topic, 2 partitions, 170 records, 150+20 deleted), median of {rounds}:")
+    for label, samples in rows.items():
+        print(f"  {label:44s} {statistics.median(samples) * 1e3:8.1f} ms   (min {min(samples) * 1e3:.1f}, max {max(samples) * 1e3:.1f})")
+    print(f"  capability calls, python: {counts.get('python')}")
+    print(f"  capability calls, rust:   {counts.get('rust')}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    print(f"wasmtime-py {__import__('importlib').metadata.version('wasmtime')}, confluent-kafka "
+          f"{__import__('importlib').metadata.version('confluent-kafka')} (librdkafka {__import__('confluent_kafka').libversion()[0]}), "
+          f"Python {sys.version.split()[0]}")
+    per_call(args.calls)
+    bootstrap = os.environ.get("ASC_KAFKA_BOOTSTRAP")
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    cli = Path(os.environ.get("ASC_CLI") or target / "debug" / "action-state-cleanup")
+    if not bootstrap:
+        sys.exit("ASC_KAFKA_BOOTSTRAP is not set: the apply comparison needs a broker")
+    if not cli.is_file():
+        sys.exit(f"the Rust CLI is not at {cli}")
+    applies(bootstrap, cli, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
