@@ -6,7 +6,7 @@
 // from ../target/components/validator.wasm (where `cargo build` puts it).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
@@ -88,7 +88,7 @@ const jcoVersion = jco('--version').trim();
 writeFileSync(join(dist, 'size.json'), `${JSON.stringify({ jco: jcoVersion, files: sizes, total }, null, 2)}\n`);
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
-console.log(`build: ${relative(process.cwd(), component) || component} (${kib(statSync(component).size)}) -> dist/ with jco ${jcoVersion}`);
+console.log(`build: ${component} (${kib(statSync(component).size)}) -> dist/ with jco ${jcoVersion}`);
 for (const [file, s] of Object.entries(sizes)) console.log(`  ${file.padEnd(22)} ${kib(s.raw).padStart(10)} raw ${kib(s.gzip).padStart(10)} gzip`);
 console.log(`  ${'total'.padEnd(22)} ${kib(total.raw).padStart(10)} raw ${kib(total.gzip).padStart(10)} gzip`);
 console.log(`  imports: ${imports.join(', ') || 'none'} (types only; no functions, no WASI)`);
