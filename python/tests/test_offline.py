@@ -98,3 +98,34 @@ def test_per_call_overhead_is_reported(offline: Cleanup, record_property):
     record_property("verify_median_us", round(median_us, 1))
     # Not a benchmark (python/measure is); only a guard against pathological regressions.
     assert median_us < 50_000
+
+
+def test_interrupt_inside_a_capability_fails_the_call_cleanly(monkeypatch):
+    cleanup = Cleanup("127.0.0.1:9", "control")
+
+    def interrupted(self, topics):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(asc.KafkaCapabilities, "describe_topics", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cleanup.snapshot_marker("orders")
+    # The guest saw a kafka-error (not a swallowed exception) and the next call works.
+    assert cleanup.verify(SPEC_PLAN).plan_id.startswith("99cdeb76")
+    monkeypatch.undo()
+
+
+def test_component_path_is_inside_the_package():
+    path = asc.component_path()
+    assert path.name == "cleanup.wasm" and path.parent.name == "action_state_cleanup" and path.stat().st_size > 100_000
+
+
+def test_kafka_properties_accept_librdkafka_and_keyword_spellings():
+    cleanup = Cleanup("b:1", "control", security_protocol="SASL_SSL", enable_ssl_certificate_verification=False,
+                      **{"sasl.mechanism": "PLAIN", "bootstrap.servers": "ignored:1"})
+    assert cleanup.kafka.properties == {
+        "security.protocol": "SASL_SSL",
+        "enable.ssl.certificate.verification": "false",
+        "sasl.mechanism": "PLAIN",
+        "bootstrap.servers": "b:1",
+    }
+    assert Cleanup().kafka is None

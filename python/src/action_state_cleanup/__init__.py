@@ -235,7 +235,11 @@ class Cleanup:
         if self._instance is None:
             self._instance = ComponentInstance(self._loaded, self._linker)
         try:
-            return self._instance.call(iface, name, *args)
+            value = self._instance.call(iface, name, *args)
+            if self._host.interrupted is not None:
+                interrupt, self._host.interrupted = self._host.interrupted, None
+                raise interrupt
+            return value
         except Trap as trap:
             self._instance = None
             raise InternalError("internal", f"internal error in the cleanup component: {trap}") from trap

@@ -168,6 +168,8 @@ class HostState:
         self.before_commit = before_commit
         self.consumers: Dict[int, _kafka.ReplayConsumer] = {}
         self.next_rep = 1
+        #: A KeyboardInterrupt caught inside a capability, to re-raise after the guest call.
+        self.interrupted: Optional[BaseException] = None
 
     def clients(self, operation: str) -> KafkaCapabilities:
         if self.kafka is None:
@@ -184,13 +186,18 @@ def kafka_error(error: CapabilityError) -> Record:
     return record(operation=error.operation, message=error.message, retriable=bool(error.retriable))
 
 
-def _capability(operation: str, call: Callable[[], Any]) -> Any:
+def _capability(host: "HostState", operation: str, call: Callable[[], Any]) -> Any:
     """Runs one capability: its value is the result's ok payload; any failure becomes the WIT
-    `kafka-error` record (the err payload), never a trap."""
+    `kafka-error` record (the err payload), never a trap. A KeyboardInterrupt (which ctypes would
+    otherwise swallow inside a callback) fails the capability and is re-raised by the caller
+    once the guest has returned."""
     try:
         return _kafka.guarded(operation, call)
     except CapabilityError as e:
         return kafka_error(e)
+    except KeyboardInterrupt as interrupt:
+        host.interrupted = interrupt
+        return kafka_error(CapabilityError(operation, "interrupted by the embedding process", False))
 
 
 def _offsets(values: Sequence[Record]) -> List[Tuple[int, int]]:
@@ -218,34 +225,34 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                         for topic, d in zip(topics, described)
                     ]
 
-                return _capability("describe-topics", run)
+                return _capability(host, "describe-topics", run)
 
             def describe_configs(_store, topics: List[str], names: List[str]) -> Any:
                 def run() -> List[List[Record]]:
                     rows = host.clients("describe-configs").describe_configs(topics, names)
                     return [[record(name=n, value=v) for n, v in row] for row in rows]
 
-                return _capability("describe-configs", run)
+                return _capability(host, "describe-configs", run)
 
             def create_topic(_store, topic: str, partitions: int, replication_factor: int, configs: List[Record]) -> Any:
                 def run() -> bool:
                     values = {c.name: c.value for c in configs if c.value is not None}
                     return host.clients("create-topic").create_topic(topic, partitions, replication_factor, values)
 
-                return _capability("create-topic", run)
+                return _capability(host, "create-topic", run)
 
             def list_offsets(_store, topic: str, partitions: List[int], spec: str) -> Any:
                 def run() -> List[Record]:
                     latest = {"earliest": False, "latest": True}[spec]
                     return _partition_offsets(host.clients("list-offsets").list_offsets(topic, partitions, latest))
 
-                return _capability("list-offsets", run)
+                return _capability(host, "list-offsets", run)
 
             def delete_records(_store, topic: str, before: List[Record]) -> Any:
                 def run() -> List[Record]:
                     return _partition_offsets(host.clients("delete-records").delete_records(topic, _offsets(before)))
 
-                return _capability("delete-records", run)
+                return _capability(host, "delete-records", run)
 
             admin.add_func("describe-topics", describe_topics)
             admin.add_func("describe-configs", describe_configs)
@@ -260,10 +267,10 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                     entries = host.clients("read-control-log").read_control_log(topic)
                     return [record(offset=o, key=k, value=v) for o, k, v in entries]
 
-                return _capability("read-control-log", run)
+                return _capability(host, "read-control-log", run)
 
             def append(_store, topic: str, key: str, value: str) -> Any:
-                return _capability("append-control", lambda: host.clients("append-control").append_control(topic, key, value))
+                return _capability(host, "append-control", lambda: host.clients("append-control").append_control(topic, key, value))
 
             control.add_func("read-all", read_all)
             control.add_func("append", append)
@@ -300,7 +307,7 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                 def run() -> None:
                     lookup(store, handle, "consumer-assign").assign(_offsets(start))
 
-                return _capability("consumer-assign", run)
+                return _capability(host, "consumer-assign", run)
 
             def poll(store, handle: Any, max_records: int, timeout_ms: int) -> Any:
                 def run() -> List[Record]:
@@ -309,7 +316,7 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                     batch = lookup(store, handle, "consumer-poll").poll(max_records, timeout_ms)
                     return [record(partition=r.partition, offset=r.offset, key=r.key, value=r.value) for r in batch]
 
-                return _capability("consumer-poll", run)
+                return _capability(host, "consumer-poll", run)
 
             consumer.add_func("[constructor]replay-consumer", construct)
             consumer.add_func("[method]replay-consumer.assign", assign)
