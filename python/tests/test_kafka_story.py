@@ -148,8 +148,19 @@ def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
         assert batch, "replay made no progress"
         assert len(batch) <= 3
         seen.extend(batch)
+    assert (1, 11) in consumer.position()  # the next fetch position after the last record
     consumer.close()
+    assert all(r.decode_error is None for r in seen)
     assert [(r.partition, r.offset, r.key, r.value) for r in seen] == [(1, o, f"k{o}", f"v{o}") for o in range(6, 10)] + [(1, 10, "k3", None)]
+
+    # Bytes that are not UTF-8 arrive as a lossy rendering plus the reason (`decode-error`).
+    kafka.produce("test", topic, 2, "bad", b"ok\xff\xfe")
+    consumer = kafka.replay_consumer(topic)
+    consumer.assign([(2, 0)])
+    (bad,) = consumer.poll(10, 5000)
+    consumer.close()
+    assert bad.key == "bad" and bad.value == "ok\ufffd\ufffd"
+    assert bad.decode_error == "the value is not valid UTF-8 (invalid byte at position 2)"
 
     # Failures are CapabilityError (the WIT kafka-error), never raw client exceptions.
     from action_state_cleanup import CapabilityError

@@ -314,13 +314,26 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                     if host.kafka is not None:
                         host.kafka.count_poll()
                     batch = lookup(store, handle, "consumer-poll").poll(max_records, timeout_ms)
-                    return [record(partition=r.partition, offset=r.offset, key=r.key, value=r.value) for r in batch]
+                    # `decode-error` is a field of consumed-record since the recovery-session
+                    # WIT; wasmtime-py lowers only the fields the component's type names, so
+                    # setting it is harmless for a component built before it.
+                    return [
+                        record(partition=r.partition, offset=r.offset, key=r.key, value=r.value, decode_error=r.decode_error)
+                        for r in batch
+                    ]
 
                 return _capability(host, "consumer-poll", run)
+
+            def position(store, handle: Any) -> Any:
+                def run() -> List[Record]:
+                    return _partition_offsets(lookup(store, handle, "consumer-position").position())
+
+                return _capability(host, "consumer-position", run)
 
             consumer.add_func("[constructor]replay-consumer", construct)
             consumer.add_func("[method]replay-consumer.assign", assign)
             consumer.add_func("[method]replay-consumer.poll", poll)
+            consumer.add_func("[method]replay-consumer.position", position)
 
         with root.add_instance(interface("operator-events")) as events:
 

@@ -103,6 +103,19 @@ class Consumed:
     offset: int
     key: Optional[str]
     value: Optional[str]
+    #: Why the key or value is not valid UTF-8 (they then hold a lossy rendering).
+    decode_error: Optional[str] = None
+
+
+def _decode(what: str, data: Optional[bytes], problems: List[str]) -> Optional[str]:
+    """Strict UTF-8: the text, or a lossy rendering plus the reason (like the Rust host)."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        problems.append(f"the {what} is not valid UTF-8 (invalid byte at position {e.start})")
+        return data.decode("utf-8", errors="replace")
 
 
 def _text(data: Optional[bytes]) -> Optional[str]:
@@ -475,6 +488,16 @@ class ReplayConsumer:
         except Exception as e:
             raise _failure(op, e) from None
 
+    def position(self) -> List[Tuple[int, int]]:
+        """Fetch positions of the assigned partitions whose position is known."""
+        op = "consumer-position"
+        consumer = self._live()
+        try:
+            positions = consumer.position(consumer.assignment())
+        except Exception as e:
+            raise _failure(op, e) from None
+        return [(tp.partition, tp.offset) for tp in positions if tp.offset >= 0 and tp.error is None]
+
     def poll(self, max_records: int, timeout_ms: int) -> List[Consumed]:
         """Waits up to `timeout_ms` for the first record, then takes what is already buffered."""
         consumer = self._live()
@@ -490,7 +513,10 @@ class ReplayConsumer:
                 error = message.error()
                 if error is not None:
                     raise CapabilityError("consumer-poll", _describe(error), True)
-                batch.append(Consumed(message.partition(), message.offset(), _text(message.key()), _text(message.value())))
+                problems: List[str] = []
+                key = _decode("key", message.key(), problems)
+                value = _decode("value", message.value(), problems)
+                batch.append(Consumed(message.partition(), message.offset(), key, value, problems[0] if problems else None))
                 wait = 0.0
             elif not batch and time.monotonic() < deadline:
                 wait = max(0.0, deadline - time.monotonic())
