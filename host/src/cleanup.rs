@@ -28,7 +28,7 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyOptions, ApplyOutcome, ApplyReport, StatusReport,
 };
-pub use bindings::exports::action_state::cleanup::recovery::{RecoveryPolicy, RecoveryVerdict};
+pub use bindings::exports::action_state::cleanup::recovery::{PartitionProgress, RecoveryPolicy, RecoveryVerdict, ReplayBatch, ReplayOptions, ReplayedRecord};
 pub use operator_events::PartitionPreview;
 
 /// Receives what the component tells the operator.
@@ -234,6 +234,10 @@ impl kafka_consumer::HostReplayConsumer for HostState {
                 message: e.to_string(),
                 retriable: false,
             })?;
+        if failpoint::active() == Some(failpoint::Failpoint::ReplayStall) {
+            std::thread::sleep(Duration::from_millis(u64::from(timeout_ms)));
+            return Ok(Vec::new());
+        }
         let batch = consumer.poll(max_records, Duration::from_millis(u64::from(timeout_ms)))?;
         Ok(batch
             .into_iter()
@@ -242,8 +246,19 @@ impl kafka_consumer::HostReplayConsumer for HostState {
                 offset: r.offset,
                 key: r.key,
                 value: r.value,
+                decode_error: r.decode_error,
             })
             .collect())
+    }
+
+    fn position(&mut self, consumer: Resource<ReplayConsumer>) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+        let consumer = self.table.get(&consumer).map_err(|e| types::KafkaError {
+            operation: "consumer-position".into(),
+            message: e.to_string(),
+            retriable: false,
+        })?;
+        let positions = consumer.position()?;
+        Ok(positions.into_iter().map(|(partition, offset)| PartitionOffset { partition, offset }).collect())
     }
 
     fn drop(&mut self, consumer: Resource<ReplayConsumer>) -> wasmtime::Result<()> {
@@ -369,6 +384,11 @@ impl CleanupInstance {
             .call_plan_from_markers(&mut self.store, recovery_point, markers)
     }
 
+    pub fn parse_marker(&mut self, json: &str) -> wasmtime::Result<Result<types::RecoveryMarker, CleanupError>> {
+        self.reset_deadline();
+        self.bindings.action_state_cleanup_plans().call_parse_marker(&mut self.store, json)
+    }
+
     pub fn message(&mut self, error: &CleanupError) -> wasmtime::Result<String> {
         self.reset_deadline();
         self.bindings
@@ -419,4 +439,38 @@ impl CleanupInstance {
             .action_state_cleanup_recovery()
             .call_snapshot_marker(&mut self.store, topic)
     }
+
+    /// Starts a recovery session (a guest resource owned by this instance's store).
+    pub fn start_session(&mut self, topic: &str, policy: &RecoveryPolicy) -> wasmtime::Result<Result<RecoverySessionHandle, CleanupError>> {
+        self.reset_deadline();
+        let session = self.bindings.action_state_cleanup_recovery().recovery_session();
+        Ok(session.call_start(&mut self.store, topic, policy)?.map(RecoverySessionHandle))
+    }
+
+    pub fn restore(&mut self, session: &RecoverySessionHandle, markers: &[String], options: ReplayOptions) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
+        self.reset_deadline();
+        let api = self.bindings.action_state_cleanup_recovery().recovery_session();
+        api.call_restore(&mut self.store, session.0, markers, options)
+    }
+
+    pub fn next_batch(&mut self, session: &RecoverySessionHandle, max_records: u32) -> wasmtime::Result<Result<ReplayBatch, CleanupError>> {
+        self.reset_deadline();
+        let api = self.bindings.action_state_cleanup_recovery().recovery_session();
+        api.call_next_batch(&mut self.store, session.0, max_records)
+    }
+
+    pub fn session_snapshot(&mut self, session: &RecoverySessionHandle) -> wasmtime::Result<Result<String, CleanupError>> {
+        self.reset_deadline();
+        let api = self.bindings.action_state_cleanup_recovery().recovery_session();
+        api.call_snapshot_marker(&mut self.store, session.0)
+    }
+
+    /// Drops the guest resource (and with it the host consumer).
+    pub fn end_session(&mut self, session: RecoverySessionHandle) -> wasmtime::Result<()> {
+        session.0.resource_drop(&mut self.store)
+    }
 }
+
+/// A recovery session living in a `CleanupInstance`'s store.
+#[derive(Debug)]
+pub struct RecoverySessionHandle(wasmtime::component::ResourceAny);

@@ -5,6 +5,8 @@
 //! - `compact-after-commit`: right after COMMITTED is acknowledged, the data topic's
 //!   `cleanup.policy` is changed to `compact` (as a careless operator might), so the re-check
 //!   before delete refuses.
+//! - `replay-stall`: the replay consumer's polls return nothing, as a broker that cannot serve
+//!   the captured range would, so the guest's no-progress window must end the replay.
 
 use std::sync::OnceLock;
 
@@ -12,6 +14,7 @@ use std::sync::OnceLock;
 pub enum Failpoint {
     DeleteRecords,
     CompactAfterCommit,
+    ReplayStall,
 }
 
 pub fn active() -> Option<Failpoint> {
@@ -19,6 +22,7 @@ pub fn active() -> Option<Failpoint> {
     *ACTIVE.get_or_init(|| match std::env::var("ASC_FAILPOINT").as_deref() {
         Ok("delete-records") => Some(Failpoint::DeleteRecords),
         Ok("compact-after-commit") => Some(Failpoint::CompactAfterCommit),
+        Ok("replay-stall") => Some(Failpoint::ReplayStall),
         _ => None,
     })
 }

@@ -249,3 +249,67 @@ impl KafkaOps for FakeKafka {
         Ok(offset)
     }
 }
+
+/// A consumer over an in-memory log per partition; offsets may have gaps (compaction).
+#[derive(Debug, Default)]
+pub struct FakeSource {
+    pub log: BTreeMap<u32, Vec<crate::replay::ConsumedRecord>>,
+    /// Next offset to deliver per assigned partition.
+    pub positions: PartitionOffsets,
+    /// Polls that return nothing before the log is served (empty polls must not end replay).
+    pub empty_polls: u32,
+    /// When set, every poll returns nothing (a stalled broker).
+    pub stalled: bool,
+    pub assignments: Vec<PartitionOffsets>,
+}
+
+impl FakeSource {
+    pub fn record(&mut self, partition: u32, offset: u64, key: &str, value: Option<&str>) {
+        self.log.entry(partition).or_default().push(crate::replay::ConsumedRecord {
+            partition,
+            offset,
+            key: Some(key.into()),
+            value: value.map(Into::into),
+            decode_error: None,
+        });
+    }
+}
+
+impl crate::replay::RecordSource for FakeSource {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
+        self.positions = start.clone();
+        self.assignments.push(start.clone());
+        Ok(())
+    }
+
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
+        Ok(self.positions.clone())
+    }
+
+    fn poll(&mut self, max: u32, _timeout_ms: u32) -> KafkaResult<Vec<crate::replay::ConsumedRecord>> {
+        if self.stalled {
+            return Ok(Vec::new());
+        }
+        if self.empty_polls > 0 {
+            self.empty_polls -= 1;
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for (partition, position) in self.positions.clone().iter() {
+            let log = self.log.get(&partition).cloned().unwrap_or_default();
+            let next_end = log.last().map_or(position, |r| r.offset + 1);
+            for record in log.into_iter().filter(|r| r.offset >= position) {
+                if out.len() as u32 >= max {
+                    break;
+                }
+                self.positions.insert(partition, record.offset + 1);
+                out.push(record);
+            }
+            // Like a real consumer, the position moves past the end of what the log holds.
+            if out.len() < max as usize {
+                self.positions.insert(partition, next_end.max(self.positions.get(partition).unwrap_or(0)));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -6,6 +6,7 @@
 //! as its source text, remembers key order, refuses duplicates and refuses anything after the
 //! document. It has no recursion limit issue: nesting depth is bounded by `MAX_DEPTH`.
 
+use std::collections::HashSet;
 use std::fmt;
 
 /// Deepest nesting accepted; our formats need three levels, so anything deeper is hostile input.
@@ -155,6 +156,8 @@ impl Reader<'_> {
     fn object(&mut self, depth: usize) -> Result<Value, SyntaxError> {
         self.pos += 1;
         let mut members: Vec<(String, Value)> = Vec::new();
+        // Offsets objects can hold a million partitions: duplicate detection must stay linear.
+        let mut seen: HashSet<String> = HashSet::new();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -167,7 +170,7 @@ impl Reader<'_> {
             }
             let name_at = self.pos;
             let name = self.string()?;
-            if members.iter().any(|(existing, _)| *existing == name) {
+            if !seen.insert(name.clone()) {
                 return Err(SyntaxError {
                     offset: name_at,
                     reason: format!("Duplicate field '{name}'"),

@@ -17,6 +17,7 @@ pub mod ops;
 pub mod plan;
 pub mod planning;
 pub mod recovery;
+pub mod replay;
 pub mod status;
 pub mod topics;
 
@@ -24,6 +25,8 @@ pub mod topics;
 mod apply_tests;
 #[cfg(test)]
 mod fake;
+#[cfg(test)]
+mod replay_tests;
 
 pub use apply::{ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply};
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};

@@ -53,6 +53,14 @@ plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan 
     Status(StatusArgs),
     /// Would a restore from these markers be allowed now? (decision table, no replay)
     CheckRecovery(CheckRecoveryArgs),
+    /// Replay a restore as a dry run: the decision table, then every record of the range.
+    #[command(long_about = "Perform the full validated restore of a runtime as a dry run: the \
+decision table of the cleanup boundary, topic identity, live ranges, then a replay of exactly \
+[requested, captured end) per partition through the component, applying tombstones. Reports per \
+partition the replayed range, records and tombstones, and the number of states recovered. Exit 3 \
+when the restore is refused (the message names partition, requested offset and boundary), 4 when \
+Kafka fails or the replay stalls.")]
+    Recover(RecoverArgs),
     /// Print the versioned recovery marker of a topic as of now.
     Marker(MarkerArgs),
     /// Run the whole story (plan, apply, refused and allowed restores) against a broker.
@@ -159,6 +167,35 @@ pub struct CheckRecoveryArgs {
     /// The data topic, needed only when every marker is legacy (legacy markers omit it).
     #[arg(long, value_name = "TOPIC")]
     pub topic: Option<String>,
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The markers of the recovery point to restore (same forms as `plan --markers`).
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    pub markers: Vec<PathBuf>,
+    /// The control topic the runtime is configured with; omit for standard recovery.
+    #[arg(long, value_name = "TOPIC")]
+    pub control_topic: Option<String>,
+    /// The runtime has per-key tombstones enabled (conflicts with a control topic).
+    #[arg(long)]
+    pub tombstones: bool,
+    /// The data topic (defaults to the topic the versioned markers name).
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Option<String>,
+    /// Fail when the replay makes no progress for this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub stall_timeout: u32,
+    /// Records per batch crossing from the component.
+    #[arg(long, value_name = "N", default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub batch: u32,
+    /// Write the recovered key→value state here as one JSON object (keys sorted).
+    #[arg(long, value_name = "FILE")]
+    pub dump_state: Option<PathBuf>,
     #[command(flatten)]
     pub kafka: KafkaArgs,
     #[command(flatten)]

@@ -55,7 +55,7 @@ impl Failure {
     /// A component error: Kafka failures exit 4, every refusal exits 3.
     pub fn from_component(error: &CleanupError, message: String) -> Self {
         let code = match error {
-            CleanupError::Kafka(_) => FAILED,
+            CleanupError::Kafka(_) | CleanupError::ReplayStalled(_) => FAILED,
             _ => REFUSED,
         };
         Failure {

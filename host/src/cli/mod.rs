@@ -11,6 +11,7 @@ mod inputs;
 mod offline;
 mod output;
 mod query;
+mod recover;
 mod session;
 
 use std::process::ExitCode;
@@ -35,6 +36,7 @@ pub fn run() -> ExitCode {
         Command::Status(a) => a.out.json,
         Command::CheckRecovery(a) => a.out.json,
         Command::Marker(a) => a.out.json,
+        Command::Recover(a) => a.out.json,
         Command::Demo(a) => a.out.json,
     };
     let result = match cli.command {
@@ -44,6 +46,7 @@ pub fn run() -> ExitCode {
         Command::Status(args) => query::status(&args),
         Command::CheckRecovery(args) => query::check_recovery(&args),
         Command::Marker(args) => query::marker(&args),
+        Command::Recover(args) => recover::recover(&args),
         Command::Demo(args) => demo::demo(&args),
     };
     match result {

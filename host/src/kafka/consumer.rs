@@ -17,6 +17,22 @@ pub struct Consumed {
     pub offset: u64,
     pub key: Option<String>,
     pub value: Option<String>,
+    /// Why the key or value is not valid UTF-8 (they then hold a lossy rendering).
+    pub decode_error: Option<String>,
+}
+
+/// Strict UTF-8: a lossy rendering plus the reason when the bytes are not text.
+fn decode(what: &str, bytes: Option<&[u8]>, error: &mut Option<String>) -> Option<String> {
+    let bytes = bytes?;
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Some(text.to_owned()),
+        Err(e) => {
+            error.get_or_insert_with(|| {
+                format!("the {what} is not valid UTF-8 (invalid byte at position {})", e.valid_up_to())
+            });
+            Some(String::from_utf8_lossy(bytes).into_owned())
+        }
+    }
 }
 
 /// A consumer of one topic, owned by the guest through a resource handle.
@@ -78,6 +94,19 @@ impl ReplayConsumer {
             .map_err(|e| error("consumer-assign", e))
     }
 
+    /// Fetch positions of the assigned partitions whose position is known.
+    pub fn position(&self) -> Result<Vec<(u32, u64)>, CapabilityError> {
+        let list = self.consumer()?.position().map_err(|e| error("consumer-position", e))?;
+        Ok(list
+            .elements()
+            .iter()
+            .filter_map(|e| match e.offset() {
+                Offset::Offset(o) => Some((u32::try_from(e.partition()).ok()?, u64::try_from(o).ok()?)),
+                _ => None,
+            })
+            .collect())
+    }
+
     /// Waits up to `timeout` for the first record, then takes what is already buffered.
     pub fn poll(
         &mut self,
@@ -90,14 +119,15 @@ impl ReplayConsumer {
         while batch.len() < max_records as usize {
             match self.consumer()?.poll(wait) {
                 Some(Ok(message)) => {
-                    let text = |bytes: Option<&[u8]>| {
-                        bytes.map(|b| String::from_utf8_lossy(b).into_owned())
-                    };
+                    let mut decode_error = None;
+                    let key = decode("key", message.key(), &mut decode_error);
+                    let value = decode("value", message.payload(), &mut decode_error);
                     batch.push(Consumed {
                         partition: u32::try_from(message.partition()).unwrap_or(0),
                         offset: u64::try_from(message.offset()).unwrap_or(0),
-                        key: text(message.key()),
-                        value: text(message.payload()),
+                        key,
+                        value,
+                        decode_error,
                     });
                     wait = Duration::ZERO;
                 }

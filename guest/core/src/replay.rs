@@ -1,0 +1,311 @@
+//! A runtime's recovery session (SPEC §6): fixed topic identity, validated restore, bounded
+//! replay of exactly [requested, captured end), and checkpoint markers that stay correct while
+//! the replay is still running.
+
+use crate::error::{CleanupError, KafkaError, Result};
+use crate::marker::{Marker, VersionedMarker};
+use crate::offsets::PartitionOffsets;
+use crate::ops::{KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
+use crate::recovery::{
+    RecoveryCheck, RecoveryPolicy, check_policies, check_ranges, decide, read_history,
+};
+use crate::topics::check_identity;
+
+/// One record as the consumer delivered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumedRecord {
+    pub partition: u32,
+    pub offset: u64,
+    pub key: Option<String>,
+    pub value: Option<String>,
+    /// Why the bytes could not be decoded as text, if they could not.
+    pub decode_error: Option<String>,
+}
+
+/// The consumer a replay reads from: explicit assignment, bulk polls, positions.
+pub trait RecordSource {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
+    fn position(&mut self) -> KafkaResult<PartitionOffsets>;
+    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<Vec<ConsumedRecord>>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOptions {
+    pub poll_timeout_ms: u32,
+    pub stall_timeout_ms: u32,
+}
+
+/// One replayed action state; `value: None` is a tombstone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayedRecord {
+    pub partition: u32,
+    pub offset: u64,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayBatch {
+    pub records: Vec<ReplayedRecord>,
+    pub done: bool,
+    /// (partition, position, target) per partition of the restore.
+    pub progress: Vec<(u32, u64, u64)>,
+}
+
+#[derive(Debug, Clone)]
+struct Replay {
+    /// The restored offsets: what a checkpoint taken during replay must carry.
+    restored: PartitionOffsets,
+    positions: PartitionOffsets,
+    targets: PartitionOffsets,
+    /// Partitions still below their target, in the consumer's assignment.
+    active: Vec<u32>,
+    options: ReplayOptions,
+    stalled_ms: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    /// No restore yet (a fresh start, or between restores).
+    Live,
+    Replaying(Replay),
+}
+
+/// The recovery of one data topic by one runtime instance.
+#[derive(Debug, Clone)]
+pub struct RecoverySession {
+    topic: String,
+    policy: RecoveryPolicy,
+    /// The identity seen at start; the topic must keep it while the job runs.
+    identity: TopicDescription,
+    phase: Phase,
+}
+
+const WHILE_RUNNING: &str = "while the job was running";
+
+impl RecoverySession {
+    /// Starts a session for `topic`, fixing its identity.
+    pub fn start(kafka: &mut dyn KafkaOps, topic: &str, policy: RecoveryPolicy) -> Result<Self> {
+        check_policies(&policy)?;
+        let identity = describe(kafka, topic)?.ok_or_else(|| {
+            CleanupError::InvalidArgument(format!("Kafka action-state topic {topic} does not exist"))
+        })?;
+        Ok(RecoverySession {
+            topic: topic.to_owned(),
+            policy,
+            identity,
+            phase: Phase::Live,
+        })
+    }
+
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// The live topic must still have the identity it had when the session started.
+    fn verify_identity(&self, kafka: &mut dyn KafkaOps) -> Result<TopicDescription> {
+        let live = describe(kafka, &self.topic)?;
+        check_identity(
+            &self.topic,
+            &self.identity.topic_id,
+            &self.identity.partitions,
+            live.as_ref(),
+            WHILE_RUNNING,
+        )?;
+        Ok(self.identity.clone())
+    }
+
+    /// Validates a restore from `markers` and positions the consumer for replay.
+    pub fn restore(
+        &mut self,
+        kafka: &mut dyn KafkaOps,
+        source: &mut dyn RecordSource,
+        markers: &[Marker],
+        options: ReplayOptions,
+    ) -> Result<RecoveryCheck> {
+        if options.poll_timeout_ms == 0 || options.stall_timeout_ms < options.poll_timeout_ms {
+            return Err(CleanupError::InvalidArgument(format!(
+                "Replay needs a poll timeout above 0 and a stall timeout of at least one poll, but got poll {} ms and stall {} ms",
+                options.poll_timeout_ms, options.stall_timeout_ms
+            )));
+        }
+        self.phase = Phase::Live;
+        let live = self.verify_identity(kafka)?;
+        let history = match &self.policy.control_topic {
+            Some(control) => Some(read_history(kafka, control)?),
+            None => None,
+        };
+        let decision = decide(markers, &self.policy, &live, history.as_ref())?;
+        // Re-checked immediately before the offsets that bound the replay are read.
+        self.verify_identity(kafka)?;
+        let partitions = decision.requested.partitions();
+        let (beginnings, ends) = if partitions.is_empty() {
+            (PartitionOffsets::new(), PartitionOffsets::new())
+        } else {
+            (
+                kafka.list_offsets(&self.topic, &partitions, OffsetSpec::Earliest)?,
+                kafka.list_offsets(&self.topic, &partitions, OffsetSpec::Latest)?,
+            )
+        };
+        let ranges = check_ranges(&self.topic, &decision.requested, &beginnings, &ends)?;
+        let replay = Replay {
+            restored: decision.requested.clone(),
+            positions: decision.requested.clone(),
+            targets: ends,
+            active: ranges.iter().filter(|(_, requested, _, end)| requested < end).map(|r| r.0).collect(),
+            options,
+            stalled_ms: 0,
+        };
+        source.assign(&replay.active_start())?;
+        self.phase = Phase::Replaying(replay);
+        Ok(RecoveryCheck { decision, ranges })
+    }
+
+    /// The next records of the replay; loops over empty polls until records, the end, or a
+    /// stall. Refuses undecodable records with their topic-partition and offset.
+    pub fn next_batch(
+        &mut self,
+        kafka: &mut dyn KafkaOps,
+        source: &mut dyn RecordSource,
+        max_records: u32,
+    ) -> Result<ReplayBatch> {
+        let topic = self.topic.clone();
+        let Phase::Replaying(replay) = &mut self.phase else {
+            return Err(CleanupError::InvalidArgument(
+                "There is no replay in progress: call restore first".into(),
+            ));
+        };
+        loop {
+            if replay.active.is_empty() {
+                let progress = replay.progress();
+                // Re-checked after replay: the records read were those of the same topic.
+                self.verify_identity(kafka)?;
+                self.phase = Phase::Live;
+                return Ok(ReplayBatch { records: Vec::new(), done: true, progress });
+            }
+            let before = replay.positions.clone();
+            let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
+            let mut records = Vec::with_capacity(consumed.len());
+            for record in consumed {
+                if let Some(replayed) = replay.accept(&topic, record)? {
+                    records.push(replayed);
+                }
+            }
+            replay.advance_from(&source.position()?);
+            if replay.positions == before {
+                replay.stalled_ms += u64::from(replay.options.poll_timeout_ms);
+                if replay.stalled_ms >= u64::from(replay.options.stall_timeout_ms) {
+                    return Err(replay.stalled(&topic));
+                }
+            } else {
+                replay.stalled_ms = 0;
+            }
+            let still_active: Vec<u32> = replay
+                .active
+                .iter()
+                .copied()
+                .filter(|p| replay.positions.get(*p) < replay.targets.get(*p))
+                .collect();
+            if still_active.len() != replay.active.len() {
+                replay.active = still_active;
+                // Stop fetching finished partitions, so their new records cannot mask a stall.
+                if !replay.active.is_empty() {
+                    source.assign(&replay.active_start())?;
+                }
+            }
+            if !records.is_empty() {
+                return Ok(ReplayBatch { records, done: false, progress: replay.progress() });
+            }
+        }
+    }
+
+    /// The marker for a checkpoint taken now (restored offsets while replay is unfinished).
+    pub fn snapshot_marker(&mut self, kafka: &mut dyn KafkaOps) -> Result<VersionedMarker> {
+        let identity = self.verify_identity(kafka)?;
+        let offsets = match &self.phase {
+            Phase::Replaying(replay) => replay.restored.clone(),
+            Phase::Live => {
+                let ends = kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
+                if !ends.has_partitions(&identity.partitions) {
+                    return Err(CleanupError::Kafka(KafkaError {
+                        operation: "list-offsets".into(),
+                        message: format!("Kafka topic {} did not return an end offset for every partition", self.topic),
+                        retriable: true,
+                    }));
+                }
+                ends
+            }
+        };
+        VersionedMarker::new(&self.topic, &identity.topic_id, offsets)
+    }
+
+    pub fn is_replaying(&self) -> bool {
+        matches!(self.phase, Phase::Replaying(_))
+    }
+}
+
+impl Replay {
+    fn active_start(&self) -> PartitionOffsets {
+        self.active
+            .iter()
+            .map(|p| (*p, self.positions.get(*p).unwrap_or(0)))
+            .collect()
+    }
+
+    fn progress(&self) -> Vec<(u32, u64, u64)> {
+        self.targets
+            .iter()
+            .map(|(p, target)| (p, self.positions.get(p).unwrap_or(target).min(target), target))
+            .collect()
+    }
+
+    /// Keeps a record of an active partition inside [position, target); refuses one that cannot
+    /// be decoded.
+    fn accept(&mut self, topic: &str, record: ConsumedRecord) -> Result<Option<ReplayedRecord>> {
+        let partition = record.partition;
+        let (Some(position), Some(target)) = (self.positions.get(partition), self.targets.get(partition)) else {
+            return Ok(None);
+        };
+        if !self.active.contains(&partition) || record.offset < position || record.offset >= target {
+            return Ok(None);
+        }
+        let invalid = |why: String| {
+            CleanupError::ReplayRecordInvalid(format!(
+                "Action-state record {topic}-{partition} at offset {} {why}",
+                record.offset
+            ))
+        };
+        if let Some(error) = &record.decode_error {
+            return Err(invalid(format!("cannot be decoded: {error}")));
+        }
+        let Some(key) = record.key else {
+            return Err(invalid("has no key".into()));
+        };
+        self.positions.insert(partition, record.offset + 1);
+        Ok(Some(ReplayedRecord { partition, offset: record.offset, key, value: record.value }))
+    }
+
+    /// Positions move past offsets that deliver nothing (compaction, transaction markers).
+    fn advance_from(&mut self, consumer: &PartitionOffsets) {
+        for &partition in &self.active {
+            if let (Some(at), Some(current), Some(target)) =
+                (consumer.get(partition), self.positions.get(partition), self.targets.get(partition))
+            {
+                self.positions.insert(partition, current.max(at.min(target)));
+            }
+        }
+    }
+
+    fn stalled(&self, topic: &str) -> CleanupError {
+        let positions: PartitionOffsets = self.active.iter().filter_map(|p| self.positions.get(*p).map(|o| (*p, o))).collect();
+        let targets: PartitionOffsets = self.active.iter().filter_map(|p| self.targets.get(*p).map(|o| (*p, o))).collect();
+        CleanupError::ReplayStalled(format!(
+            "Kafka action-state replay of {topic} made no progress for {} ms; current positions are {positions} and target end offsets are {targets}",
+            self.stalled_ms
+        ))
+    }
+}
+
+fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {
+    Ok(kafka.describe_topics(&[topic])?.into_iter().next().flatten())
+}
