@@ -129,3 +129,13 @@ def test_kafka_properties_accept_librdkafka_and_keyword_spellings():
         "bootstrap.servers": "b:1",
     }
     assert Cleanup().kafka is None
+
+
+def test_unreachable_broker_is_a_retriable_kafka_failure():
+    cleanup = Cleanup("127.0.0.1:9", "control", timeout=2)
+    with pytest.raises(KafkaFailure) as raised:
+        cleanup.status()
+    error = raised.value
+    assert error.kind == "kafka" and error.operation == "describe-topics" and error.retriable
+    assert error.message.startswith("Kafka describe-topics failed: ")
+    cleanup.close()
