@@ -139,3 +139,16 @@ def test_unreachable_broker_is_a_retriable_kafka_failure():
     assert error.kind == "kafka" and error.operation == "describe-topics" and error.retriable
     assert error.message.startswith("Kafka describe-topics failed: ")
     cleanup.close()
+
+
+def test_a_component_this_host_cannot_link_is_an_internal_error(tmp_path):
+    # A component importing a function the host does not define (here: an unknown interface).
+    wat = """(component
+      (import "action-state:cleanup/unknown@0.1.0" (instance (export "f" (func))))
+    )"""
+    path = tmp_path / "other.wat"
+    path.write_text(wat)
+    cleanup = Cleanup(component=path)
+    with pytest.raises(asc.InternalError) as raised:
+        cleanup.verify(SPEC_PLAN)
+    assert raised.value.kind == "internal" and "cannot instantiate" in raised.value.message

@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
+from wasmtime import WasmtimeError
+
 from . import _component, errors
 from ._component import ComponentInstance, HostState, Trap, build_linker, field, record
 from ._kafka import CapabilityError, KafkaCapabilities, ReplayConsumer, kafka_uuid
@@ -233,7 +235,11 @@ class Cleanup:
 
     def _call(self, iface: str, name: str, *args: Any) -> Any:
         if self._instance is None:
-            self._instance = ComponentInstance(self._loaded, self._linker)
+            try:
+                self._instance = ComponentInstance(self._loaded, self._linker)
+            except WasmtimeError as e:
+                # E.g. a component built from a WIT whose imports this host does not provide.
+                raise InternalError("internal", f"cannot instantiate the cleanup component {self._loaded.path}: {e}") from e
         try:
             value = self._instance.call(iface, name, *args)
             if self._host.interrupted is not None:
