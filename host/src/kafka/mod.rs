@@ -254,6 +254,8 @@ impl KafkaClients {
         }
     }
 
+    /// Read-only, so a leader that is still being elected (a fresh topic, a broker restart) is
+    /// asked again until the timeout; any other error is reported at once.
     pub fn list_offsets(
         &mut self,
         topic: &str,
@@ -261,9 +263,17 @@ impl KafkaClients {
         spec: ffi::Spec,
     ) -> CapResult<Vec<(u32, u64)>> {
         let timeout = self.settings.timeout;
-        let admin = self.admin("list-offsets")?;
-        ffi::list_offsets(admin.inner(), topic, partitions, spec, timeout)
-            .map_err(|e| from_native("list-offsets", &e))
+        let deadline = Instant::now() + timeout;
+        loop {
+            let admin = self.admin("list-offsets")?;
+            match ffi::list_offsets(admin.inner(), topic, partitions, spec, timeout) {
+                Ok(offsets) => return Ok(offsets),
+                Err(error) if error.is_retriable() && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(error) => return Err(from_native("list-offsets", &error)),
+            }
+        }
     }
 
     pub fn delete_records(
