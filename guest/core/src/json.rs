@@ -11,6 +11,11 @@ use std::fmt;
 
 /// Deepest nesting accepted; our formats need three levels, so anything deeper is hostile input.
 const MAX_DEPTH: usize = 32;
+/// Largest document accepted. Plans of the largest supported topic are a few MiB.
+pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+/// Most members (or array items) in one object: more than any Kafka topic has partitions, and
+/// small enough that parsing stays far inside the guest's memory limit.
+pub const MAX_MEMBERS: usize = 1 << 18;
 
 /// A parsed JSON value. Objects keep their members in document order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +85,15 @@ impl fmt::Display for SyntaxError {
 
 /// Parses exactly one JSON document; whitespace may surround it, nothing else may follow it.
 pub fn parse(text: &str) -> Result<Value, SyntaxError> {
+    if text.len() > MAX_DOCUMENT_BYTES {
+        return Err(SyntaxError {
+            offset: 0,
+            reason: format!(
+                "the document is {} bytes, more than the {MAX_DOCUMENT_BYTES} bytes accepted",
+                text.len()
+            ),
+        });
+    }
     let mut reader = Reader {
         bytes: text.as_bytes(),
         text,
@@ -180,6 +194,12 @@ impl Reader<'_> {
             self.expect(b':')?;
             self.skip_whitespace();
             let value = self.value(depth + 1)?;
+            if members.len() == MAX_MEMBERS {
+                return Err(SyntaxError {
+                    offset: name_at,
+                    reason: format!("an object with more than {MAX_MEMBERS} members"),
+                });
+            }
             members.push((name, value));
             self.skip_whitespace();
             match self.peek() {
@@ -203,6 +223,9 @@ impl Reader<'_> {
         }
         loop {
             self.skip_whitespace();
+            if items.len() == MAX_MEMBERS {
+                return Err(self.error(format!("an array with more than {MAX_MEMBERS} items")));
+            }
             items.push(self.value(depth + 1)?);
             self.skip_whitespace();
             match self.peek() {
@@ -435,6 +458,17 @@ mod tests {
         for text in ["10.0", "1e2", "9223372036854775808"] {
             assert_eq!(parse(text).map(|v| v.as_i64()), Ok(None), "{text}");
         }
+    }
+
+    #[test]
+    fn refuses_objects_with_more_members_than_any_topic_has_partitions() {
+        let mut text = String::from("{");
+        for i in 0..=MAX_MEMBERS {
+            text.push_str(&format!("\"{i}\":0,"));
+        }
+        text.pop();
+        text.push('}');
+        assert!(reason(&text).contains("more than 262144 members"));
     }
 
     #[test]

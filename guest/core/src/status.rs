@@ -33,6 +33,11 @@ pub struct StatusReport {
 
 /// Reads and validates the control topic, then the live ranges of the data topic it governs.
 pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusReport> {
+    if control_topic.trim().is_empty() {
+        return Err(crate::error::CleanupError::InvalidArgument(
+            "Kafka action-state cleanup control topic must not be blank".into(),
+        ));
+    }
     let history = read_history(kafka, control_topic)?;
     let mut report = StatusReport {
         control_topic: control_topic.to_owned(),
