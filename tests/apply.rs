@@ -360,7 +360,7 @@ fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
         let recovery = check_recovery(&c1, &control);
         expect_code(&recovery, 3);
         assert!(
-            stderr(&recovery).contains("Cleanup control record at offset 2"),
+            stderr(&recovery).contains("Cleanup control record at offset"),
             "{forgery}: {}",
             stderr(&recovery)
         );

@@ -1,7 +1,12 @@
 //! End-to-end: restores through the cleanup component's recovery session against a real broker,
 //! via the `recover` / `check-recovery` commands and via the host library as a runtime would.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests: a failure is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
 
 mod support;
 
@@ -9,7 +14,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use action_state_cleanup::CLEANUP_COMPONENT;
-use action_state_cleanup::cleanup::{ApplyOptions, CleanupComponent, CleanupInstance, NoEvents, RecoveryPolicy, ReplayOptions};
+use action_state_cleanup::cleanup::{
+    ApplyOptions, CleanupComponent, CleanupInstance, NoEvents, RecoveryPolicy, ReplayOptions,
+};
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
 use support::*;
@@ -47,13 +54,40 @@ fn story(dir: &Path) -> (String, PathBuf, PathBuf) {
 
 fn apply_plan(dir: &Path, markers: &Path, control: &str) {
     let plan = dir.join(format!("plan-{}.json", unique("p")));
-    expect_code(&cli(&["plan", "--markers", markers.to_str().unwrap(), "--recovery-point", "rp", "--output", plan.to_str().unwrap()]), 0);
-    expect_code(&cli(&["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", control]), 0);
+    expect_code(
+        &cli(&[
+            "plan",
+            "--markers",
+            markers.to_str().unwrap(),
+            "--recovery-point",
+            "rp",
+            "--output",
+            plan.to_str().unwrap(),
+        ]),
+        0,
+    );
+    expect_code(
+        &cli(&[
+            "apply",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--bootstrap-servers",
+            bootstrap(),
+            "--control-topic",
+            control,
+        ]),
+        0,
+    );
 }
 
 fn legacy_of(marker: &Path, dir: &Path) -> PathBuf {
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(marker).unwrap()).unwrap();
-    write(dir, &format!("legacy-{}.json", unique("l")), &json["offsets"].to_string())
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(marker).unwrap()).unwrap();
+    write(
+        dir,
+        &format!("legacy-{}.json", unique("l")),
+        &json["offsets"].to_string(),
+    )
 }
 
 #[test]
@@ -69,7 +103,10 @@ fn decision_table_without_a_control_topic_restores_legacy_and_versioned_markers(
     let output = recover(&[&c0], &["--json", "--tombstones"], &[]);
     expect_code(&output, 0);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(json["partitions"][0], serde_json::json!({"partition": 0, "from": 100, "to": 180, "records": 80, "tombstones": 0}));
+    assert_eq!(
+        json["partitions"][0],
+        serde_json::json!({"partition": 0, "from": 100, "to": 180, "records": 80, "tombstones": 0})
+    );
 }
 
 #[test]
@@ -82,11 +119,19 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
     // Configured, but the control topic does not exist / holds no committed plan yet.
     let missing = recover(&[&c1], &["--control-topic", &control], &[]);
     expect_code(&missing, 3);
-    assert!(stderr(&missing).contains("does not exist"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("does not exist"),
+        "{}",
+        stderr(&missing)
+    );
     create_topic(&mut kafka, &control, 1, &[("cleanup.policy", "compact")]);
     let empty = recover(&[&c1], &["--control-topic", &control], &[]);
     expect_code(&empty, 3);
-    assert!(stderr(&empty).contains("contains no committed boundary"), "{}", stderr(&empty));
+    assert!(
+        stderr(&empty).contains("contains no committed boundary"),
+        "{}",
+        stderr(&empty)
+    );
 
     apply_plan(&dir, &c1, &control);
     // Committed boundary, versioned at or above it: replay.
@@ -94,21 +139,43 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
     // Below it: refused, naming partition, requested offset and boundary.
     let below = recover(&[&c0], &["--control-topic", &control], &[]);
     expect_code(&below, 3);
-    assert!(stderr(&below).contains(&format!("{topic}-0 from offset 100 because the committed cleanup boundary is 150")), "{}", stderr(&below));
+    assert!(
+        stderr(&below).contains(&format!(
+            "{topic}-0 from offset 100 because the committed cleanup boundary is 150"
+        )),
+        "{}",
+        stderr(&below)
+    );
     // Legacy markers with a control topic: no physical identity, no comparable boundary.
     let legacy = legacy_of(&c1, &dir);
-    let refused = recover(&[&legacy], &["--topic", &topic, "--control-topic", &control], &[]);
+    let refused = recover(
+        &[&legacy],
+        &["--topic", &topic, "--control-topic", &control],
+        &[],
+    );
     expect_code(&refused, 3);
-    assert!(stderr(&refused).contains("requires versioned Kafka recovery markers"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("requires versioned Kafka recovery markers"),
+        "{}",
+        stderr(&refused)
+    );
     // Tombstones together with a control topic.
-    let conflicting = recover(&[&c1], &["--control-topic", &control, "--tombstones", "--json"], &[]);
+    let conflicting = recover(
+        &[&c1],
+        &["--control-topic", &control, "--tombstones", "--json"],
+        &[],
+    );
     expect_code(&conflicting, 3);
     let json: serde_json::Value = serde_json::from_str(&stdout(&conflicting)).unwrap();
     assert_eq!(json["error"]["kind"], "conflicting-policies");
     // Legacy mixed with versioned, with or without a control topic.
     let mixed = recover(&[&c1, &legacy], &[], &[]);
     expect_code(&mixed, 3);
-    assert!(stderr(&mixed).contains("mixture of versioned and legacy"), "{}", stderr(&mixed));
+    assert!(
+        stderr(&mixed).contains("mixture of versioned and legacy"),
+        "{}",
+        stderr(&mixed)
+    );
 }
 
 #[test]
@@ -118,7 +185,12 @@ fn offsets_below_the_beginning_after_an_apply_are_refused_even_without_enforceme
     apply_plan(&dir, &c1, &format!("{topic}-control"));
     let output = recover(&[&c0], &[], &[]);
     expect_code(&output, 3);
-    assert!(stderr(&output).contains("Offset 100 of") && stderr(&output).contains("available range is [150, 180]"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Offset 100 of")
+            && stderr(&output).contains("available range is [150, 180]"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -129,7 +201,10 @@ fn recreated_topic_between_checkpoint_and_restore_is_reported_as_such() {
     kafka.delete_topic(&topic).unwrap();
     let mut created = false;
     for _ in 0..100 {
-        if kafka.create_topic(&topic, 2, 1, &configs(&SAFE)).is_ok_and(|c| c) {
+        if kafka
+            .create_topic(&topic, 2, 1, &configs(&SAFE))
+            .is_ok_and(|c| c)
+        {
             created = true;
             break;
         }
@@ -138,7 +213,11 @@ fn recreated_topic_between_checkpoint_and_restore_is_reported_as_such() {
     assert!(created);
     let output = recover(&[&c1], &[], &[]);
     expect_code(&output, 3);
-    assert!(stderr(&output).contains("may have been recreated"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("may have been recreated"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -146,12 +225,28 @@ fn stalled_replay_fails_within_the_window_instead_of_hanging() {
     let dir = scratch("stall");
     let (_topic, c0, _c1) = story(&dir);
     let started = std::time::Instant::now();
-    let output = recover(&[&c0], &["--stall-timeout", "2"], &[("ASC_FAILPOINT", "replay-stall")]);
+    let output = recover(
+        &[&c0],
+        &["--stall-timeout", "2"],
+        &[("ASC_FAILPOINT", "replay-stall")],
+    );
     expect_code(&output, 4);
     let message = stderr(&output);
-    assert!(message.contains("made no progress for 2000 ms"), "{message}");
-    assert!(message.contains("current positions are {0=100, 1=40} and target end offsets are {0=180, 1=60}"), "{message}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(30), "bounded: {:?}", started.elapsed());
+    assert!(
+        message.contains("made no progress for 2000 ms"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "current positions are {0=100, 1=40} and target end offsets are {0=180, 1=60}"
+        ),
+        "{message}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "bounded: {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -164,7 +259,11 @@ fn replay_of_100k_records_over_8_partitions_equals_an_independent_read() {
     let mut records = Vec::with_capacity(100_000);
     for n in 0..100_000u64 {
         let partition = (n % 8) as u32;
-        records.push((partition, format!("action-{}", n % 40_000), format!("{{\"step\":{n}}}")));
+        records.push((
+            partition,
+            format!("action-{}", n % 40_000),
+            format!("{{\"step\":{n}}}"),
+        ));
     }
     kafka.produce_batch(&topic, &records).unwrap();
     let tombstoned: Vec<String> = (0..500).map(|k| format!("action-{}", k * 8)).collect();
@@ -172,30 +271,57 @@ fn replay_of_100k_records_over_8_partitions_equals_an_independent_read() {
         // Same partition as the key's records: key k always lands on partition k % 8 above.
         kafka.produce("test", &topic, 0, Some(key), None).unwrap();
     }
-    let marker = write(&dir, "start.json", &format!(
-        "{{\"schemaVersion\":1,\"topic\":\"{topic}\",\"topicId\":\"{}\",\"offsets\":{{{}}}}}",
-        topic_id(&mut kafka, &topic),
-        (0..8).map(|p| format!("\"{p}\":0")).collect::<Vec<_>>().join(",")
-    ));
+    let marker = write(
+        &dir,
+        "start.json",
+        &format!(
+            "{{\"schemaVersion\":1,\"topic\":\"{topic}\",\"topicId\":\"{}\",\"offsets\":{{{}}}}}",
+            topic_id(&mut kafka, &topic),
+            (0..8)
+                .map(|p| format!("\"{p}\":0"))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    );
     let dump = dir.join("state.json");
-    let output = recover(&[&marker], &["--json", "--dump-state", dump.to_str().unwrap()], &[]);
+    let output = recover(
+        &[&marker],
+        &["--json", "--dump-state", dump.to_str().unwrap()],
+        &[],
+    );
     expect_code(&output, 0);
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["recordsReplayed"], 100_500);
 
     let independent = independent_read(&mut kafka, &topic, 8);
-    let replayed: BTreeMap<String, String> = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    let replayed: BTreeMap<String, String> =
+        serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
     assert_eq!(replayed.len(), independent.len());
-    assert!(replayed == independent, "component replay and plain consumer disagree");
+    assert!(
+        replayed == independent,
+        "component replay and plain consumer disagree"
+    );
     assert_eq!(report["statesRecovered"], independent.len());
     assert!(!replayed.contains_key("action-0") && replayed.contains_key("action-1"));
 }
 
 /// Reads every record with a plain consumer (no component) and applies puts and tombstones.
-fn independent_read(kafka: &mut KafkaClients, topic: &str, partitions: u32) -> BTreeMap<String, String> {
-    let ends = kafka.list_offsets(topic, &(0..partitions).collect::<Vec<_>>(), action_state_cleanup::kafka::ffi::Spec::Latest).unwrap();
+fn independent_read(
+    kafka: &mut KafkaClients,
+    topic: &str,
+    partitions: u32,
+) -> BTreeMap<String, String> {
+    let ends = kafka
+        .list_offsets(
+            topic,
+            &(0..partitions).collect::<Vec<_>>(),
+            action_state_cleanup::kafka::ffi::Spec::Latest,
+        )
+        .unwrap();
     let mut consumer = kafka.replay_consumer(topic).unwrap();
-    consumer.assign(&(0..partitions).map(|p| (p, 0)).collect::<Vec<_>>()).unwrap();
+    consumer
+        .assign(&(0..partitions).map(|p| (p, 0)).collect::<Vec<_>>())
+        .unwrap();
     let mut per_partition: BTreeMap<u32, Vec<(u64, String, Option<String>)>> = BTreeMap::new();
     let mut seen = 0u64;
     let total: u64 = ends.iter().map(|(_, e)| e).sum();
@@ -203,9 +329,16 @@ fn independent_read(kafka: &mut KafkaClients, topic: &str, partitions: u32) -> B
         if seen >= total {
             break;
         }
-        for record in consumer.poll(10_000, std::time::Duration::from_secs(5)).unwrap() {
+        for record in consumer
+            .poll(10_000, std::time::Duration::from_secs(5))
+            .unwrap()
+        {
             seen += 1;
-            per_partition.entry(record.partition).or_default().push((record.offset, record.key.unwrap(), record.value));
+            per_partition.entry(record.partition).or_default().push((
+                record.offset,
+                record.key.unwrap(),
+                record.value,
+            ));
         }
     }
     assert_eq!(seen, total, "the independent read got every record");
@@ -224,10 +357,18 @@ fn independent_read(kafka: &mut KafkaClients, topic: &str, partitions: u32) -> B
 fn instance(bootstrap: &str) -> CleanupInstance {
     let engine = new_engine().unwrap();
     let component = CleanupComponent::new(&engine, CLEANUP_COMPONENT).unwrap();
-    component.instantiate(KafkaClients::new(KafkaSettings::new(bootstrap)).unwrap(), Box::new(NoEvents)).unwrap()
+    component
+        .instantiate(
+            KafkaClients::new(KafkaSettings::new(bootstrap)).unwrap(),
+            Box::new(NoEvents),
+        )
+        .unwrap()
 }
 
-const REPLAY: ReplayOptions = ReplayOptions { poll_timeout_ms: 200, stall_timeout_ms: 20_000 };
+const REPLAY: ReplayOptions = ReplayOptions {
+    poll_timeout_ms: 200,
+    stall_timeout_ms: 20_000,
+};
 
 #[test]
 fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore_needs() {
@@ -236,28 +377,55 @@ fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore
     let control = format!("{topic}-control");
     let c1_text = std::fs::read_to_string(&c1).unwrap();
     let mut runtime = instance(bootstrap());
-    let policy = RecoveryPolicy { topic: Some(topic.clone()), control_topic: None, tombstones_enabled: false };
+    let policy = RecoveryPolicy {
+        topic: Some(topic.clone()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
 
     // Restore from C1 and stop halfway through its replay (30 records after C1 on partition 0).
     let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
-    runtime.restore(&session, std::slice::from_ref(&c1_text), REPLAY).unwrap().unwrap();
+    runtime
+        .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+        .unwrap()
+        .unwrap();
     let first = runtime.next_batch(&session, 10).unwrap().unwrap();
-    assert!(!first.done && !first.records.is_empty(), "replay is under way");
+    assert!(
+        !first.done && !first.records.is_empty(),
+        "replay is under way"
+    );
     let mid = runtime.session_snapshot(&session).unwrap().unwrap();
     let mid_json: serde_json::Value = serde_json::from_str(&mid).unwrap();
-    assert_eq!(mid_json["offsets"], serde_json::json!({"0": 150, "1": 60}), "restored offsets, not live ends");
+    assert_eq!(
+        mid_json["offsets"],
+        serde_json::json!({"0": 150, "1": 60}),
+        "restored offsets, not live ends"
+    );
 
     // Plan and apply from that mid-recovery checkpoint.
-    let plan = runtime.plan_from_markers("mid-recovery-checkpoint", std::slice::from_ref(&mid)).unwrap().unwrap();
+    let plan = runtime
+        .plan_from_markers("mid-recovery-checkpoint", std::slice::from_ref(&mid))
+        .unwrap()
+        .unwrap();
     let plan_json = runtime.render_plan(&plan).unwrap();
-    let options = ApplyOptions { control_topic: control.clone(), replication_factor: 1, dry_run: false };
+    let options = ApplyOptions {
+        control_topic: control.clone(),
+        replication_factor: 1,
+        dry_run: false,
+    };
     runtime.apply(&plan_json, &options).unwrap().unwrap();
 
     // Restore from that checkpoint again: every action written after C1 is still replayed.
-    let enforced = RecoveryPolicy { control_topic: Some(control), ..policy };
+    let enforced = RecoveryPolicy {
+        control_topic: Some(control),
+        ..policy
+    };
     let mut again = instance(bootstrap());
     let session = again.start_session(&topic, &enforced).unwrap().unwrap();
-    again.restore(&session, std::slice::from_ref(&mid), REPLAY).unwrap().unwrap();
+    again
+        .restore(&session, std::slice::from_ref(&mid), REPLAY)
+        .unwrap()
+        .unwrap();
     let mut replayed = Vec::new();
     loop {
         let batch = again.next_batch(&session, 1_000).unwrap().unwrap();
@@ -272,7 +440,10 @@ fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore
     // After replay, a checkpoint carries live end offsets again.
     let after = again.session_snapshot(&session).unwrap().unwrap();
     let after_json: serde_json::Value = serde_json::from_str(&after).unwrap();
-    assert_eq!(after_json["offsets"], serde_json::json!({"0": 180, "1": 60}));
+    assert_eq!(
+        after_json["offsets"],
+        serde_json::json!({"0": 180, "1": 60})
+    );
 }
 
 #[test]
@@ -281,7 +452,11 @@ fn snapshot_refuses_when_the_topic_changed_while_the_job_was_running() {
     let topic = unique("grow");
     create_topic(&mut kafka, &topic, 2, &SAFE);
     let mut runtime = instance(bootstrap());
-    let policy = RecoveryPolicy { topic: Some(topic.clone()), control_topic: None, tombstones_enabled: false };
+    let policy = RecoveryPolicy {
+        topic: Some(topic.clone()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
     let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
     runtime.session_snapshot(&session).unwrap().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka");
@@ -290,9 +465,18 @@ fn snapshot_refuses_when_the_topic_changed_while_the_job_was_running() {
         .env("ASC_KAFKA_BOOTSTRAP", bootstrap())
         .output()
         .unwrap();
-    assert!(altered.status.success(), "{}", String::from_utf8_lossy(&altered.stderr));
+    assert!(
+        altered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&altered.stderr)
+    );
     wait_for_topic(&mut kafka, &topic, 3);
     let error = runtime.session_snapshot(&session).unwrap().unwrap_err();
     let message = runtime.message(&error).unwrap();
-    assert!(message.contains("changed partitions (while the job was running): expected [0, 1] but found [0, 1, 2]"), "{message}");
+    assert!(
+        message.contains(
+            "changed partitions (while the job was running): expected [0, 1] but found [0, 1, 2]"
+        ),
+        "{message}"
+    );
 }

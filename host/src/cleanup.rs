@@ -8,7 +8,10 @@ use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder};
 
 use crate::engine::{GUEST_MEMORY_LIMIT, load_component};
 use crate::failpoint;
-use crate::kafka::{CapabilityError, KafkaClients, RequestCounts, consumer::ReplayConsumer, ffi};
+use crate::kafka::{
+    CapabilityError, KafkaClients, RequestCounts, consumer::ReplayConsumer, fence::AppendFailure,
+    ffi,
+};
 
 /// Generated bindings of the `cleanup` world.
 pub mod bindings {
@@ -28,7 +31,9 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyOptions, ApplyOutcome, ApplyReport, StatusReport,
 };
-pub use bindings::exports::action_state::cleanup::recovery::{PartitionProgress, RecoveryPolicy, RecoveryVerdict, ReplayBatch, ReplayOptions, ReplayedRecord};
+pub use bindings::exports::action_state::cleanup::recovery::{
+    PartitionProgress, RecoveryPolicy, RecoveryVerdict, ReplayBatch, ReplayOptions, ReplayedRecord,
+};
 pub use operator_events::PartitionPreview;
 
 /// Receives what the component tells the operator.
@@ -162,13 +167,23 @@ impl control_log::Host for HostState {
             .collect())
     }
 
+    fn fence(&mut self, topic: String) -> Result<(), types::KafkaError> {
+        Ok(self.kafka.fence_control(&topic)?)
+    }
+
     fn append(
         &mut self,
         topic: String,
         key: String,
         value: String,
-    ) -> Result<u64, types::KafkaError> {
-        let offset = self.kafka.append_control(&topic, &key, &value)?;
+    ) -> Result<u64, control_log::AppendError> {
+        let offset = self
+            .kafka
+            .append_control(&topic, &key, &value)
+            .map_err(|failure| match failure {
+                AppendFailure::Fenced(why) => control_log::AppendError::Fenced(why),
+                AppendFailure::Failed(error) => control_log::AppendError::Failed(error.into()),
+            })?;
         if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit)
             && let Ok(record) = action_state_core::ControlRecord::parse_value(&value)
             && record.status == action_state_core::Status::Committed
@@ -180,7 +195,8 @@ impl control_log::Host for HostState {
             ]
             .map(|(k, v)| (k.to_owned(), v.to_owned()));
             self.kafka
-                .alter_topic_configs(&record.plan.topic, &policy)?;
+                .alter_topic_configs(&record.plan.topic, &policy)
+                .map_err(|e| control_log::AppendError::Failed(e.into()))?;
         }
         Ok(offset)
     }
@@ -251,14 +267,20 @@ impl kafka_consumer::HostReplayConsumer for HostState {
             .collect())
     }
 
-    fn position(&mut self, consumer: Resource<ReplayConsumer>) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+    fn position(
+        &mut self,
+        consumer: Resource<ReplayConsumer>,
+    ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
         let consumer = self.table.get(&consumer).map_err(|e| types::KafkaError {
             operation: "consumer-position".into(),
             message: e.to_string(),
             retriable: false,
         })?;
         let positions = consumer.position()?;
-        Ok(positions.into_iter().map(|(partition, offset)| PartitionOffset { partition, offset }).collect())
+        Ok(positions
+            .into_iter()
+            .map(|(partition, offset)| PartitionOffset { partition, offset })
+            .collect())
     }
 
     fn drop(&mut self, consumer: Resource<ReplayConsumer>) -> wasmtime::Result<()> {
@@ -384,9 +406,14 @@ impl CleanupInstance {
             .call_plan_from_markers(&mut self.store, recovery_point, markers)
     }
 
-    pub fn parse_marker(&mut self, json: &str) -> wasmtime::Result<Result<types::RecoveryMarker, CleanupError>> {
+    pub fn parse_marker(
+        &mut self,
+        json: &str,
+    ) -> wasmtime::Result<Result<types::RecoveryMarker, CleanupError>> {
         self.reset_deadline();
-        self.bindings.action_state_cleanup_plans().call_parse_marker(&mut self.store, json)
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_parse_marker(&mut self.store, json)
     }
 
     pub fn message(&mut self, error: &CleanupError) -> wasmtime::Result<String> {
@@ -441,27 +468,57 @@ impl CleanupInstance {
     }
 
     /// Starts a recovery session (a guest resource owned by this instance's store).
-    pub fn start_session(&mut self, topic: &str, policy: &RecoveryPolicy) -> wasmtime::Result<Result<RecoverySessionHandle, CleanupError>> {
+    pub fn start_session(
+        &mut self,
+        topic: &str,
+        policy: &RecoveryPolicy,
+    ) -> wasmtime::Result<Result<RecoverySessionHandle, CleanupError>> {
         self.reset_deadline();
-        let session = self.bindings.action_state_cleanup_recovery().recovery_session();
-        Ok(session.call_start(&mut self.store, topic, policy)?.map(RecoverySessionHandle))
+        let session = self
+            .bindings
+            .action_state_cleanup_recovery()
+            .recovery_session();
+        Ok(session
+            .call_start(&mut self.store, topic, policy)?
+            .map(RecoverySessionHandle))
     }
 
-    pub fn restore(&mut self, session: &RecoverySessionHandle, markers: &[String], options: ReplayOptions) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
+    pub fn restore(
+        &mut self,
+        session: &RecoverySessionHandle,
+        markers: &[String],
+        options: ReplayOptions,
+    ) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
         self.reset_deadline();
-        let api = self.bindings.action_state_cleanup_recovery().recovery_session();
+        let api = self
+            .bindings
+            .action_state_cleanup_recovery()
+            .recovery_session();
         api.call_restore(&mut self.store, session.0, markers, options)
     }
 
-    pub fn next_batch(&mut self, session: &RecoverySessionHandle, max_records: u32) -> wasmtime::Result<Result<ReplayBatch, CleanupError>> {
+    pub fn next_batch(
+        &mut self,
+        session: &RecoverySessionHandle,
+        max_records: u32,
+    ) -> wasmtime::Result<Result<ReplayBatch, CleanupError>> {
         self.reset_deadline();
-        let api = self.bindings.action_state_cleanup_recovery().recovery_session();
+        let api = self
+            .bindings
+            .action_state_cleanup_recovery()
+            .recovery_session();
         api.call_next_batch(&mut self.store, session.0, max_records)
     }
 
-    pub fn session_snapshot(&mut self, session: &RecoverySessionHandle) -> wasmtime::Result<Result<String, CleanupError>> {
+    pub fn session_snapshot(
+        &mut self,
+        session: &RecoverySessionHandle,
+    ) -> wasmtime::Result<Result<String, CleanupError>> {
         self.reset_deadline();
-        let api = self.bindings.action_state_cleanup_recovery().recovery_session();
+        let api = self
+            .bindings
+            .action_state_cleanup_recovery()
+            .recovery_session();
         api.call_snapshot_marker(&mut self.store, session.0)
     }
 

@@ -125,8 +125,20 @@ impl KafkaOps for HostKafka {
         Ok(entries.into_iter().map(Into::into).collect())
     }
 
-    fn append_control(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
-        control_log::append(topic, key, value).map_err(core::KafkaError::from)
+    fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
+        control_log::fence(topic).map_err(core::KafkaError::from)
+    }
+
+    fn append_control(
+        &mut self,
+        topic: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<u64, core::ops::AppendError> {
+        control_log::append(topic, key, value).map_err(|error| match error {
+            control_log::AppendError::Fenced(why) => core::ops::AppendError::Fenced(why),
+            control_log::AppendError::Failed(kafka) => core::ops::AppendError::Failed(kafka.into()),
+        })
     }
 }
 

@@ -19,7 +19,10 @@ use crate::imports::HostKafka;
 impl Guest for Component {
     type RecoverySession = Session;
 
-    fn check_recovery(markers: Vec<String>, policy: RecoveryPolicy) -> Result<RecoveryVerdict, CleanupError> {
+    fn check_recovery(
+        markers: Vec<String>,
+        policy: RecoveryPolicy,
+    ) -> Result<RecoveryVerdict, CleanupError> {
         let markers = core::planning::parse_markers(&markers)?;
         let check = core::recovery::check_recovery(&mut HostKafka, &markers, &policy.into())?;
         Ok(verdict(check))
@@ -52,7 +55,12 @@ fn verdict(check: core::recovery::RecoveryCheck) -> RecoveryVerdict {
         ranges: check
             .ranges
             .into_iter()
-            .map(|(partition, requested, beginning, end)| PartitionRange { partition, requested, beginning, end })
+            .map(|(partition, requested, beginning, end)| PartitionRange {
+                partition,
+                requested,
+                beginning,
+                end,
+            })
             .collect(),
     }
 }
@@ -66,14 +74,30 @@ impl RecordSource for HostSource {
     }
 
     fn position(&mut self) -> core::ops::KafkaResult<core::PartitionOffsets> {
-        self.0.position().map(|p| to_offsets(&p)).map_err(Into::into)
+        self.0
+            .position()
+            .map(|p| to_offsets(&p))
+            .map_err(Into::into)
     }
 
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> core::ops::KafkaResult<Vec<ConsumedRecord>> {
-        let records = self.0.poll(max_records, timeout_ms).map_err(core::KafkaError::from)?;
+    fn poll(
+        &mut self,
+        max_records: u32,
+        timeout_ms: u32,
+    ) -> core::ops::KafkaResult<Vec<ConsumedRecord>> {
+        let records = self
+            .0
+            .poll(max_records, timeout_ms)
+            .map_err(core::KafkaError::from)?;
         Ok(records
             .into_iter()
-            .map(|r| ConsumedRecord { partition: r.partition, offset: r.offset, key: r.key, value: r.value, decode_error: r.decode_error })
+            .map(|r| ConsumedRecord {
+                partition: r.partition,
+                offset: r.offset,
+                key: r.key,
+                value: r.value,
+                decode_error: r.decode_error,
+            })
             .collect())
     }
 }
@@ -84,24 +108,42 @@ pub struct Session {
 }
 
 impl Session {
-    fn source<'a>(session: &core::replay::RecoverySession, source: &'a mut Option<HostSource>) -> &'a mut HostSource {
-        source.get_or_insert_with(|| HostSource(kafka_consumer::ReplayConsumer::new(session.topic())))
+    fn source<'a>(
+        session: &core::replay::RecoverySession,
+        source: &'a mut Option<HostSource>,
+    ) -> &'a mut HostSource {
+        source
+            .get_or_insert_with(|| HostSource(kafka_consumer::ReplayConsumer::new(session.topic())))
     }
 }
 
 impl GuestRecoverySession for Session {
     fn start(topic: String, policy: RecoveryPolicy) -> Result<RecoverySession, CleanupError> {
         let session = core::replay::RecoverySession::start(&mut HostKafka, &topic, policy.into())?;
-        Ok(RecoverySession::new(Session { state: RefCell::new((session, None)) }))
+        Ok(RecoverySession::new(Session {
+            state: RefCell::new((session, None)),
+        }))
     }
 
-    fn restore(&self, markers: Vec<String>, options: ReplayOptions) -> Result<RecoveryVerdict, CleanupError> {
+    fn restore(
+        &self,
+        markers: Vec<String>,
+        options: ReplayOptions,
+    ) -> Result<RecoveryVerdict, CleanupError> {
         let markers = core::planning::parse_markers(&markers)?;
         let mut state = self.state.borrow_mut();
         let (session, source) = &mut *state;
         let source = Session::source(session, source);
-        let options = CoreReplayOptions { poll_timeout_ms: options.poll_timeout_ms, stall_timeout_ms: options.stall_timeout_ms };
-        Ok(verdict(session.restore(&mut HostKafka, source, &markers, options)?))
+        let options = CoreReplayOptions {
+            poll_timeout_ms: options.poll_timeout_ms,
+            stall_timeout_ms: options.stall_timeout_ms,
+        };
+        Ok(verdict(session.restore(
+            &mut HostKafka,
+            source,
+            &markers,
+            options,
+        )?))
     }
 
     fn next_batch(&self, max_records: u32) -> Result<ReplayBatch, CleanupError> {
@@ -113,13 +155,22 @@ impl GuestRecoverySession for Session {
             records: batch
                 .records
                 .into_iter()
-                .map(|r| ReplayedRecord { partition: r.partition, offset: r.offset, key: r.key, value: r.value })
+                .map(|r| ReplayedRecord {
+                    partition: r.partition,
+                    offset: r.offset,
+                    key: r.key,
+                    value: r.value,
+                })
                 .collect(),
             done: batch.done,
             progress: batch
                 .progress
                 .into_iter()
-                .map(|(partition, position, target)| PartitionProgress { partition, position, target })
+                .map(|(partition, position, target)| PartitionProgress {
+                    partition,
+                    position,
+                    target,
+                })
                 .collect(),
         })
     }

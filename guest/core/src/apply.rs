@@ -4,7 +4,7 @@ use crate::boundary::check_advances;
 use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{ConfigEntry, KafkaOps, OffsetSpec, TopicDescription};
+use crate::ops::{AppendError, ConfigEntry, KafkaOps, OffsetSpec, TopicDescription};
 use crate::plan::Plan;
 use crate::topics::{
     CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
@@ -77,6 +77,10 @@ impl ApplyObserver for Silent {
 
 /// Validates `plan` against live Kafka and the control topic, commits it, deletes, verifies and
 /// marks it applied. Any failure after COMMITTED leaves the plan COMMITTED for a retry.
+///
+/// Concurrency: the control topic is fenced before it is read, so of two applies running at
+/// once, the one that fenced last is the only one whose commit can succeed, and it decided on a
+/// history that includes everything the other committed.
 pub fn apply(
     kafka: &mut dyn KafkaOps,
     observer: &mut dyn ApplyObserver,
@@ -210,6 +214,14 @@ impl Session<'_> {
             .describe_configs(&[control], &[CLEANUP_POLICY])
             .map_err(CleanupError::Kafka)?;
         check_control_topic(control, &description, first(&configs))?;
+        if may_create {
+            // Fence before reading: any concurrent apply that has not committed yet can no
+            // longer commit, and the read below sees everything earlier writers committed. A
+            // plan that advances what we read is therefore the only one that can commit.
+            self.kafka
+                .fence_control(control)
+                .map_err(CleanupError::Kafka)?;
+        }
         let entries = self
             .kafka
             .read_control_log(control)
@@ -283,10 +295,22 @@ impl Session<'_> {
     fn append_record(&mut self, history: &mut ControlHistory, record: ControlRecord) -> Result<()> {
         let value = record.render();
         let key = record.plan.plan_id.clone();
+        let status = record.status;
         let offset = self
             .kafka
             .append_control(self.control, &key, &value)
-            .map_err(CleanupError::Kafka)?;
+            .map_err(|error| match error {
+                AppendError::Failed(kafka) => CleanupError::Kafka(kafka),
+                AppendError::Fenced(why) => CleanupError::Fenced(format!(
+                    "A concurrent apply took over control topic {} before plan {key} could be marked {}: {why}; {}",
+                    self.control,
+                    status.as_str(),
+                    match status {
+                        Status::Committed => "this run committed nothing; check `status` and plan again from a recovery point that advances the new boundary",
+                        Status::Applied => "the plan stays COMMITTED; apply it again to finish",
+                    }
+                )),
+            })?;
         // Our own record goes through the same integrity rules as any record we read.
         history.observe(&ControlEntry {
             offset,

@@ -521,3 +521,65 @@ fn recovery_decision_table_rows() {
         "{error}"
     );
 }
+
+#[test]
+fn control_topic_is_fenced_before_it_is_read_and_dry_runs_do_not_fence() {
+    let mut kafka = FakeKafka::new();
+    run(&mut kafka, &plan("rp", 10, 20)).unwrap();
+    let fence = kafka
+        .trace
+        .iter()
+        .position(|op| *op == "fence_control")
+        .expect("fenced");
+    let read = kafka
+        .trace
+        .iter()
+        .position(|op| *op == "read_control_log")
+        .expect("read");
+    assert!(fence < read, "fence before read: {:?}", kafka.trace);
+    assert_eq!(
+        kafka
+            .trace
+            .iter()
+            .filter(|op| **op == "read_control_log")
+            .count(),
+        1,
+        "one control read"
+    );
+    let mut dry = FakeKafka::new();
+    let opts = ApplyOptions {
+        dry_run: true,
+        ..options()
+    };
+    apply(&mut dry, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
+    assert!(dry.fenced.is_empty());
+}
+
+#[test]
+fn concurrent_apply_that_fenced_us_wins_and_we_commit_nothing() {
+    let mut kafka = FakeKafka::new();
+    let ours = plan("ours", 10, 30);
+    let theirs = plan("theirs", 20, 20);
+    let record = ControlRecord {
+        status: Status::Committed,
+        plan: theirs.clone(),
+    };
+    kafka.concurrent_commit = Some((theirs.plan_id.clone(), record.render()));
+    let error = run(&mut kafka, &ours).unwrap_err();
+    assert!(matches!(error, CleanupError::Fenced(_)), "{error}");
+    assert!(error.to_string().contains("concurrent apply"), "{error}");
+    assert_eq!(
+        statuses(&mut kafka),
+        [(theirs.plan_id.clone(), Status::Committed)]
+    );
+    assert!(
+        !kafka.events.iter().any(|e| e.starts_with("delete")),
+        "nothing deleted"
+    );
+    // The next apply of ours reads the winner's commit and refuses the incomparable plan.
+    let refused = run(&mut kafka, &ours).unwrap_err();
+    assert!(
+        matches!(refused, CleanupError::BoundaryRegression(_)),
+        "{refused}"
+    );
+}

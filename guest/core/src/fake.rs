@@ -38,6 +38,12 @@ pub struct FakeKafka {
     pub calls: BTreeMap<&'static str, u32>,
     /// (operation, call number starting at 1) → fault.
     pub faults: Vec<(&'static str, u32, Fault)>,
+    /// A (key, value) another apply commits right before our next append, fencing us.
+    pub concurrent_commit: Option<(String, String)>,
+    /// Control topics this client fenced.
+    pub fenced: Vec<String>,
+    /// Every operation in call order.
+    pub trace: Vec<&'static str>,
 }
 
 pub const DATA: &str = "action-state";
@@ -68,6 +74,7 @@ impl FakeKafka {
     }
 
     fn enter(&mut self, operation: &'static str) -> KafkaResult<()> {
+        self.trace.push(operation);
         let count = self.calls.entry(operation).or_insert(0);
         *count += 1;
         let call = *count;
@@ -231,8 +238,33 @@ impl KafkaOps for FakeKafka {
         Ok(self.control_log.get(topic).cloned().unwrap_or_default())
     }
 
-    fn append_control(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
-        self.enter("append_control")?;
+    fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
+        self.enter("fence_control")?;
+        self.fenced.push(topic.to_owned());
+        Ok(())
+    }
+
+    fn append_control(
+        &mut self,
+        topic: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<u64, crate::ops::AppendError> {
+        self.enter("append_control")
+            .map_err(crate::ops::AppendError::Failed)?;
+        if let Some(writer) = self.concurrent_commit.take() {
+            // Another apply fenced us and committed its own plan first.
+            let log = self.control_log.entry(topic.to_owned()).or_default();
+            let offset = log.len() as u64;
+            log.push(ControlEntry {
+                offset,
+                key: Some(writer.0),
+                value: Some(writer.1),
+            });
+            return Err(crate::ops::AppendError::Fenced(
+                "producer fenced by a newer instance".into(),
+            ));
+        }
         let log = self.control_log.entry(topic.to_owned()).or_default();
         let offset = log.len() as u64;
         log.push(ControlEntry {
@@ -265,13 +297,16 @@ pub struct FakeSource {
 
 impl FakeSource {
     pub fn record(&mut self, partition: u32, offset: u64, key: &str, value: Option<&str>) {
-        self.log.entry(partition).or_default().push(crate::replay::ConsumedRecord {
-            partition,
-            offset,
-            key: Some(key.into()),
-            value: value.map(Into::into),
-            decode_error: None,
-        });
+        self.log
+            .entry(partition)
+            .or_default()
+            .push(crate::replay::ConsumedRecord {
+                partition,
+                offset,
+                key: Some(key.into()),
+                value: value.map(Into::into),
+                decode_error: None,
+            });
     }
 }
 
@@ -286,7 +321,11 @@ impl crate::replay::RecordSource for FakeSource {
         Ok(self.positions.clone())
     }
 
-    fn poll(&mut self, max: u32, _timeout_ms: u32) -> KafkaResult<Vec<crate::replay::ConsumedRecord>> {
+    fn poll(
+        &mut self,
+        max: u32,
+        _timeout_ms: u32,
+    ) -> KafkaResult<Vec<crate::replay::ConsumedRecord>> {
         if self.stalled {
             return Ok(Vec::new());
         }
@@ -307,7 +346,10 @@ impl crate::replay::RecordSource for FakeSource {
             }
             // Like a real consumer, the position moves past the end of what the log holds.
             if out.len() < max as usize {
-                self.positions.insert(partition, next_end.max(self.positions.get(partition).unwrap_or(0)));
+                self.positions.insert(
+                    partition,
+                    next_end.max(self.positions.get(partition).unwrap_or(0)),
+                );
             }
         }
         Ok(out)

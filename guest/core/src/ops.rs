@@ -33,6 +33,14 @@ pub struct ConfigEntry {
 
 pub type KafkaResult<T> = Result<T, KafkaError>;
 
+/// Why a control-topic append did not happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppendError {
+    /// A concurrent apply fenced this writer; nothing was written.
+    Fenced(String),
+    Failed(KafkaError),
+}
+
 pub trait KafkaOps {
     /// Describes each topic in one request; `None` for a topic that does not exist.
     fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>>;
@@ -72,6 +80,9 @@ pub trait KafkaOps {
     /// offset captured when the read started.
     fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<ControlEntry>>;
 
-    /// Appends one record with acks=all and idempotence; returns its offset.
-    fn append_control(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64>;
+    /// Becomes the only writer of the control topic, fencing earlier writers.
+    fn fence_control(&mut self, topic: &str) -> KafkaResult<()>;
+
+    /// Appends one record durably (in a transaction once fenced); returns its offset.
+    fn append_control(&mut self, topic: &str, key: &str, value: &str) -> Result<u64, AppendError>;
 }

@@ -88,7 +88,9 @@ impl RecoverySession {
     pub fn start(kafka: &mut dyn KafkaOps, topic: &str, policy: RecoveryPolicy) -> Result<Self> {
         check_policies(&policy)?;
         let identity = describe(kafka, topic)?.ok_or_else(|| {
-            CleanupError::InvalidArgument(format!("Kafka action-state topic {topic} does not exist"))
+            CleanupError::InvalidArgument(format!(
+                "Kafka action-state topic {topic} does not exist"
+            ))
         })?;
         Ok(RecoverySession {
             topic: topic.to_owned(),
@@ -152,7 +154,11 @@ impl RecoverySession {
             restored: decision.requested.clone(),
             positions: decision.requested.clone(),
             targets: ends,
-            active: ranges.iter().filter(|(_, requested, _, end)| requested < end).map(|r| r.0).collect(),
+            active: ranges
+                .iter()
+                .filter(|(_, requested, _, end)| requested < end)
+                .map(|r| r.0)
+                .collect(),
             options,
             stalled_ms: 0,
         };
@@ -181,7 +187,11 @@ impl RecoverySession {
                 // Re-checked after replay: the records read were those of the same topic.
                 self.verify_identity(kafka)?;
                 self.phase = Phase::Live;
-                return Ok(ReplayBatch { records: Vec::new(), done: true, progress });
+                return Ok(ReplayBatch {
+                    records: Vec::new(),
+                    done: true,
+                    progress,
+                });
             }
             let before = replay.positions.clone();
             let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
@@ -214,7 +224,11 @@ impl RecoverySession {
                 }
             }
             if !records.is_empty() {
-                return Ok(ReplayBatch { records, done: false, progress: replay.progress() });
+                return Ok(ReplayBatch {
+                    records,
+                    done: false,
+                    progress: replay.progress(),
+                });
             }
         }
     }
@@ -225,11 +239,15 @@ impl RecoverySession {
         let offsets = match &self.phase {
             Phase::Replaying(replay) => replay.restored.clone(),
             Phase::Live => {
-                let ends = kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
+                let ends =
+                    kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
                 if !ends.has_partitions(&identity.partitions) {
                     return Err(CleanupError::Kafka(KafkaError {
                         operation: "list-offsets".into(),
-                        message: format!("Kafka topic {} did not return an end offset for every partition", self.topic),
+                        message: format!(
+                            "Kafka topic {} did not return an end offset for every partition",
+                            self.topic
+                        ),
                         retriable: true,
                     }));
                 }
@@ -255,7 +273,13 @@ impl Replay {
     fn progress(&self) -> Vec<(u32, u64, u64)> {
         self.targets
             .iter()
-            .map(|(p, target)| (p, self.positions.get(p).unwrap_or(target).min(target), target))
+            .map(|(p, target)| {
+                (
+                    p,
+                    self.positions.get(p).unwrap_or(target).min(target),
+                    target,
+                )
+            })
             .collect()
     }
 
@@ -263,10 +287,13 @@ impl Replay {
     /// be decoded.
     fn accept(&mut self, topic: &str, record: ConsumedRecord) -> Result<Option<ReplayedRecord>> {
         let partition = record.partition;
-        let (Some(position), Some(target)) = (self.positions.get(partition), self.targets.get(partition)) else {
+        let (Some(position), Some(target)) =
+            (self.positions.get(partition), self.targets.get(partition))
+        else {
             return Ok(None);
         };
-        if !self.active.contains(&partition) || record.offset < position || record.offset >= target {
+        if !self.active.contains(&partition) || record.offset < position || record.offset >= target
+        {
             return Ok(None);
         }
         let invalid = |why: String| {
@@ -282,23 +309,39 @@ impl Replay {
             return Err(invalid("has no key".into()));
         };
         self.positions.insert(partition, record.offset + 1);
-        Ok(Some(ReplayedRecord { partition, offset: record.offset, key, value: record.value }))
+        Ok(Some(ReplayedRecord {
+            partition,
+            offset: record.offset,
+            key,
+            value: record.value,
+        }))
     }
 
     /// Positions move past offsets that deliver nothing (compaction, transaction markers).
     fn advance_from(&mut self, consumer: &PartitionOffsets) {
         for &partition in &self.active {
-            if let (Some(at), Some(current), Some(target)) =
-                (consumer.get(partition), self.positions.get(partition), self.targets.get(partition))
-            {
-                self.positions.insert(partition, current.max(at.min(target)));
+            if let (Some(at), Some(current), Some(target)) = (
+                consumer.get(partition),
+                self.positions.get(partition),
+                self.targets.get(partition),
+            ) {
+                self.positions
+                    .insert(partition, current.max(at.min(target)));
             }
         }
     }
 
     fn stalled(&self, topic: &str) -> CleanupError {
-        let positions: PartitionOffsets = self.active.iter().filter_map(|p| self.positions.get(*p).map(|o| (*p, o))).collect();
-        let targets: PartitionOffsets = self.active.iter().filter_map(|p| self.targets.get(*p).map(|o| (*p, o))).collect();
+        let positions: PartitionOffsets = self
+            .active
+            .iter()
+            .filter_map(|p| self.positions.get(*p).map(|o| (*p, o)))
+            .collect();
+        let targets: PartitionOffsets = self
+            .active
+            .iter()
+            .filter_map(|p| self.targets.get(*p).map(|o| (*p, o)))
+            .collect();
         CleanupError::ReplayStalled(format!(
             "Kafka action-state replay of {topic} made no progress for {} ms; current positions are {positions} and target end offsets are {targets}",
             self.stalled_ms
@@ -307,5 +350,9 @@ impl Replay {
 }
 
 fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {
-    Ok(kafka.describe_topics(&[topic])?.into_iter().next().flatten())
+    Ok(kafka
+        .describe_topics(&[topic])?
+        .into_iter()
+        .next()
+        .flatten())
 }

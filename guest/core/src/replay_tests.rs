@@ -6,14 +6,25 @@ use crate::marker::{Marker, VersionedMarker};
 use crate::recovery::RecoveryPolicy;
 use crate::replay::{RecoverySession, ReplayOptions, ReplayedRecord};
 
-const OPTIONS: ReplayOptions = ReplayOptions { poll_timeout_ms: 100, stall_timeout_ms: 1_000 };
+const OPTIONS: ReplayOptions = ReplayOptions {
+    poll_timeout_ms: 100,
+    stall_timeout_ms: 1_000,
+};
 
 fn marker(a: u64, b: u64) -> Marker {
-    Marker::Versioned(VersionedMarker { topic: DATA.into(), topic_id: "topic-id".into(), offsets: [(0, a), (1, b)].into_iter().collect() })
+    Marker::Versioned(VersionedMarker {
+        topic: DATA.into(),
+        topic_id: "topic-id".into(),
+        offsets: [(0, a), (1, b)].into_iter().collect(),
+    })
 }
 
 fn standard() -> RecoveryPolicy {
-    RecoveryPolicy { topic: None, control_topic: None, tombstones_enabled: false }
+    RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    }
 }
 
 /// Partition 0 holds offsets 0..10 (key k<n>), partition 1 offsets 0..4; ends 10 and 4.
@@ -22,7 +33,12 @@ fn setup() -> (FakeKafka, FakeSource) {
     kafka.data().ends = [(0, 10), (1, 4)].into_iter().collect();
     let mut source = FakeSource::default();
     for offset in 0..10 {
-        source.record(0, offset, &format!("k{offset}"), Some(&format!("v{offset}")));
+        source.record(
+            0,
+            offset,
+            &format!("k{offset}"),
+            Some(&format!("v{offset}")),
+        );
     }
     for offset in 0..4 {
         source.record(1, offset, &format!("p1-{offset}"), Some("x"));
@@ -30,7 +46,11 @@ fn setup() -> (FakeKafka, FakeSource) {
     (kafka, source)
 }
 
-fn drain(session: &mut RecoverySession, kafka: &mut FakeKafka, source: &mut FakeSource) -> Vec<ReplayedRecord> {
+fn drain(
+    session: &mut RecoverySession,
+    kafka: &mut FakeKafka,
+    source: &mut FakeSource,
+) -> Vec<ReplayedRecord> {
     let mut all = Vec::new();
     loop {
         let batch = session.next_batch(kafka, source, 3).unwrap();
@@ -47,13 +67,18 @@ fn replays_exactly_the_requested_range_up_to_the_captured_end() {
     // Records written after the end was captured must not be replayed.
     source.record(0, 10, "late", Some("late"));
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    session.restore(&mut kafka, &mut source, &[marker(6, 1)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(6, 1)], OPTIONS)
+        .unwrap();
     let records = drain(&mut session, &mut kafka, &mut source);
     let offsets: Vec<(u32, u64)> = records.iter().map(|r| (r.partition, r.offset)).collect();
     assert_eq!(offsets.len(), 7);
     let mut sorted = offsets.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, [(0, 6), (0, 7), (0, 8), (0, 9), (1, 1), (1, 2), (1, 3)]);
+    assert_eq!(
+        sorted,
+        [(0, 6), (0, 7), (0, 8), (0, 9), (1, 1), (1, 2), (1, 3)]
+    );
     assert!(!records.iter().any(|r| r.key == "late"));
 }
 
@@ -62,7 +87,9 @@ fn empty_polls_do_not_end_the_replay() {
     let (mut kafka, mut source) = setup();
     source.empty_polls = 5;
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    session.restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS)
+        .unwrap();
     assert_eq!(drain(&mut session, &mut kafka, &mut source).len(), 14);
 }
 
@@ -71,14 +98,23 @@ fn stalled_replay_fails_within_the_window_naming_positions_and_targets() {
     let (mut kafka, mut source) = setup();
     source.stalled = true;
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    session.restore(&mut kafka, &mut source, &[marker(2, 4)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(2, 4)], OPTIONS)
+        .unwrap();
     let polls_before = kafka.total_calls();
     let error = session.next_batch(&mut kafka, &mut source, 10).unwrap_err();
     assert!(matches!(error, CleanupError::ReplayStalled(_)));
     let message = error.to_string();
     assert!(message.contains("no progress for 1000 ms"), "{message}");
-    assert!(message.contains("current positions are {0=2} and target end offsets are {0=10}"), "{message}");
-    assert_eq!(kafka.total_calls(), polls_before, "no Kafka admin calls while polling");
+    assert!(
+        message.contains("current positions are {0=2} and target end offsets are {0=10}"),
+        "{message}"
+    );
+    assert_eq!(
+        kafka.total_calls(),
+        polls_before,
+        "no Kafka admin calls while polling"
+    );
 }
 
 #[test]
@@ -91,15 +127,23 @@ fn undecodable_or_keyless_record_fails_with_partition_and_offset() {
             _ => record.key = None,
         }
         let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-        session.restore(&mut kafka, &mut source, &[marker(5, 4)], OPTIONS).unwrap();
+        session
+            .restore(&mut kafka, &mut source, &[marker(5, 4)], OPTIONS)
+            .unwrap();
         let error = loop {
             match session.next_batch(&mut kafka, &mut source, 100) {
                 Ok(batch) => assert!(!batch.done, "{broken}: replay must not finish"),
                 Err(error) => break error,
             }
         };
-        assert!(matches!(error, CleanupError::ReplayRecordInvalid(_)), "{error}");
-        assert!(error.to_string().contains("action-state-0 at offset 7"), "{error}");
+        assert!(
+            matches!(error, CleanupError::ReplayRecordInvalid(_)),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains("action-state-0 at offset 7"),
+            "{error}"
+        );
     }
 }
 
@@ -111,7 +155,9 @@ fn compaction_gaps_before_the_end_still_finish_the_replay() {
     source.log.get_mut(&0).unwrap().retain(|r| r.offset < 7);
     source.record(0, 10, "k7", Some("newer"));
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    session.restore(&mut kafka, &mut source, &[marker(5, 4)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(5, 4)], OPTIONS)
+        .unwrap();
     let records = drain(&mut session, &mut kafka, &mut source);
     assert_eq!(records.iter().map(|r| r.offset).collect::<Vec<_>>(), [5, 6]);
 }
@@ -120,14 +166,24 @@ fn compaction_gaps_before_the_end_still_finish_the_replay() {
 fn checkpoint_during_recovery_keeps_the_restored_offsets_until_replay_completes() {
     let (mut kafka, mut source) = setup();
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    session.restore(&mut kafka, &mut source, &[marker(3, 1)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(3, 1)], OPTIONS)
+        .unwrap();
     let first = session.next_batch(&mut kafka, &mut source, 2).unwrap();
     assert!(!first.done && !first.records.is_empty());
     let mid = session.snapshot_marker(&mut kafka).unwrap();
-    assert_eq!(mid.offsets.to_string(), "{0=3, 1=1}", "mid-recovery marker carries the restored offsets");
+    assert_eq!(
+        mid.offsets.to_string(),
+        "{0=3, 1=1}",
+        "mid-recovery marker carries the restored offsets"
+    );
     drain(&mut session, &mut kafka, &mut source);
     let after = session.snapshot_marker(&mut kafka).unwrap();
-    assert_eq!(after.offsets.to_string(), "{0=10, 1=4}", "after replay: live end offsets");
+    assert_eq!(
+        after.offsets.to_string(),
+        "{0=10, 1=4}",
+        "after replay: live end offsets"
+    );
 }
 
 #[test]
@@ -136,11 +192,22 @@ fn topic_change_while_running_is_refused_with_both_identities() {
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
     kafka.data().partitions = vec![0, 1, 2];
     let error = session.snapshot_marker(&mut kafka).unwrap_err().to_string();
-    assert!(error.contains("changed partitions (while the job was running): expected [0, 1] but found [0, 1, 2]"), "{error}");
+    assert!(
+        error.contains(
+            "changed partitions (while the job was running): expected [0, 1] but found [0, 1, 2]"
+        ),
+        "{error}"
+    );
     kafka.data().partitions = vec![0, 1];
     kafka.data().topic_id = "recreated".into();
-    let error = session.restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS).unwrap_err().to_string();
-    assert!(error.contains("expected ID topic-id but found recreated"), "{error}");
+    let error = session
+        .restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("expected ID topic-id but found recreated"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -148,14 +215,25 @@ fn identity_is_rechecked_immediately_before_offsets_are_read_and_after_replay() 
     let (mut kafka, mut source) = setup();
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
     // describe_topics: 1 start, 2 restore, 3 before offsets.
-    kafka.fail_on("describe_topics", 3, Fault::RecreateTopic("late-recreate".into()));
-    let error = session.restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS).unwrap_err();
+    kafka.fail_on(
+        "describe_topics",
+        3,
+        Fault::RecreateTopic("late-recreate".into()),
+    );
+    let error = session
+        .restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS)
+        .unwrap_err();
     assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
-    assert!(source.assignments.is_empty(), "nothing assigned after a failed check");
+    assert!(
+        source.assignments.is_empty(),
+        "nothing assigned after a failed check"
+    );
 
     let (mut kafka, mut source) = setup();
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    session.restore(&mut kafka, &mut source, &[marker(8, 3)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(8, 3)], OPTIONS)
+        .unwrap();
     kafka.data().topic_id = "recreated-during-replay".into();
     let error = loop {
         match session.next_batch(&mut kafka, &mut source, 100) {
@@ -169,13 +247,42 @@ fn identity_is_rechecked_immediately_before_offsets_are_read_and_after_replay() 
 #[test]
 fn restore_enforces_the_committed_boundary() {
     let (mut kafka, mut source) = setup();
-    let plan = crate::plan::Plan::new("c1", DATA, "topic-id", [(0, 5), (1, 2)].into_iter().collect()).unwrap();
-    crate::apply::apply(&mut kafka, &mut crate::apply::Silent, &plan, &crate::apply::ApplyOptions { control_topic: CONTROL.into(), replication_factor: 1, dry_run: false }).unwrap();
-    let policy = RecoveryPolicy { topic: None, control_topic: Some(CONTROL.into()), tombstones_enabled: false };
+    let plan = crate::plan::Plan::new(
+        "c1",
+        DATA,
+        "topic-id",
+        [(0, 5), (1, 2)].into_iter().collect(),
+    )
+    .unwrap();
+    crate::apply::apply(
+        &mut kafka,
+        &mut crate::apply::Silent,
+        &plan,
+        &crate::apply::ApplyOptions {
+            control_topic: CONTROL.into(),
+            replication_factor: 1,
+            dry_run: false,
+        },
+    )
+    .unwrap();
+    let policy = RecoveryPolicy {
+        topic: None,
+        control_topic: Some(CONTROL.into()),
+        tombstones_enabled: false,
+    };
     let mut session = RecoverySession::start(&mut kafka, DATA, policy).unwrap();
-    let error = session.restore(&mut kafka, &mut source, &[marker(4, 2)], OPTIONS).unwrap_err();
-    assert!(error.to_string().contains("action-state-0 from offset 4 because the committed cleanup boundary is 5"), "{error}");
+    let error = session
+        .restore(&mut kafka, &mut source, &[marker(4, 2)], OPTIONS)
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("action-state-0 from offset 4 because the committed cleanup boundary is 5"),
+        "{error}"
+    );
     assert!(source.assignments.is_empty());
-    session.restore(&mut kafka, &mut source, &[marker(5, 2)], OPTIONS).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(5, 2)], OPTIONS)
+        .unwrap();
     assert_eq!(drain(&mut session, &mut kafka, &mut source).len(), 5 + 2);
 }

@@ -54,12 +54,14 @@ plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan 
     /// Would a restore from these markers be allowed now? (decision table, no replay)
     CheckRecovery(CheckRecoveryArgs),
     /// Replay a restore as a dry run: the decision table, then every record of the range.
-    #[command(long_about = "Perform the full validated restore of a runtime as a dry run: the \
+    #[command(
+        long_about = "Perform the full validated restore of a runtime as a dry run: the \
 decision table of the cleanup boundary, topic identity, live ranges, then a replay of exactly \
 [requested, captured end) per partition through the component, applying tombstones. Reports per \
 partition the replayed range, records and tombstones, and the number of states recovered. Exit 3 \
 when the restore is refused (the message names partition, requested offset and boundary), 4 when \
-Kafka fails or the replay stalls.")]
+Kafka fails or the replay stalls."
+    )]
     Recover(RecoverArgs),
     /// Print the versioned recovery marker of a topic as of now.
     Marker(MarkerArgs),

@@ -37,20 +37,38 @@ struct Progress {
 impl Progress {
     fn new(total: u64) -> Self {
         let now = Instant::now();
-        Progress { total, started: now, last: now, terminal: std::io::stderr().is_terminal(), shown: false }
+        Progress {
+            total,
+            started: now,
+            last: now,
+            terminal: std::io::stderr().is_terminal(),
+            shown: false,
+        }
     }
 
     fn update(&mut self, done: u64) {
-        let every = if self.terminal { Duration::from_millis(200) } else { Duration::from_secs(5) };
+        let every = if self.terminal {
+            Duration::from_millis(200)
+        } else {
+            Duration::from_secs(5)
+        };
         if self.last.elapsed() < every || self.started.elapsed() < Duration::from_secs(1) {
             return;
         }
         self.last = Instant::now();
         self.shown = true;
-        let percent = if self.total == 0 { 100.0 } else { done as f64 * 100.0 / self.total as f64 };
+        let percent = if self.total == 0 {
+            100.0
+        } else {
+            done as f64 * 100.0 / self.total as f64
+        };
         let width = 30;
         let filled = ((percent / 100.0) * width as f64) as usize;
-        let bar = format!("[{}{}]", "#".repeat(filled.min(width)), " ".repeat(width - filled.min(width)));
+        let bar = format!(
+            "[{}{}]",
+            "#".repeat(filled.min(width)),
+            " ".repeat(width - filled.min(width))
+        );
         let line = format!("replay {bar} {done}/{} records ({percent:.1}%)", self.total);
         if self.terminal {
             eprint!("\r{line}");
@@ -80,26 +98,48 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
                     break;
                 }
             }
-            named.ok_or_else(|| Failure::usage("legacy recovery markers do not name their topic: pass --topic"))?
+            named.ok_or_else(|| {
+                Failure::usage("legacy recovery markers do not name their topic: pass --topic")
+            })?
         }
     };
-    let policy = RecoveryPolicy { topic: Some(topic.clone()), control_topic: args.control_topic.clone(), tombstones_enabled: args.tombstones };
+    let policy = RecoveryPolicy {
+        topic: Some(topic.clone()),
+        control_topic: args.control_topic.clone(),
+        tombstones_enabled: args.tombstones,
+    };
     let refused = |mut failure: Failure| {
         failure.message = format!("restore refused: {}", failure.message);
         failure
     };
     let result = instance.start_session(&topic, &policy);
     let session = answer(&mut instance, result).map_err(refused)?;
-    let options = ReplayOptions { poll_timeout_ms: POLL_TIMEOUT_MS, stall_timeout_ms: args.stall_timeout.saturating_mul(1000) };
+    let options = ReplayOptions {
+        poll_timeout_ms: POLL_TIMEOUT_MS,
+        stall_timeout_ms: args.stall_timeout.saturating_mul(1000),
+    };
     let result = instance.restore(&session, &markers, options);
     let verdict = answer(&mut instance, result).map_err(refused)?;
 
     let mut partitions: BTreeMap<u32, PartitionReport> = verdict
         .ranges
         .iter()
-        .map(|r| (r.partition, PartitionReport { requested: r.requested, end: r.end, ..PartitionReport::default() }))
+        .map(|r| {
+            (
+                r.partition,
+                PartitionReport {
+                    requested: r.requested,
+                    end: r.end,
+                    ..PartitionReport::default()
+                },
+            )
+        })
         .collect();
-    let total: u64 = verdict.ranges.iter().map(|r| r.end.saturating_sub(r.requested)).sum();
+    let total: u64 = verdict
+        .ranges
+        .iter()
+        .map(|r| r.end.saturating_sub(r.requested))
+        .sum();
     let mut progress = Progress::new(total);
     let mut state: HashMap<String, String> = HashMap::new();
     let mut replayed = 0u64;
@@ -131,7 +171,9 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     if let Some(path) = &args.dump_state {
         let sorted: BTreeMap<&String, &String> = state.iter().collect();
         let text = serde_json::to_string(&sorted).map_err(|e| Failure::failed(e.to_string()))?;
-        std::fs::write(path, text).map_err(|e| Failure::failed(format!("cannot write state dump {}: {e}", path.display())))?;
+        std::fs::write(path, text).map_err(|e| {
+            Failure::failed(format!("cannot write state dump {}: {e}", path.display()))
+        })?;
     }
     let _ = instance.end_session(session);
     let rate = replayed as f64 / elapsed.as_secs_f64().max(1e-9);
@@ -151,13 +193,33 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
         }));
         return Ok(());
     }
-    let mode = if verdict.boundary.is_some() { "at or above the committed boundary" } else { "standard recovery, no boundary enforced" };
-    println!("Restore of {topic} allowed ({mode}); replayed {replayed} records in {:.2} s ({rate:.0} records/s).", elapsed.as_secs_f64());
+    let mode = if verdict.boundary.is_some() {
+        "at or above the committed boundary"
+    } else {
+        "standard recovery, no boundary enforced"
+    };
+    println!(
+        "Restore of {topic} allowed ({mode}); replayed {replayed} records in {:.2} s ({rate:.0} records/s).",
+        elapsed.as_secs_f64()
+    );
     let rows: Vec<Vec<String>> = partitions
         .iter()
-        .map(|(p, r)| vec![p.to_string(), format!("[{}, {})", r.requested, r.end), r.records.to_string(), r.tombstones.to_string()])
+        .map(|(p, r)| {
+            vec![
+                p.to_string(),
+                format!("[{}, {})", r.requested, r.end),
+                r.records.to_string(),
+                r.tombstones.to_string(),
+            ]
+        })
         .collect();
-    println!("{}", table(&["partition", "replayed range", "records", "tombstones"], &rows));
+    println!(
+        "{}",
+        table(
+            &["partition", "replayed range", "records", "tombstones"],
+            &rows
+        )
+    );
     println!("{} action states recovered.", state.len());
     Ok(())
 }

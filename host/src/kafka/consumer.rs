@@ -28,7 +28,10 @@ fn decode(what: &str, bytes: Option<&[u8]>, error: &mut Option<String>) -> Optio
         Ok(text) => Some(text.to_owned()),
         Err(e) => {
             error.get_or_insert_with(|| {
-                format!("the {what} is not valid UTF-8 (invalid byte at position {})", e.valid_up_to())
+                format!(
+                    "the {what} is not valid UTF-8 (invalid byte at position {})",
+                    e.valid_up_to()
+                )
             });
             Some(String::from_utf8_lossy(bytes).into_owned())
         }
@@ -96,12 +99,17 @@ impl ReplayConsumer {
 
     /// Fetch positions of the assigned partitions whose position is known.
     pub fn position(&self) -> Result<Vec<(u32, u64)>, CapabilityError> {
-        let list = self.consumer()?.position().map_err(|e| error("consumer-position", e))?;
+        let list = self
+            .consumer()?
+            .position()
+            .map_err(|e| error("consumer-position", e))?;
         Ok(list
             .elements()
             .iter()
             .filter_map(|e| match e.offset() {
-                Offset::Offset(o) => Some((u32::try_from(e.partition()).ok()?, u64::try_from(o).ok()?)),
+                Offset::Offset(o) => {
+                    Some((u32::try_from(e.partition()).ok()?, u64::try_from(o).ok()?))
+                }
                 _ => None,
             })
             .collect())

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod consumer;
+pub mod fence;
 pub mod ffi;
 
 use std::time::{Duration, Instant};
@@ -85,6 +86,7 @@ pub struct KafkaClients {
     runtime: tokio::runtime::Runtime,
     admin: Option<AdminClient<DefaultClientContext>>,
     producer: Option<FutureProducer>,
+    writer: Option<fence::FencedWriter>,
     pub counts: RequestCounts,
 }
 
@@ -98,6 +100,7 @@ impl KafkaClients {
             runtime,
             admin: None,
             producer: None,
+            writer: None,
             counts: RequestCounts::default(),
         })
     }
@@ -334,9 +337,17 @@ impl KafkaClients {
             .set("enable.partition.eof", "true");
         let consumer: BaseConsumer = config.create().map_err(|e| from_rd(op, &e))?;
         let timeout = self.settings.timeout;
-        let (low, high) = consumer
-            .fetch_watermarks(topic, 0, timeout)
-            .map_err(|e| from_rd(op, &e))?;
+        // The end is the last stable offset (read_committed ListOffsets): a transaction another
+        // writer still has open is not waited for, since none of it is committed.
+        let admin_before = self.counts.admin;
+        let low = self.list_offsets(topic, &[0], ffi::Spec::Earliest)?;
+        let high = self.list_offsets(topic, &[0], ffi::Spec::Latest)?;
+        let offset_of = |list: &[(u32, u64)]| {
+            list.first()
+                .map_or(0, |(_, o)| i64::try_from(*o).unwrap_or(i64::MAX))
+        };
+        let (low, high) = (offset_of(&low), offset_of(&high));
+        self.counts.admin = admin_before; // counted as part of this control-topic read
         let mut records = Vec::new();
         if high <= low {
             return Ok(records);
@@ -385,10 +396,62 @@ impl KafkaClients {
         Ok(records)
     }
 
-    /// Appends one record to partition 0 of the control topic (acks=all, idempotent).
-    pub fn append_control(&mut self, topic: &str, key: &str, value: &str) -> CapResult<u64> {
+    /// Becomes the only writer of `topic` (see `fence`).
+    pub fn fence_control(&mut self, topic: &str) -> CapResult<()> {
+        self.counts.admin += 1;
+        self.writer = None;
+        self.writer = Some(fence::FencedWriter::fence(
+            self.client_config(),
+            topic,
+            self.settings.timeout,
+        )?);
+        Ok(())
+    }
+
+    /// Appends one record to partition 0 of the control topic: in a transaction of the fenced
+    /// writer when this host fenced `topic`, else with the idempotent producer (acks=all).
+    pub fn append_control(
+        &mut self,
+        topic: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<u64, fence::AppendFailure> {
         self.counts.control_writes += 1;
-        self.produce("append-control", topic, 0, Some(key), Some(value))
+        let offset = match &self.writer {
+            Some(writer) if writer.topic == topic => writer.append(&self.runtime, key, value)?,
+            _ => {
+                return self
+                    .produce("append-control", topic, 0, Some(key), Some(value))
+                    .map_err(fence::AppendFailure::Failed);
+            }
+        };
+        // A committed transaction becomes visible to read_committed readers only once its
+        // marker is written, shortly after the commit returns: wait for that, so every reader
+        // (a restore, a status, the next apply) sees this record once the append has returned.
+        self.await_stable(topic, offset)
+            .map_err(fence::AppendFailure::Failed)?;
+        Ok(offset)
+    }
+
+    fn await_stable(&mut self, topic: &str, offset: u64) -> CapResult<()> {
+        let deadline = Instant::now() + self.settings.timeout;
+        loop {
+            let stable = self.list_offsets(topic, &[0], ffi::Spec::Latest)?;
+            if stable.first().is_some_and(|(_, lso)| *lso > offset) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(CapabilityError {
+                    operation: "append-control",
+                    message: format!(
+                        "committed record at offset {offset} of {topic} did not become visible within {:?}",
+                        self.settings.timeout
+                    ),
+                    retriable: true,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Produces one record with acks=all and idempotence and waits for the acknowledgement;
