@@ -1,6 +1,7 @@
 """The `kafka-consumer` import (resource replay-consumer) through wasmtime, driven by a small
-test component (tests/data/replay-probe.wat) because the shipped cleanup component does not
-import it yet: constructor, assign, poll and drop cross the canonical ABI like a guest's would."""
+test component (tests/data/replay-probe.wat) so that each call can be checked in isolation:
+constructor, assign, poll and drop cross the canonical ABI like a guest's would. The cleanup
+component drives the same import through its recovery sessions (test_recovery_session.py)."""
 
 from __future__ import annotations
 

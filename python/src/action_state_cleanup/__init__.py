@@ -13,17 +13,25 @@ confluent-kafka and translates values. Example::
         cleanup.check_recovery(c0_markers)
     except BoundaryViolation as refused:
         print(refused.partition, refused.requested, refused.boundary)
+
+    with cleanup.recovery_session("orders") as session:   # a runtime's restore + replay
+        verdict = session.restore(c1_markers)
+        for batch in session.replay(max_records=5000):    # one guest call per batch
+            for record in batch:                          # value None: a tombstone
+                state[record.key] = record.value
+        marker = session.snapshot_marker()                # for the next checkpoint
 """
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from wasmtime import WasmtimeError
 
 from . import _component, errors
-from ._component import ComponentInstance, HostState, Trap, build_linker, field, record
+from ._component import ComponentInstance, HostState, ResourceAny, Trap, build_linker, field, record
 from ._kafka import CapabilityError, KafkaCapabilities, ReplayConsumer, kafka_uuid
 from .errors import (
     BoundaryRegression,
@@ -53,8 +61,11 @@ from .model import (
     Offsets,
     Operation,
     PartitionPreview,
+    PartitionProgress,
     PartitionRange,
     Plan,
+    ReplayBatch,
+    ReplayedRecord,
     RequestCounts,
     StatusReport,
     Verdict,
@@ -64,6 +75,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Cleanup",
+    "RecoverySession",
+    "ReplayBatch",
+    "ReplayedRecord",
+    "PartitionProgress",
     "Plan",
     "ApplyReport",
     "StatusReport",
@@ -179,6 +194,38 @@ def _operation(value: Any) -> Operation:
     return Operation(plan=_plan(value.plan), status=_STATUS[value.status])
 
 
+def _verdict(value: Any) -> Verdict:
+    return Verdict(
+        topic=value.topic,
+        boundary=None if value.boundary is None else _offsets(value.boundary),
+        versioned=value.versioned,
+        ranges=[PartitionRange(r.partition, r.requested, r.beginning, r.end) for r in value.ranges],
+    )
+
+
+_U32_MAX = 2**32 - 1
+
+
+def _u32(value: int, what: str) -> int:
+    """A WIT u32 argument: range-checked here, because a value wasmtime-py cannot lower would
+    fail inside the call; what the component accepts (e.g. 0) is its own decision."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= _U32_MAX:
+        raise ValueError(f"{what} must be in [0, {_U32_MAX}], got {value}")
+    return value
+
+
+class _Configured:
+    """The default of `Cleanup.recovery_session(control_topic=...)`: this Cleanup's control topic."""
+
+    def __repr__(self) -> str:
+        return "<the Cleanup's control topic>"
+
+
+_CONFIGURED: Any = _Configured()
+
+
 def _texts(items: Iterable[Union[str, bytes]], what: str) -> List[str]:
     texts = []
     for item in items:
@@ -224,6 +271,10 @@ class Cleanup:
         self._host = HostState(self.kafka, self._before_commit)
         self._linker = build_linker(self._loaded.engine, self._host)
         self._instance: Optional[ComponentInstance] = None
+        #: Why the last instance was discarded (what a lost session reports).
+        self._lost_reason = ""
+        self._sessions: "weakref.WeakSet[RecoverySession]" = weakref.WeakSet()
+        self._orphans: List[Tuple[ComponentInstance, ResourceAny]] = []
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -233,26 +284,58 @@ class Cleanup:
         if self.on_before_commit is not None:
             self.on_before_commit(plan_id, rows)
 
-    def _call(self, iface: str, name: str, *args: Any) -> Any:
+    def _current_instance(self) -> ComponentInstance:
         if self._instance is None:
             try:
                 self._instance = ComponentInstance(self._loaded, self._linker)
             except WasmtimeError as e:
                 # E.g. a component built from a WIT whose imports this host does not provide.
                 raise InternalError("internal", f"cannot instantiate the cleanup component {self._loaded.path}: {e}") from e
+        return self._instance
+
+    def _call(self, iface: str, name: str, *args: Any) -> Any:
+        instance = self._current_instance()
+        return self._run(instance, lambda: instance.call(iface, name, *args))
+
+    def _run(self, instance: ComponentInstance, action: Callable[[], Any]) -> Any:
+        """Runs one guest call on `instance` (the current one). A trap discards the instance and
+        is an `InternalError`; an exception from the embedder's callback inside a guest call
+        discards it too and propagates."""
         try:
-            value = self._instance.call(iface, name, *args)
-            if self._host.interrupted is not None:
-                interrupt, self._host.interrupted = self._host.interrupted, None
-                raise interrupt
-            return value
+            self._drop_orphans(instance)
+            value = action()
         except Trap as trap:
-            self._instance = None
+            self._discard(f"the component trapped ({trap})")
             raise InternalError("internal", f"internal error in the cleanup component: {trap}") from trap
-        except BaseException:
+        except BaseException as e:
             # The embedder's callback raised inside a guest call: the instance is poisoned.
-            self._instance = None
+            self._discard(f"{type(e).__name__} was raised inside a guest call")
             raise
+        if self._host.interrupted is not None:
+            # A KeyboardInterrupt inside a capability: the guest saw a kafka-error and returned
+            # normally, so the instance (and any recovery session in it) stays usable.
+            interrupt, self._host.interrupted = self._host.interrupted, None
+            raise interrupt
+        return value
+
+    def _discard(self, reason: str) -> None:
+        """Forgets the instance: its sessions are lost, the consumers it owned are closed."""
+        self._instance = None
+        self._lost_reason = reason
+        self._orphans.clear()
+        self._host.close_consumers()
+
+    def _orphan(self, instance: ComponentInstance, handle: ResourceAny) -> None:
+        # Called by a session's finalizer (possibly in the middle of a guest call): only queue.
+        self._orphans.append((instance, handle))
+
+    def _drop_orphans(self, instance: ComponentInstance) -> None:
+        """Drops the guest resources of sessions that were garbage-collected without `close`,
+        between guest calls of the instance that owns them."""
+        while self._orphans:
+            owner, handle = self._orphans.pop()
+            if owner is instance:
+                instance.drop(handle)
 
     def _answer(self, outcome: Any) -> Any:
         """The ok value of a `result<_, cleanup-error>`, or the matching exception."""
@@ -268,10 +351,17 @@ class Cleanup:
         return self.kafka.counts if self.kafka is not None else RequestCounts()
 
     def close(self) -> None:
-        self._instance = None
-        self._host.close_consumers()
-        if self.kafka is not None:
-            self.kafka.close()
+        """Closes every open recovery session, the component instance and the Kafka clients.
+        The object stays usable: the next call starts afresh."""
+        try:
+            for session in list(self._sessions):
+                session.close()
+        finally:
+            self._instance = None
+            self._orphans.clear()
+            self._host.close_consumers()
+            if self.kafka is not None:
+                self.kafka.close()
 
     def __enter__(self) -> "Cleanup":
         return self
@@ -343,14 +433,173 @@ class Cleanup:
         raises the refusal (e.g. `BoundaryViolation`). Enforcement uses this object's control
         topic; without one it is standard recovery."""
         policy = record(topic=topic, control_topic=self.control_topic, tombstones_enabled=bool(tombstones))
-        value = self._answer(self._call("recovery", "check-recovery", _texts(markers, "markers"), policy))
-        return Verdict(
-            topic=value.topic,
-            boundary=None if value.boundary is None else _offsets(value.boundary),
-            versioned=value.versioned,
-            ranges=[PartitionRange(r.partition, r.requested, r.beginning, r.end) for r in value.ranges],
-        )
+        return _verdict(self._answer(self._call("recovery", "check-recovery", _texts(markers, "markers"), policy)))
+
+    def recovery_session(self, topic: str, *, control_topic: Optional[str] = _CONFIGURED, tombstones: bool = False) -> "RecoverySession":
+        """Starts a runtime's recovery of `topic` (the WIT `recovery-session` resource): the
+        component records the topic's identity now, and every later restore, batch and
+        checkpoint marker of the session is checked against it.
+
+        `control_topic` defaults to this Cleanup's; pass None for standard recovery (no
+        boundary enforced). `tombstones` says whether the runtime has per-key tombstones
+        enabled (refused together with a control topic: `ConflictingPolicies`). Raises
+        `InvalidArgument` when the topic does not exist. Close the session (or use it as a
+        context manager) to release its consumer; `Cleanup.close` closes any still open."""
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+        control = self.control_topic if control_topic is _CONFIGURED else control_topic
+        policy = record(topic=topic, control_topic=control, tombstones_enabled=bool(tombstones))
+        instance = self._current_instance()
+        handle = self._answer(self._run(instance, lambda: instance.call("recovery", "[static]recovery-session.start", topic, policy)))
+        session = RecoverySession(self, instance, handle, topic, control, bool(tombstones))
+        self._sessions.add(session)
+        return session
 
     def snapshot_marker(self, topic: str) -> str:
         """The versioned recovery marker of `topic` as of now (compact JSON)."""
         return self._answer(self._call("recovery", "snapshot-marker", topic))
+
+
+class RecoverySession:
+    """One runtime's recovery of one data topic, living in the component (`Cleanup.recovery_session`).
+
+    `restore(markers)` applies SPEC §6 (decision table, topic identity, committed boundary, live
+    range), captures each partition's end offset and positions the replay; `next_batch`,
+    `replay` and `records` then return exactly the records of [requested, captured end), each
+    batch one guest call; `snapshot_marker` is the marker for a checkpoint taken now: the
+    restored offsets while a replay is unfinished, the live end offsets otherwise. Refusals and
+    failures are the typed `CleanupError`s (`BoundaryViolation`, `TopicChanged`,
+    `ReplayStalled`, `ReplayRecordInvalid`, `KafkaFailure`, ...); the session stays usable after
+    them (e.g. restore from other markers). If the component instance is discarded (a trap, or
+    an exception from `on_before_commit` during an apply), the session is lost and every call
+    raises `InternalError`. Not thread-safe, like its `Cleanup`.
+    """
+
+    def __init__(
+        self, cleanup: Cleanup, instance: ComponentInstance, handle: ResourceAny, topic: str, control_topic: Optional[str], tombstones: bool
+    ) -> None:
+        self.topic = topic
+        #: The control topic whose boundary this session enforces (None: standard recovery).
+        self.control_topic = control_topic
+        self.tombstones = tombstones
+        #: Per-partition progress reported by the last batch (empty before the first).
+        self.progress: List[PartitionProgress] = []
+        self._cleanup = cleanup
+        self._instance: Optional[ComponentInstance] = instance
+        self._handle: Optional[ResourceAny] = handle
+        # Dropped without close: the guest resource is dropped at the Cleanup's next guest call.
+        self._finalizer = weakref.finalize(self, cleanup._orphan, instance, handle)
+        #: Why the last batch failed; no further batch until the next restore (see next_batch).
+        self._failed: Optional[str] = None
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def _live(self) -> Tuple[ComponentInstance, ResourceAny]:
+        if self._handle is None or self._instance is None:
+            raise ValueError("the recovery session is closed")
+        if self._instance is not self._cleanup._instance:
+            reason = self._cleanup._lost_reason or "its Cleanup was closed"
+            raise InternalError("internal", f"recovery session of {self.topic} is lost: its component instance was discarded because {reason}; start a new session")
+        return self._instance, self._handle
+
+    def _method(self, name: str, *args: Any) -> Any:
+        instance, handle = self._live()
+        outcome = self._cleanup._run(instance, lambda: instance.call("recovery", f"[method]recovery-session.{name}", handle, *args))
+        return self._cleanup._answer(outcome)
+
+    # --- the resource's methods ----------------------------------------------------------------
+
+    def restore(self, markers: Iterable[Union[str, bytes]], *, poll_timeout_ms: int = 500, stall_timeout_ms: int = 30_000) -> Verdict:
+        """Validates a restore from `markers` (JSON texts of one recovery point) and positions
+        the replay. Returns the verdict, or raises the refusal (`BoundaryViolation`,
+        `RecoveryRefused`, `TopicChanged`, `OffsetsUnavailable`, ...). A poll waits at most
+        `poll_timeout_ms`; the replay fails with `ReplayStalled` after `stall_timeout_ms`
+        without progress. A new restore replaces any replay in progress."""
+        options = record(
+            poll_timeout_ms=_u32(poll_timeout_ms, "poll_timeout_ms"),
+            stall_timeout_ms=_u32(stall_timeout_ms, "stall_timeout_ms"),
+        )
+        verdict = _verdict(self._method("restore", _texts(markers, "markers"), options))
+        self.progress = []
+        self._failed = None
+        return verdict
+
+    def next_batch(self, max_records: int = 5000) -> ReplayBatch:
+        """The next records of the replay (at most `max_records`, one guest call). Empty only
+        when `done`: every partition reached its captured end and the topic identity was
+        re-checked. Raises `InvalidArgument` without a replay in progress (none restored, or
+        the last one is done).
+
+        After a batch failed (`ReplayRecordInvalid`, `KafkaFailure`, `ReplayStalled`,
+        `TopicChanged`, an interrupt, ...), this refuses with `RuntimeError` until the next
+        `restore`: records the failed call had already taken from the consumer were never
+        returned, and the component's next call would continue past them (the consumer's
+        position is beyond them), reporting a complete replay that is not. Restoring again
+        from the same markers replays from the start."""
+        limit = _u32(max_records, "max_records")
+        if self._failed is not None:
+            raise RuntimeError(
+                f"the replay of {self.topic} failed ({self._failed}); restore again before reading more records: "
+                "continuing would skip the records the failed batch had already consumed"
+            )
+        try:
+            value = self._method("next-batch", limit)
+        except InvalidArgument:
+            raise  # no replay in progress: nothing was consumed
+        except BaseException as e:
+            self._failed = f"{type(e).__name__}: {e}"
+            raise
+        records = [ReplayedRecord(r.partition, r.offset, r.key, r.value) for r in value.records]
+        progress = [PartitionProgress(p.partition, p.position, p.target) for p in value.progress]
+        self.progress = progress
+        return ReplayBatch(records=records, done=value.done, progress=progress)
+
+    def replay(self, max_records: int = 5000) -> Iterator[ReplayBatch]:
+        """Yields the replay's batches (each non-empty, at most `max_records` records) until
+        the component reports it done."""
+        while True:
+            batch = self.next_batch(max_records)
+            if batch.records:
+                yield batch
+            if batch.done:
+                return
+
+    def records(self, max_records: int = 5000) -> Iterator[ReplayedRecord]:
+        """Yields every replayed record, fetched `max_records` per guest call."""
+        for batch in self.replay(max_records):
+            yield from batch.records
+
+    def snapshot_marker(self) -> str:
+        """The versioned marker (compact JSON) to store in a checkpoint taken now: while a
+        restore's replay is unfinished it carries the restored offsets, otherwise the topic's
+        live end offsets. Raises `TopicChanged` when the topic was recreated or its partitions
+        changed since the session started."""
+        return self._method("snapshot-marker")
+
+    # --- lifetime --------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Drops the guest resource (and with it the consumer it owns). Idempotent."""
+        if self._handle is None:
+            return
+        instance, handle = self._instance, self._handle
+        self._handle = None
+        self._instance = None
+        self._finalizer.detach()
+        self._cleanup._sessions.discard(self)
+        if instance is not None and instance is self._cleanup._instance:
+            self._cleanup._run(instance, lambda: instance.drop(handle))
+
+    def __enter__(self) -> "RecoverySession":
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"RecoverySession(topic={self.topic!r}, control_topic={self.control_topic!r}, {state})"

@@ -54,6 +54,15 @@ class CapabilityError(Exception):
         self.retriable = retriable
 
 
+class _Attempt(Exception):
+    """One failed attempt of a request that may be retried: the client's exception and where."""
+
+    def __init__(self, cause: BaseException, context: str = "") -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.context = context
+
+
 def _kafka_error(exception: BaseException) -> Optional[KafkaError]:
     if isinstance(exception, KafkaException) and exception.args and isinstance(exception.args[0], KafkaError):
         return exception.args[0]
@@ -264,23 +273,44 @@ class KafkaCapabilities:
 
     def list_offsets(self, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
         """Earliest (log start) or latest offsets with read_committed isolation, so "latest" is
-        the last stable offset under transactions."""
+        the last stable offset under transactions.
+
+        Read-only, so a request that fails with one of the retriable codes (`_RETRIABLE`, the
+        Rust host's `is_retriable`: a leader still being elected right after the topic was
+        created or a broker restarted, a timeout, a lost connection) is sent again every 100 ms
+        until `timeout` has passed since the first attempt, like `KafkaClients::list_offsets`;
+        any other error is reported at once. Each attempt counts as one admin request."""
         op = "list-offsets"
         if not partitions:
             return []
-        admin = self._admin_client(op)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            admin = self._admin_client(op)
+            try:
+                return self._list_offsets_once(admin, topic, partitions, latest)
+            except _Attempt as failed:
+                error = _kafka_error(failed.cause)
+                if error is not None and error.code() in _RETRIABLE and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                raise _failure(op, failed.cause, failed.context) from None
+
+    def _list_offsets_once(self, admin: AdminClient, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
         spec = OffsetSpec.latest() if latest else OffsetSpec.earliest()
         request = {TopicPartition(topic, int(p)): spec for p in dict.fromkeys(partitions)}
         try:
             futures = admin.list_offsets(request, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
         except Exception as e:
-            raise _failure(op, e) from None
+            raise _Attempt(e) from None
         by_partition: Dict[int, int] = {}
         for tp, future in futures.items():
-            info = self._wait(op, future, f"partition {tp.partition}")
-            offset = info.offset  # type: ignore[attr-defined]
+            try:
+                info = future.result(timeout=self.timeout + 5)
+            except Exception as e:
+                raise _Attempt(e, f"partition {tp.partition}") from None
+            offset = info.offset
             if offset < 0:
-                raise CapabilityError(op, f"partition {tp.partition} reported offset {offset}")
+                raise CapabilityError("list-offsets", f"partition {tp.partition} reported offset {offset}")
             by_partition[tp.partition] = offset
         return [(p, by_partition[p]) for p in partitions]
 
@@ -454,6 +484,9 @@ class ReplayConsumer:
         self.topic = topic
         self._failure: Optional[CapabilityError] = None
         self._consumer: Optional[Consumer] = None
+        #: A consumer error that arrived after records of the same poll: reported by the next
+        #: poll, so that the records taken from the consumer before it are not lost.
+        self._deferred: Optional[CapabilityError] = None
         config = dict(config)
         # An assign-only consumer still needs a group id; it never joins or commits.
         config.update(
@@ -478,6 +511,8 @@ class ReplayConsumer:
 
     def assign(self, start: Sequence[Tuple[int, int]]) -> None:
         op = "consumer-assign"
+        # A new assignment starts over: an error of the old one no longer applies.
+        self._deferred = None
         for partition, offset in start:
             if partition > 2**31 - 1 or offset > 2**63 - 1:
                 raise CapabilityError(op, f"partition {partition} offset {offset} out of range")
@@ -499,8 +534,16 @@ class ReplayConsumer:
         return [(tp.partition, tp.offset) for tp in positions if tp.offset >= 0 and tp.error is None]
 
     def poll(self, max_records: int, timeout_ms: int) -> List[Consumed]:
-        """Waits up to `timeout_ms` for the first record, then takes what is already buffered."""
+        """Waits up to `timeout_ms` for the first record, then takes what is already buffered.
+
+        A consumer error fails the poll only when no record was taken yet; after records it is
+        kept for the next poll. The consumer's position is already past every record it
+        delivered, and the guest trusts that position to skip offsets that hold nothing, so
+        records dropped here would never be replayed."""
         consumer = self._live()
+        if self._deferred is not None:
+            deferred, self._deferred = self._deferred, None
+            raise deferred
         batch: List[Consumed] = []
         deadline = time.monotonic() + timeout_ms / 1000.0
         wait = timeout_ms / 1000.0
@@ -508,11 +551,19 @@ class ReplayConsumer:
             try:
                 message = consumer.poll(wait)
             except Exception as e:
-                raise _failure("consumer-poll", e) from None
+                failure = _failure("consumer-poll", e)
+                if not batch:
+                    raise failure from None
+                self._deferred = failure
+                break
             if message is not None:
                 error = message.error()
                 if error is not None:
-                    raise CapabilityError("consumer-poll", _describe(error), True)
+                    failure = CapabilityError("consumer-poll", _describe(error), True)
+                    if not batch:
+                        raise failure
+                    self._deferred = failure
+                    break
                 problems: List[str] = []
                 key = _decode("key", message.key(), problems)
                 value = _decode("value", message.value(), problems)

@@ -4,7 +4,7 @@ the component's (ascending) order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional
 
 Offsets = Dict[int, int]
 
@@ -121,6 +121,49 @@ class Verdict:
     @property
     def enforced(self) -> bool:
         return self.boundary is not None
+
+
+class ReplayedRecord(NamedTuple):
+    """One replayed action state of a recovery session, in its partition's order. A tuple
+    (partition, offset, key, value), cheap to make in bulk."""
+
+    partition: int
+    offset: int
+    #: The action-state key (the component refuses records without one).
+    key: str
+    #: The state; None is a tombstone, which removes the key.
+    value: Optional[str]
+
+    @property
+    def tombstone(self) -> bool:
+        return self.value is None
+
+
+@dataclass(frozen=True)
+class PartitionProgress:
+    """Replay progress of one partition of a restore."""
+
+    partition: int
+    #: The next offset to replay.
+    position: int
+    #: The end offset captured by `restore`: replay stops there.
+    target: int
+
+
+@dataclass(frozen=True)
+class ReplayBatch:
+    """What one `RecoverySession.next_batch` returned. Iterating it iterates its records."""
+
+    records: List[ReplayedRecord]
+    #: Every partition reached its captured end and the topic identity was re-checked.
+    done: bool
+    progress: List[PartitionProgress]
+
+    def __iter__(self) -> Iterator[ReplayedRecord]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 @dataclass(frozen=True)
