@@ -176,10 +176,11 @@ impl control_log::Host for HostState {
         topic: String,
         key: String,
         value: String,
+        fenced: bool,
     ) -> Result<u64, control_log::AppendError> {
         let offset = self
             .kafka
-            .append_control(&topic, &key, &value)
+            .append_control(&topic, &key, &value, fenced)
             .map_err(|failure| match failure {
                 AppendFailure::Fenced(why) => control_log::AppendError::Fenced(why),
                 AppendFailure::Failed(error) => control_log::AppendError::Failed(error.into()),

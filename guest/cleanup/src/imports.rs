@@ -134,8 +134,9 @@ impl KafkaOps for HostKafka {
         topic: &str,
         key: &str,
         value: &str,
+        fenced: bool,
     ) -> Result<u64, core::ops::AppendError> {
-        control_log::append(topic, key, value).map_err(|error| match error {
+        control_log::append(topic, key, value, fenced).map_err(|error| match error {
             control_log::AppendError::Fenced(why) => core::ops::AppendError::Fenced(why),
             control_log::AppendError::Failed(kafka) => core::ops::AppendError::Failed(kafka.into()),
         })

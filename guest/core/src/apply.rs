@@ -87,6 +87,20 @@ pub fn apply(
     plan: &Plan,
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
+    match apply_once(kafka, observer, plan, options) {
+        // Fenced before committing: another apply committed first. Decide once more, from the
+        // start, on the history it left: the same plan resumes, an incomparable one is refused.
+        Err(CleanupError::Fenced(_)) => apply_once(kafka, observer, plan, options),
+        other => other,
+    }
+}
+
+fn apply_once(
+    kafka: &mut dyn KafkaOps,
+    observer: &mut dyn ApplyObserver,
+    plan: &Plan,
+    options: &ApplyOptions,
+) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
     if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
         return Err(CleanupError::InvalidArgument(format!(
@@ -295,20 +309,17 @@ impl Session<'_> {
     fn append_record(&mut self, history: &mut ControlHistory, record: ControlRecord) -> Result<()> {
         let value = record.render();
         let key = record.plan.plan_id.clone();
-        let status = record.status;
+        // Only a COMMITTED record moves the boundary, so only it needs the fenced writer; APPLIED
+        // records are idempotent statements about committed plans and never fenced out.
+        let fenced = record.status == Status::Committed;
         let offset = self
             .kafka
-            .append_control(self.control, &key, &value)
+            .append_control(self.control, &key, &value, fenced)
             .map_err(|error| match error {
                 AppendError::Failed(kafka) => CleanupError::Kafka(kafka),
                 AppendError::Fenced(why) => CleanupError::Fenced(format!(
-                    "A concurrent apply took over control topic {} before plan {key} could be marked {}: {why}; {}",
-                    self.control,
-                    status.as_str(),
-                    match status {
-                        Status::Committed => "this run committed nothing; check `status` and plan again from a recovery point that advances the new boundary",
-                        Status::Applied => "the plan stays COMMITTED; apply it again to finish",
-                    }
+                    "A concurrent apply took over control topic {} before plan {key} was committed ({why}); this run committed nothing",
+                    self.control
                 )),
             })?;
         // Our own record goes through the same integrity rules as any record we read.

@@ -565,9 +565,12 @@ fn concurrent_apply_that_fenced_us_wins_and_we_commit_nothing() {
         plan: theirs.clone(),
     };
     kafka.concurrent_commit = Some((theirs.plan_id.clone(), record.render()));
+    // Fenced at commit, the apply decides again on the winner's history and refuses.
     let error = run(&mut kafka, &ours).unwrap_err();
-    assert!(matches!(error, CleanupError::Fenced(_)), "{error}");
-    assert!(error.to_string().contains("concurrent apply"), "{error}");
+    assert!(
+        matches!(error, CleanupError::BoundaryRegression(_)),
+        "{error}"
+    );
     assert_eq!(
         statuses(&mut kafka),
         [(theirs.plan_id.clone(), Status::Committed)]
@@ -576,10 +579,30 @@ fn concurrent_apply_that_fenced_us_wins_and_we_commit_nothing() {
         !kafka.events.iter().any(|e| e.starts_with("delete")),
         "nothing deleted"
     );
-    // The next apply of ours reads the winner's commit and refuses the incomparable plan.
-    let refused = run(&mut kafka, &ours).unwrap_err();
-    assert!(
-        matches!(refused, CleanupError::BoundaryRegression(_)),
-        "{refused}"
+    assert_eq!(kafka.fenced.len(), 2, "fenced again before deciding again");
+}
+
+#[test]
+fn concurrent_apply_of_the_same_plan_resumes_it_instead_of_failing() {
+    let mut kafka = FakeKafka::new();
+    let p = plan("same", 10, 20);
+    let record = ControlRecord {
+        status: Status::Committed,
+        plan: p.clone(),
+    };
+    kafka.concurrent_commit = Some((p.plan_id.clone(), record.render()));
+    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
+    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+}
+
+#[test]
+fn committed_records_are_written_by_the_fenced_writer() {
+    let mut kafka = FakeKafka::new();
+    // The fake refuses a COMMITTED record written without fencing, and an APPLIED one is
+    // written unfenced: a full apply passing proves both.
+    assert_eq!(
+        run(&mut kafka, &plan("rp", 10, 20)),
+        Ok(ApplyOutcome::Applied)
     );
+    assert_eq!(kafka.fenced, [CONTROL.to_owned()]);
 }

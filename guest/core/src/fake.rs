@@ -249,10 +249,23 @@ impl KafkaOps for FakeKafka {
         topic: &str,
         key: &str,
         value: &str,
+        fenced: bool,
     ) -> Result<u64, crate::ops::AppendError> {
         self.enter("append_control")
             .map_err(crate::ops::AppendError::Failed)?;
-        if let Some(writer) = self.concurrent_commit.take() {
+        if fenced && !self.fenced.iter().any(|t| t == topic) {
+            return Err(crate::ops::AppendError::Fenced(
+                "fence was not called".into(),
+            ));
+        }
+        if !fenced && value.contains("\"status\":\"COMMITTED\"") {
+            return Err(crate::ops::AppendError::Failed(KafkaError {
+                operation: "append_control".into(),
+                message: "a COMMITTED record must be written by the fenced writer".into(),
+                retriable: false,
+            }));
+        }
+        if let Some(writer) = self.concurrent_commit.take().filter(|_| fenced) {
             // Another apply fenced us and committed its own plan first.
             let log = self.control_log.entry(topic.to_owned()).or_default();
             let offset = log.len() as u64;

@@ -83,6 +83,13 @@ pub trait KafkaOps {
     /// Becomes the only writer of the control topic, fencing earlier writers.
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()>;
 
-    /// Appends one record durably (in a transaction once fenced); returns its offset.
-    fn append_control(&mut self, topic: &str, key: &str, value: &str) -> Result<u64, AppendError>;
+    /// Appends one record durably; with `fenced`, in a transaction of the writer `fence_control`
+    /// created (failing with `AppendError::Fenced` if a newer writer fenced it). Returns its offset.
+    fn append_control(
+        &mut self,
+        topic: &str,
+        key: &str,
+        value: &str,
+        fenced: bool,
+    ) -> Result<u64, AppendError>;
 }

@@ -35,7 +35,14 @@ fn is_fencing(code: Option<RDKafkaErrorCode>) -> bool {
     )
 }
 
-fn failure(operation: &'static str, error: &RdError) -> AppendFailure {
+fn failure(producer: &FutureProducer, operation: &'static str, error: &RdError) -> AppendFailure {
+    // A fenced transactional producer raises a fatal error and purges what it had queued, so the
+    // send itself may only report the purge: the fatal error says why.
+    if let Some((code, reason)) = producer.client().fatal_error()
+        && is_fencing(Some(code))
+    {
+        return AppendFailure::Fenced(reason);
+    }
     if is_fencing(error.rdkafka_error_code()) {
         return AppendFailure::Fenced(error.to_string());
     }
@@ -95,7 +102,7 @@ impl FencedWriter {
     ) -> Result<u64, AppendFailure> {
         self.producer
             .begin_transaction()
-            .map_err(|e| failure("append-control", &e))?;
+            .map_err(|e| failure(&self.producer, "append-control", &e))?;
         let record = FutureRecord::to(&self.topic)
             .partition(0)
             .key(key)
@@ -107,7 +114,7 @@ impl FencedWriter {
                 let _ = self
                     .producer
                     .abort_transaction(Timeout::After(self.timeout));
-                return Err(failure("append-control", &error));
+                return Err(failure(&self.producer, "append-control", &error));
             }
         };
         if let Err(error) = self
@@ -117,7 +124,7 @@ impl FencedWriter {
             let _ = self
                 .producer
                 .abort_transaction(Timeout::After(self.timeout));
-            return Err(failure("append-control", &error));
+            return Err(failure(&self.producer, "append-control", &error));
         }
         Ok(offset)
     }

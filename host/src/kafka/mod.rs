@@ -408,21 +408,27 @@ impl KafkaClients {
         Ok(())
     }
 
-    /// Appends one record to partition 0 of the control topic: in a transaction of the fenced
-    /// writer when this host fenced `topic`, else with the idempotent producer (acks=all).
+    /// Appends one record to partition 0 of the control topic: with `fenced`, in a transaction
+    /// of the writer `fence_control` created for this topic; else with the idempotent producer.
     pub fn append_control(
         &mut self,
         topic: &str,
         key: &str,
         value: &str,
+        fenced: bool,
     ) -> Result<u64, fence::AppendFailure> {
         self.counts.control_writes += 1;
+        if !fenced {
+            return self
+                .produce("append-control", topic, 0, Some(key), Some(value))
+                .map_err(fence::AppendFailure::Failed);
+        }
         let offset = match &self.writer {
             Some(writer) if writer.topic == topic => writer.append(&self.runtime, key, value)?,
             _ => {
-                return self
-                    .produce("append-control", topic, 0, Some(key), Some(value))
-                    .map_err(fence::AppendFailure::Failed);
+                return Err(fence::AppendFailure::Fenced(format!(
+                    "this host did not fence control topic {topic}"
+                )));
             }
         };
         // A committed transaction becomes visible to read_committed readers only once its
