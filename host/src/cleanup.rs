@@ -54,6 +54,8 @@ pub struct HostState {
     events: Box<dyn OperatorEvents>,
     table: ResourceTable,
     limits: StoreLimits,
+    /// Whether this instance wrote a COMMITTED record (test failpoints key on it).
+    committed: bool,
 }
 
 impl From<CapabilityError> for types::KafkaError {
@@ -142,7 +144,7 @@ impl kafka_admin::Host for HostState {
         topic: String,
         before: Vec<PartitionOffset>,
     ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
-        if failpoint::active() == Some(failpoint::Failpoint::DeleteRecords) {
+        if failpoint::active() == Some(failpoint::Failpoint::DeleteRecords) && self.committed {
             return Err(types::KafkaError {
                 operation: "delete-records".into(),
                 message: "failpoint delete-records is active".into(),
@@ -151,6 +153,9 @@ impl kafka_admin::Host for HostState {
         }
         let before: Vec<(u32, u64)> = before.iter().map(|po| (po.partition, po.offset)).collect();
         let after = self.kafka.delete_records(&topic, &before)?;
+        if self.committed {
+            failpoint::pause(failpoint::Stage::AfterDelete);
+        }
         Ok(after
             .into_iter()
             .map(|(partition, offset)| PartitionOffset { partition, offset })
@@ -178,6 +183,9 @@ impl control_log::Host for HostState {
         value: String,
         fenced: bool,
     ) -> Result<u64, control_log::AppendError> {
+        if fenced {
+            failpoint::pause(failpoint::Stage::BeforeCommit);
+        }
         let offset = self
             .kafka
             .append_control(&topic, &key, &value, fenced)
@@ -185,6 +193,10 @@ impl control_log::Host for HostState {
                 AppendFailure::Fenced(why) => control_log::AppendError::Fenced(why),
                 AppendFailure::Failed(error) => control_log::AppendError::Failed(error.into()),
             })?;
+        if fenced {
+            self.committed = true;
+            failpoint::pause(failpoint::Stage::AfterCommit);
+        }
         if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit)
             && let Ok(record) = action_state_core::ControlRecord::parse_value(&value)
             && record.status == action_state_core::Status::Committed
@@ -335,6 +347,7 @@ impl CleanupComponent {
             events,
             table: ResourceTable::new(),
             limits,
+            committed: false,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);

@@ -295,6 +295,19 @@ impl Session<'_> {
                 records_to_delete: boundary.saturating_sub(beginning),
             });
         }
+        // A user who cannot finish an apply must never leave a binding boundary behind: probe
+        // the DeleteRecords permission now, with a delete at the current beginnings (it
+        // deletes nothing), before anything durable happens.
+        let probe: PartitionOffsets = preview.iter().map(|p| (p.partition, p.beginning)).collect();
+        self.kafka
+            .delete_records(&plan.topic, &probe)
+            .map_err(|error| {
+                CleanupError::Kafka(KafkaError {
+                    operation: "delete-records (permission probe before commit)".into(),
+                    message: error.message,
+                    retriable: error.retriable,
+                })
+            })?;
         Ok(preview)
     }
 

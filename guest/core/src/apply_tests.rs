@@ -80,7 +80,7 @@ fn commits_before_delete_and_marks_applied_after_verification() {
 #[test]
 fn delete_failure_leaves_committed_plan_and_reapply_finishes_it() {
     let mut kafka = FakeKafka::new();
-    kafka.fail_on("delete_records", 1, Fault::Fail);
+    kafka.fail_on("delete_records", 2, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
     assert!(matches!(run(&mut kafka, &p), Err(CleanupError::Kafka(_))));
     assert_eq!(
@@ -118,14 +118,18 @@ fn applied_append_failure_retries_deletion_from_committed_plan() {
 #[test]
 fn committed_plan_resumes_after_kafka_beginning_passed_the_boundary() {
     let mut kafka = FakeKafka::new();
-    kafka.fail_on("delete_records", 1, Fault::Fail);
+    kafka.fail_on("delete_records", 2, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
     assert!(run(&mut kafka, &p).is_err());
     // Kafka's own cleaner (or a later operator) moved the beginning past the boundary.
     kafka.data().beginnings = [(0, 11), (1, 21)].into_iter().collect();
     kafka.events.clear();
+    kafka.probes.clear();
     assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
-    assert_eq!(kafka.events, ["delete:{0=10, 1=20}", "append:APPLIED"]);
+    // The deletion to the boundary is repeated (a no-op now: Kafka is already past it), with
+    // no availability check, then the plan is marked applied.
+    assert_eq!(kafka.probes, ["probe:{0=10, 1=20}"]);
+    assert_eq!(kafka.events, ["append:APPLIED"]);
 }
 
 #[test]
@@ -431,7 +435,7 @@ fn dry_run_previews_and_writes_nothing() {
 #[test]
 fn committed_boundary_refuses_older_restore_before_delete_succeeds() {
     let mut kafka = FakeKafka::new();
-    kafka.fail_on("delete_records", 1, Fault::Fail);
+    kafka.fail_on("delete_records", 2, Fault::Fail);
     let _ = run(&mut kafka, &plan("c1", 10, 20));
     let error = check_recovery(&mut kafka, &[marker(9, 20)], &enforced()).unwrap_err();
     assert!(
@@ -605,4 +609,35 @@ fn committed_records_are_written_by_the_fenced_writer() {
         Ok(ApplyOutcome::Applied)
     );
     assert_eq!(kafka.fenced, [CONTROL.to_owned()]);
+}
+
+#[test]
+fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind() {
+    let mut kafka = FakeKafka::new();
+    kafka.data().beginnings.insert(0, 3);
+    run(&mut kafka, &plan("rp", 10, 20)).unwrap();
+    assert_eq!(kafka.probes, ["probe:{0=3, 1=0}"]);
+    let probe = kafka
+        .trace
+        .iter()
+        .position(|op| *op == "delete_records")
+        .unwrap();
+    let commit = kafka
+        .trace
+        .iter()
+        .position(|op| *op == "append_control")
+        .unwrap();
+    assert!(probe < commit, "{:?}", kafka.trace);
+
+    let mut denied = FakeKafka::new();
+    denied.fail_on("delete_records", 1, Fault::Fail);
+    let error = run(&mut denied, &plan("rp", 10, 20)).unwrap_err();
+    assert!(
+        error.to_string().contains("permission probe before commit"),
+        "{error}"
+    );
+    assert!(
+        denied.control_log.values().all(Vec::is_empty),
+        "nothing committed"
+    );
 }

@@ -42,6 +42,8 @@ pub struct FakeKafka {
     pub concurrent_commit: Option<(String, String)>,
     /// Control topics this client fenced.
     pub fenced: Vec<String>,
+    /// Delete-records calls that could delete nothing (permission probes).
+    pub probes: Vec<String>,
     /// Every operation in call order.
     pub trace: Vec<&'static str>,
 }
@@ -216,8 +218,19 @@ impl KafkaOps for FakeKafka {
         topic: &str,
         before: &PartitionOffsets,
     ) -> KafkaResult<PartitionOffsets> {
-        // Recorded before a simulated failure, like the Java tests' fake, so tests see attempts.
-        self.events.push(format!("delete:{before}"));
+        // A delete at or below every current beginning removes nothing: it is a permission
+        // probe, kept apart from the durable effects. Recorded before a simulated failure, like
+        // the Java tests' fake, so tests see attempts.
+        let is_probe = self.topics.get(topic).is_some_and(|t| {
+            before
+                .iter()
+                .all(|(p, o)| t.beginnings.get(p).is_some_and(|b| o <= b))
+        });
+        if is_probe {
+            self.probes.push(format!("probe:{before}"));
+        } else {
+            self.events.push(format!("delete:{before}"));
+        }
         self.enter("delete_records")?;
         let t = self
             .topics
