@@ -109,8 +109,12 @@ def test_interrupt_inside_a_capability_fails_the_call_cleanly(monkeypatch):
     monkeypatch.setattr(asc.KafkaCapabilities, "describe_topics", interrupted)
     with pytest.raises(KeyboardInterrupt):
         cleanup.snapshot_marker("orders")
+    # The guest saw a kafka-error and returned normally: the instance is kept.
+    kept = cleanup._instance
+    assert kept is not None
     # The guest saw a kafka-error (not a swallowed exception) and the next call works.
     assert cleanup.verify(SPEC_PLAN).plan_id.startswith("99cdeb76")
+    assert cleanup._instance is kept
     monkeypatch.undo()
 
 

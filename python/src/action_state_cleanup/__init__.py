@@ -448,6 +448,8 @@ class Cleanup:
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         control = self.control_topic if control_topic is _CONFIGURED else control_topic
+        if control is not None and not isinstance(control, str):
+            raise TypeError(f"control_topic must be a str or None, got {type(control).__name__}")
         policy = record(topic=topic, control_topic=control, tombstones_enabled=bool(tombstones))
         instance = self._current_instance()
         handle = self._answer(self._run(instance, lambda: instance.call("recovery", "[static]recovery-session.start", topic, policy)))
