@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use action_state_core::json::{MAX_DOCUMENT_BYTES, MAX_MEMBERS};
 use action_state_core::{
-    CleanupError, ControlHistory, ControlRecord, ControlEntry, Marker, Plan, parse_markers,
+    CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, Plan, parse_markers,
 };
 
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> (T, Duration) {
@@ -54,14 +54,20 @@ fn plan_text_one_byte_over_64_mib_is_refused_naming_the_limit() {
         message.contains("67108865 bytes") && message.contains("67108864 bytes accepted"),
         "{message}"
     );
-    assert!(elapsed < Duration::from_secs(1), "the size check is not up front");
+    assert!(
+        elapsed < Duration::from_secs(1),
+        "the size check is not up front"
+    );
 
     // Exactly at the limit the same plan is read (the limit is inclusive).
     text.pop();
     let (plan, _) = timed("reading the same plan padded to exactly 64 MiB", || {
         Plan::parse(&text)
     });
-    assert_eq!(plan.unwrap().plan_id, "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d");
+    assert_eq!(
+        plan.unwrap().plan_id,
+        "99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d"
+    );
 }
 
 #[test]
@@ -77,7 +83,10 @@ fn marker_with_a_million_partitions_is_refused_naming_the_limit() {
     let error = result.unwrap_err();
     assert!(matches!(error, CleanupError::InvalidMarker(_)), "{error:?}");
     let message = error.to_string();
-    assert!(message.contains(&format!("more than {MAX_MEMBERS} members")), "{message}");
+    assert!(
+        message.contains(&format!("more than {MAX_MEMBERS} members")),
+        "{message}"
+    );
     assert!(message.len() < 300, "message of {} bytes", message.len());
 
     // Through the batch parser the message also names the marker.
@@ -107,17 +116,23 @@ fn plan_with_a_million_partitions_is_refused_and_the_largest_allowed_is_read() {
         )
     };
     let text = plan_text(1_000_000);
-    let (result, _) = timed("refusing a plan of 1,000,000 partitions", || Plan::parse(&text));
+    let (result, _) = timed("refusing a plan of 1,000,000 partitions", || {
+        Plan::parse(&text)
+    });
     let message = result.unwrap_err().to_string();
     assert!(message.contains("more than 262144 members"), "{message}");
 
     // MAX_MEMBERS partitions is the largest plan the reader accepts: it fails only on its ID.
     let text = plan_text(MAX_MEMBERS);
-    let (result, _) = timed("reading a plan of 262,144 partitions (up to its ID check)", || {
-        Plan::parse(&text)
-    });
+    let (result, _) = timed(
+        "reading a plan of 262,144 partitions (up to its ID check)",
+        || Plan::parse(&text),
+    );
     let message = result.unwrap_err().to_string();
-    assert!(message.contains("plan ID does not match its contents"), "{message}");
+    assert!(
+        message.contains("plan ID does not match its contents"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -125,9 +140,14 @@ fn a_million_open_brackets_are_refused_by_every_parser() {
     let deep = "[".repeat(1_000_000);
     let (plan, elapsed) = timed("refusing 1,000,000 '[' as a plan", || Plan::parse(&deep));
     let message = plan.unwrap_err().to_string();
-    assert!(message.contains("nested deeper than 32 levels"), "{message}");
+    assert!(
+        message.contains("nested deeper than 32 levels"),
+        "{message}"
+    );
     assert!(elapsed < Duration::from_secs(1));
-    let (marker, _) = timed("refusing 1,000,000 '[' as a marker", || Marker::parse(&deep));
+    let (marker, _) = timed("refusing 1,000,000 '[' as a marker", || {
+        Marker::parse(&deep)
+    });
     assert!(marker.unwrap_err().to_string().contains("nested deeper"));
     let (record, _) = timed("refusing 1,000,000 '[' as a control record", || {
         ControlRecord::parse_value(&deep)
@@ -162,7 +182,10 @@ fn oversized_control_record_stops_replay_with_a_corruption_error() {
         ControlHistory::replay(&entries)
     });
     let error = result.unwrap_err();
-    assert!(matches!(error, CleanupError::ControlTopicCorrupt(_)), "{error:?}");
+    assert!(
+        matches!(error, CleanupError::ControlTopicCorrupt(_)),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("at offset 3"));
 }
 
@@ -186,4 +209,46 @@ fn size_of_refusal_messages_for_echoed_input() {
         ControlRecord::parse_value(&long_status)
     });
     println!("  message length: {} bytes", result.unwrap_err().len());
+}
+
+/// Peak resident memory of this process (Linux), in MiB.
+fn peak_rss_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
+/// A measurement of memory amplification: a document inside every limit (64 MiB, 262,144 items
+/// per array, depth 2) made only of one-digit numbers is read into ~33.5 million `Value`s before
+/// any field is checked. Ignored because it needs gigabytes; run it alone to see the numbers:
+/// `cargo test -p action-state-core --release --test oversized -- --ignored --nocapture`.
+#[test]
+#[ignore = "allocates gigabytes; run alone with --ignored --nocapture"]
+fn memory_peak_of_a_64_mib_document_of_small_numbers() {
+    let row = format!("[{}0]", "0,".repeat(MAX_MEMBERS - 1));
+    let rows = MAX_DOCUMENT_BYTES / (row.len() + 1);
+    let mut text = String::with_capacity(MAX_DOCUMENT_BYTES);
+    text.push('[');
+    for i in 0..rows {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&row);
+    }
+    text.push(']');
+    assert!(text.len() <= MAX_DOCUMENT_BYTES);
+    let before = peak_rss_mib();
+    let (result, _) = timed("refusing a 64 MiB plan made of one-digit numbers", || {
+        Plan::parse(&text)
+    });
+    let message = result.unwrap_err().to_string();
+    assert!(message.contains("must be a JSON object"), "{message}");
+    println!(
+        "  {} bytes, {} numbers; peak RSS {:?} MiB before, {:?} MiB after",
+        text.len(),
+        rows * MAX_MEMBERS,
+        before,
+        peak_rss_mib()
+    );
 }

@@ -1,0 +1,544 @@
+//! The checks every fuzz input goes through, shared word for word by the cargo-fuzz targets
+//! (`fuzz/fuzz_targets/*.rs`, nightly + libFuzzer) and by the stable regression test that
+//! replays the committed corpus (`guest/core/tests/fuzz_corpus.rs`). Both include this file with
+//! `#[path]`, so a check is written once. A check panics (assertion) when the core breaks one of
+//! its promises; any input the core *refuses* with a typed error is a pass.
+//!
+//! Only `action_state_core` and `arbitrary` are used, so the including crate needs exactly these.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test oracle: a failed check is a crash the fuzzer reports"
+)]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use action_state_core::json::write_string;
+use action_state_core::plan::ZERO_TOPIC_ID;
+use action_state_core::{
+    CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, PartitionOffsets, Plan,
+    Status, VersionedMarker, compute_plan_id, plan_from_markers,
+};
+use arbitrary::Unstructured;
+
+/// The fuzz targets, by the name of their corpus folder (`fuzz/corpus/<name>/`).
+pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+    ("plan", check_plan),
+    ("marker", check_marker),
+    ("control_record", check_control_record),
+    ("control_log", check_control_log),
+];
+
+/// Hosts refuse non-UTF-8 files before the core sees them; the fuzzer's bytes are read lossily
+/// so that mutations which break UTF-8 still exercise the parser.
+fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+/// The plan ID recomputed from a plan's contents.
+fn recomputed_id(plan: &Plan) -> String {
+    compute_plan_id(
+        &plan.source_recovery_point,
+        &plan.topic,
+        &plan.topic_id,
+        &plan.offsets,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan: `Plan::parse`, and for an accepted plan the canonical writers round-trip.
+
+pub fn check_plan(data: &[u8]) {
+    let text = text(data);
+    let plan = match Plan::parse(&text) {
+        Ok(plan) => plan,
+        Err(error) => {
+            assert!(
+                matches!(error, CleanupError::InvalidPlan(_)),
+                "Plan::parse failed with a non-plan error: {error:?}"
+            );
+            assert!(!error.to_string().is_empty());
+            return;
+        }
+    };
+    assert_eq!(
+        plan.plan_id,
+        recomputed_id(&plan),
+        "accepted a plan whose ID is not its hash"
+    );
+    assert!(!plan.offsets.is_empty(), "accepted a plan without offsets");
+    assert_ne!(plan.topic_id, ZERO_TOPIC_ID, "accepted the zero topic ID");
+
+    let pretty = plan.render_pretty();
+    let again = Plan::parse(&pretty).unwrap_or_else(|e| {
+        panic!("the pretty form of an accepted plan is refused: {e}\n{pretty}")
+    });
+    assert_eq!(again, plan, "pretty form re-parses to another plan");
+    assert_eq!(again.plan_id, plan.plan_id);
+    assert_eq!(
+        again.render_pretty(),
+        pretty,
+        "pretty form is not canonical"
+    );
+
+    let compact = plan.render_compact();
+    assert_eq!(
+        Plan::parse(&compact).as_ref(),
+        Ok(&plan),
+        "compact form: {compact}"
+    );
+
+    let rebuilt = Plan::new(
+        &plan.source_recovery_point,
+        &plan.topic,
+        &plan.topic_id,
+        plan.offsets.clone(),
+    );
+    assert_eq!(
+        rebuilt.as_ref(),
+        Ok(&plan),
+        "Plan::new disagrees with Plan::parse"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// marker: `Marker::parse`, render → parse identity, and agreement with planning.
+
+pub fn check_marker(data: &[u8]) {
+    let text = text(data);
+    let marker = match Marker::parse(&text) {
+        Ok(marker) => marker,
+        Err(error) => {
+            assert!(
+                matches!(error, CleanupError::InvalidMarker(_)),
+                "Marker::parse failed with a non-marker error: {error:?}"
+            );
+            assert!(!error.to_string().is_empty());
+            return;
+        }
+    };
+    assert!(
+        !marker.offsets().is_empty(),
+        "accepted a marker without offsets"
+    );
+
+    let rendered = marker.render();
+    let again = Marker::parse(&rendered).unwrap_or_else(|e| {
+        panic!("the rendering of an accepted marker is refused: {e}\n{rendered}")
+    });
+    assert_eq!(
+        again, marker,
+        "render → parse changed the marker: {rendered}"
+    );
+    assert_eq!(
+        again.render(),
+        rendered,
+        "marker rendering is not canonical"
+    );
+
+    let planned = plan_from_markers("fuzz-recovery-point", &[marker.clone(), marker.clone()]);
+    match &marker {
+        Marker::Versioned(versioned) => {
+            let rebuilt = VersionedMarker::new(
+                &versioned.topic,
+                &versioned.topic_id,
+                versioned.offsets.clone(),
+            );
+            assert_eq!(
+                rebuilt.as_ref(),
+                Ok(versioned),
+                "VersionedMarker::new disagrees with parse"
+            );
+            if versioned.topic_id == ZERO_TOPIC_ID {
+                assert!(planned.is_err(), "planned from the zero topic ID");
+            } else {
+                let plan =
+                    planned.unwrap_or_else(|e| panic!("a valid marker cannot be planned: {e}"));
+                assert_eq!(plan.offsets, versioned.offsets);
+                assert_eq!(plan.topic, versioned.topic);
+                assert_eq!(plan.topic_id, versioned.topic_id);
+            }
+        }
+        Marker::Legacy(_) => assert!(planned.is_err(), "planned from a legacy marker"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// control_record: `ControlRecord::parse_value`, render → parse identity, and replay of one record.
+
+pub fn check_control_record(data: &[u8]) {
+    let text = text(data);
+    let record = match ControlRecord::parse_value(&text) {
+        Ok(record) => record,
+        Err(why) => {
+            assert!(!why.is_empty());
+            return;
+        }
+    };
+    let id = record.plan.plan_id.clone();
+    assert_eq!(
+        id,
+        recomputed_id(&record.plan),
+        "accepted an embedded plan with a wrong ID"
+    );
+
+    let rendered = record.render();
+    let again = ControlRecord::parse_value(&rendered).unwrap_or_else(|e| {
+        panic!("the rendering of an accepted record is refused: {e}\n{rendered}")
+    });
+    assert_eq!(again, record);
+    assert_eq!(
+        again.render(),
+        rendered,
+        "control record rendering is not canonical"
+    );
+    assert!(rendered.contains(&record.plan.render_compact()));
+
+    let entry = |key: &str| ControlEntry {
+        offset: 7,
+        key: Some(key.to_owned()),
+        value: Some(text.clone()),
+    };
+    let history = ControlHistory::replay(&[entry(&id), entry(&id)])
+        .unwrap_or_else(|e| panic!("a valid record under its own key is refused: {e}"));
+    assert_eq!(history.operations(), std::slice::from_ref(&record));
+    assert_eq!(history.boundary(), record.plan.offsets);
+    let wrong_key = ControlHistory::replay(&[entry(&id.to_uppercase())]);
+    assert!(
+        matches!(wrong_key, Err(CleanupError::ControlTopicCorrupt(_))),
+        "a record under a key other than its plan ID was accepted"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// control_log: `ControlHistory::replay` over a structured log decoded from the bytes.
+
+/// Most entries decoded from one input: enough for every status transition between a few plans.
+pub const MAX_LOG_ENTRIES: usize = 64;
+
+const SOURCES: [&str; 4] = [
+    "checkpoint-42",
+    "rp",
+    "s3://checkpoints/savepoint-1",
+    "チェックポイント 😀",
+];
+const TOPICS: [&str; 3] = ["action-state", "other-topic", "a\"b\\c"];
+const TOPIC_IDS: [&str; 3] = [
+    "topic-id",
+    "AAAAAAAAAAAAAAAAAAAAAA",
+    "Z2V0LXRvcGljLWlkLTAwMA",
+];
+const PARTITIONS: [u32; 8] = [0, 1, 2, 3, 9, 10, 100, 2_147_483_647];
+const OFFSETS: [u64; 7] = [0, 10, 15, 20, 25, 150, 9_223_372_036_854_775_807];
+
+/// Decodes fuzz bytes into control-topic entries (offsets 0, 1, 2, … in log order). The format
+/// is simple enough that `fuzz/seed-corpus` writes it for the fixture logs. Each entry starts
+/// with a tag byte; `tag % 4` selects:
+///
+/// * `0` **raw**: `field(key) field(value)` where `field` is a presence byte (`0` = none, so a
+///   null key or a tombstone), then a little-endian `u16` length and that many bytes (UTF-8,
+///   read lossily). Truncated input yields what is left.
+/// * `1`, `2` **generated**: a status byte (even = COMMITTED), bytes choosing the source, topic
+///   and topic ID from small pools, a count byte (1–4 partitions) and per partition a partition
+///   byte and an offset byte (`OFFSETS[b % 8]`, or for 7 a `u64` of 8 bytes below 2^63), then a
+///   mutation byte (`m % 16`: 0–7 none; 8 null key; 9 uppercase key; 10 the previous generated
+///   entry's key; 11 tombstone; 12 lowercase/unknown status; 13 schema 2; 14 tampered offsets;
+///   15 the record reordered with a pretty-printed plan). Small pools make the same plan recur,
+///   so status transitions, regressions and several plans all occur.
+/// * `3` **repeat**: an index byte picks an earlier entry; a flip byte (odd) swaps its status.
+pub fn decode_control_log(data: &[u8]) -> Vec<ControlEntry> {
+    let mut u = Unstructured::new(data);
+    let mut entries: Vec<ControlEntry> = Vec::new();
+    let mut last_generated_key: Option<String> = None;
+    while !u.is_empty() && entries.len() < MAX_LOG_ENTRIES {
+        let offset = entries.len() as u64;
+        let (key, value) = match byte(&mut u) % 4 {
+            0 => (field(&mut u), field(&mut u)),
+            3 if !entries.is_empty() => {
+                let index = usize::from(byte(&mut u)) % entries.len();
+                let earlier = &entries[index];
+                let flip = byte(&mut u) % 2 == 1;
+                let value = match (&earlier.value, flip) {
+                    (Some(value), true) => Some(flip_status(value)),
+                    (value, _) => value.clone(),
+                };
+                (earlier.key.clone(), value)
+            }
+            3 => continue,
+            _ => {
+                let (key, value) = generated(&mut u);
+                let previous = last_generated_key.replace(key.clone());
+                mutate(&mut u, key, value, previous.as_deref())
+            }
+        };
+        entries.push(ControlEntry { offset, key, value });
+    }
+    entries
+}
+
+fn byte(u: &mut Unstructured<'_>) -> u8 {
+    u.arbitrary::<u8>().unwrap_or(0)
+}
+
+fn field(u: &mut Unstructured<'_>) -> Option<String> {
+    if byte(u) == 0 {
+        return None;
+    }
+    let len = usize::from(u16::from_le_bytes([byte(u), byte(u)]));
+    let bytes = u.bytes(len.min(u.len())).unwrap_or(&[]);
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+fn pick<T: Copy>(u: &mut Unstructured<'_>, pool: &[T]) -> T {
+    pool[usize::from(byte(u)) % pool.len()]
+}
+
+/// A well-formed record (key = plan ID) from small pools; the zero topic ID makes a plan that
+/// `Plan::new` refuses, which is then written by hand with its hash so replay must refuse it.
+fn generated(u: &mut Unstructured<'_>) -> (String, String) {
+    let status = if byte(u) % 2 == 0 {
+        Status::Committed
+    } else {
+        Status::Applied
+    };
+    let source = pick(u, &SOURCES);
+    let topic = pick(u, &TOPICS);
+    let topic_id = pick(u, &TOPIC_IDS);
+    let count = 1 + usize::from(byte(u) % 4);
+    let mut offsets = PartitionOffsets::new();
+    for _ in 0..count {
+        let partition = pick(u, &PARTITIONS);
+        let choice = usize::from(byte(u) % 8);
+        let offset = match OFFSETS.get(choice) {
+            Some(&offset) => offset,
+            None => u64::from_le_bytes(std::array::from_fn(|_| byte(u))) >> 1,
+        };
+        offsets.insert(partition, offset);
+    }
+    match Plan::new(source, topic, topic_id, offsets.clone()) {
+        Ok(plan) => {
+            let key = plan.plan_id.clone();
+            (key, ControlRecord { status, plan }.render())
+        }
+        Err(_) => {
+            let id = compute_plan_id(source, topic, topic_id, &offsets);
+            let mut value = format!(
+                "{{\"schemaVersion\":1,\"status\":\"{}\",\"plan\":{{\"schemaVersion\":1,\"planId\":\"{id}\",\"sourceRecoveryPoint\":",
+                status.as_str()
+            );
+            write_string(&mut value, source);
+            value.push_str(",\"topic\":");
+            write_string(&mut value, topic);
+            value.push_str(",\"topicId\":");
+            write_string(&mut value, topic_id);
+            value.push_str(",\"offsets\":{");
+            let pairs: Vec<String> = offsets
+                .iter()
+                .map(|(p, o)| format!("\"{p}\":{o}"))
+                .collect();
+            value.push_str(&pairs.join(","));
+            value.push_str("}}}");
+            (id, value)
+        }
+    }
+}
+
+fn mutate(
+    u: &mut Unstructured<'_>,
+    key: String,
+    value: String,
+    previous_key: Option<&str>,
+) -> (Option<String>, Option<String>) {
+    match byte(u) % 16 {
+        8 => (None, Some(value)),
+        9 => (Some(key.to_uppercase()), Some(value)),
+        10 => (
+            Some(previous_key.unwrap_or("not-a-plan-id").to_owned()),
+            Some(value),
+        ),
+        11 => (Some(key), None),
+        12 => {
+            let status = if byte(u) % 2 == 0 {
+                "\"committed\""
+            } else {
+                "\"DELETED\""
+            };
+            let value =
+                value
+                    .replacen("\"COMMITTED\"", status, 1)
+                    .replacen("\"APPLIED\"", status, 1);
+            (Some(key), Some(value))
+        }
+        13 => (
+            Some(key),
+            Some(value.replacen("{\"schemaVersion\":1", "{\"schemaVersion\":2", 1)),
+        ),
+        14 => (
+            Some(key),
+            Some(value.replacen("\"offsets\":{\"", "\"offsets\":{\"1", 1)),
+        ),
+        15 => {
+            let value = match ControlRecord::parse_value(&value) {
+                Ok(record) => format!(
+                    "{{ \"plan\" : {}, \"status\" : \"{}\", \"schemaVersion\" : 1 }}",
+                    record.plan.render_pretty(),
+                    record.status.as_str()
+                ),
+                Err(_) => value,
+            };
+            (Some(key), Some(value))
+        }
+        _ => (Some(key), Some(value)),
+    }
+}
+
+/// The same record with the other status (any other text is returned unchanged).
+fn flip_status(value: &str) -> String {
+    match ControlRecord::parse_value(value) {
+        Ok(mut record) => {
+            record.status = match record.status {
+                Status::Committed => Status::Applied,
+                Status::Applied => Status::Committed,
+            };
+            record.render()
+        }
+        Err(_) => value.to_owned(),
+    }
+}
+
+pub fn check_control_log(data: &[u8]) {
+    check_replay(&decode_control_log(data));
+}
+
+/// The replay invariants, for any log.
+pub fn check_replay(entries: &[ControlEntry]) {
+    let replayed = ControlHistory::replay(entries);
+    assert_eq!(
+        ControlHistory::replay(entries),
+        replayed,
+        "replaying the same log twice gave different results"
+    );
+
+    // Record by record: a refused record leaves the history exactly as it was (SPEC §7), and
+    // replay stops at the first refused record with that record's error.
+    let mut history = ControlHistory::default();
+    let mut first_error: Option<(CleanupError, ControlHistory)> = None;
+    for entry in entries {
+        let before = history.clone();
+        if let Err(error) = history.observe(entry) {
+            assert_eq!(
+                history, before,
+                "a refused record changed the history: {error}"
+            );
+            assert!(
+                matches!(error, CleanupError::ControlTopicCorrupt(_)),
+                "replay failed with a non-corruption error: {error:?}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.contains(&format!("at offset {} ", entry.offset)),
+                "the error does not name the record's offset: {message}"
+            );
+            if first_error.is_none() {
+                first_error = Some((error, before));
+            }
+        }
+    }
+
+    match (replayed, first_error) {
+        (Ok(replayed), None) => {
+            assert_eq!(replayed, history);
+            check_history(&replayed, entries);
+        }
+        (Err(error), Some((first, prefix))) => {
+            assert_eq!(
+                error, first,
+                "replay stopped with another error than observe"
+            );
+            // The history up to the refused record is itself a valid history of that prefix.
+            let stopped_at = prefix_length(entries, &prefix);
+            check_history(&prefix, &entries[..stopped_at]);
+        }
+        (Ok(_), Some((first, _))) => panic!("replay accepted a log that observe refused: {first}"),
+        (Err(error), None) => panic!("replay refused a log that observe accepted: {error}"),
+    }
+}
+
+/// How many leading entries replay to `prefix` (the entries before the first refused one).
+fn prefix_length(entries: &[ControlEntry], prefix: &ControlHistory) -> usize {
+    let mut history = ControlHistory::default();
+    for (index, entry) in entries.iter().enumerate() {
+        if history.observe(entry).is_err() {
+            assert_eq!(&history, prefix);
+            return index;
+        }
+    }
+    entries.len()
+}
+
+/// Invariants of a history that replayed `entries` without error.
+fn check_history(history: &ControlHistory, entries: &[ControlEntry]) {
+    // Keys in first-seen order, with the status of their latest record.
+    let mut first_seen: Vec<&str> = Vec::new();
+    let mut latest: BTreeMap<&str, Status> = BTreeMap::new();
+    for entry in entries {
+        let key = entry.key.as_deref().expect("an accepted record has a key");
+        let value = entry
+            .value
+            .as_deref()
+            .expect("an accepted record is not a tombstone");
+        let record = ControlRecord::parse_value(value).expect("an accepted record parses");
+        assert_eq!(
+            record.plan.plan_id, key,
+            "accepted a record under another plan's key"
+        );
+        if latest.insert(key, record.status).is_none() {
+            first_seen.push(key);
+        }
+    }
+
+    let operations = history.operations();
+    let ids: Vec<&str> = operations
+        .iter()
+        .map(|op| op.plan.plan_id.as_str())
+        .collect();
+    assert_eq!(
+        ids, first_seen,
+        "known plans are not the log's keys in first-seen order"
+    );
+    assert_eq!(history.is_empty(), entries.is_empty());
+    let mut boundary: BTreeMap<u32, u64> = BTreeMap::new();
+    for op in operations {
+        let id = op.plan.plan_id.as_str();
+        assert_eq!(
+            id,
+            recomputed_id(&op.plan),
+            "known plan whose ID is not its hash"
+        );
+        assert_eq!(
+            Some(&op.status),
+            latest.get(id),
+            "plan {id} has a stale status"
+        );
+        assert_eq!(history.find(id), Some(op));
+        for (partition, offset) in op.plan.offsets.iter() {
+            let slot = boundary.entry(partition).or_insert(offset);
+            *slot = (*slot).max(offset);
+        }
+    }
+    assert_eq!(
+        history.boundary(),
+        PartitionOffsets(boundary),
+        "the boundary is not the per-partition maximum of the known plans"
+    );
+    let partitions: BTreeSet<u32> = operations
+        .iter()
+        .flat_map(|op| op.plan.offsets.partitions())
+        .collect();
+    assert_eq!(
+        history.boundary().partitions(),
+        partitions.into_iter().collect::<Vec<_>>()
+    );
+}

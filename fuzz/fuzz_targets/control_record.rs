@@ -1,0 +1,7 @@
+#![no_main]
+//! Fuzz target `control_record`: every input goes through `checks::check_control_record` (see ../checks.rs).
+
+#[path = "../checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::check_control_record(data));
