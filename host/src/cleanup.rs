@@ -71,6 +71,47 @@ impl From<CapabilityError> for types::KafkaError {
 impl types::Host for HostState {}
 
 impl kafka_admin::Host for HostState {
+    fn inspect_topics(
+        &mut self,
+        topics: Vec<String>,
+        names: Vec<String>,
+    ) -> Result<Vec<Option<kafka_admin::TopicState>>, types::KafkaError> {
+        let states = self.kafka.inspect_topics(&topics, &names)?;
+        Ok(topics
+            .into_iter()
+            .zip(states)
+            .map(|(topic, state)| {
+                state.map(|(d, configs)| kafka_admin::TopicState {
+                    description: kafka_admin::TopicDescription {
+                        topic,
+                        topic_id: d.topic_id,
+                        partitions: d.partitions,
+                    },
+                    configs: configs
+                        .into_iter()
+                        .map(|(name, value)| kafka_admin::ConfigEntry { name, value })
+                        .collect(),
+                })
+            })
+            .collect())
+    }
+
+    fn offset_range(
+        &mut self,
+        topic: String,
+        partitions: Vec<u32>,
+    ) -> Result<Vec<kafka_admin::PartitionRange>, types::KafkaError> {
+        let ranges = self.kafka.offset_range(&topic, &partitions)?;
+        Ok(ranges
+            .into_iter()
+            .map(|(partition, beginning, end)| kafka_admin::PartitionRange {
+                partition,
+                beginning,
+                end,
+            })
+            .collect())
+    }
+
     fn describe_topics(
         &mut self,
         topics: Vec<String>,

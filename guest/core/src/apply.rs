@@ -4,7 +4,7 @@ use crate::boundary::check_advances;
 use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{AppendError, ConfigEntry, KafkaOps, OffsetSpec, TopicDescription};
+use crate::ops::{AppendError, ConfigEntry, KafkaOps, TopicState};
 use crate::plan::Plan;
 use crate::topics::{
     CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
@@ -113,8 +113,7 @@ fn apply_once(
         plan,
         control: &options.control_topic,
     };
-    session.check_data_topic("checked before reading the control topic")?;
-    let mut history = session.open_control_topic(options.replication_factor, !options.dry_run)?;
+    let mut history = session.inspect_and_read(options.replication_factor, !options.dry_run)?;
 
     let known = history.find(&plan.plan_id).cloned();
     if let Some(record) = known.as_ref().filter(|record| record.plan != *plan) {
@@ -176,35 +175,42 @@ struct Session<'a> {
 impl Session<'_> {
     /// Identity, partitions and configuration of the data topic, in two requests.
     fn check_data_topic(&mut self, context: &str) -> Result<()> {
-        let plan = self.plan;
-        let described = self
+        let states = self
             .kafka
-            .describe_topics(&[&plan.topic])
+            .inspect_topics(&[&self.plan.topic], &CHECKED_CONFIGS)
             .map_err(CleanupError::Kafka)?;
-        let found = described.into_iter().next().flatten();
+        self.check_data_state(states.into_iter().next().flatten().as_ref(), context)
+    }
+
+    /// Identity, partitions and configuration of the data topic, from one inspection.
+    fn check_data_state(&self, state: Option<&TopicState>, context: &str) -> Result<()> {
+        let plan = self.plan;
         check_identity(
             &plan.topic,
             &plan.topic_id,
             &plan.offsets.partitions(),
-            found.as_ref(),
+            state.map(|s| &s.description),
             context,
         )?;
-        let configs = self
-            .kafka
-            .describe_configs(&[&plan.topic], &CHECKED_CONFIGS)
-            .map_err(CleanupError::Kafka)?;
-        check_data_topic_config(&plan.topic, first(&configs))
+        check_data_topic_config(&plan.topic, state.map_or(&[], |s| s.configs.as_slice()))
     }
 
-    /// Validates (or, when allowed, creates) the control topic and replays its whole log.
-    fn open_control_topic(
+    /// Checks the data topic and validates (or, when allowed, creates) the control topic in one
+    /// inspection, fences the control topic when this run may write, and replays its whole log.
+    fn inspect_and_read(
         &mut self,
         replication_factor: u16,
-        may_create: bool,
+        may_write: bool,
     ) -> Result<ControlHistory> {
         let control = self.control;
-        let mut description = self.describe_one(control)?;
-        if description.is_none() && may_create {
+        let states = self
+            .kafka
+            .inspect_topics(&[&self.plan.topic, control], &CHECKED_CONFIGS)
+            .map_err(CleanupError::Kafka)?;
+        let mut states = states.into_iter();
+        let (data, mut control_state) = (states.next().flatten(), states.next().flatten());
+        self.check_data_state(data.as_ref(), "checked before commit")?;
+        if control_state.is_none() && may_write {
             let compact = ConfigEntry {
                 name: CLEANUP_POLICY.into(),
                 value: Some("compact".into()),
@@ -212,10 +218,16 @@ impl Session<'_> {
             self.kafka
                 .create_topic(control, 1, replication_factor, &[compact])
                 .map_err(CleanupError::Kafka)?;
-            description = self.describe_one(control)?;
+            control_state = self
+                .kafka
+                .inspect_topics(&[control], &CHECKED_CONFIGS)
+                .map_err(CleanupError::Kafka)?
+                .into_iter()
+                .next()
+                .flatten();
         }
-        let Some(description) = description else {
-            if !may_create {
+        let Some(control_state) = control_state else {
+            if !may_write {
                 // A dry run against a missing control topic sees an empty history.
                 return Ok(ControlHistory::default());
             }
@@ -223,12 +235,8 @@ impl Session<'_> {
                 "Kafka cleanup control topic {control} was created but cannot be described"
             )));
         };
-        let configs = self
-            .kafka
-            .describe_configs(&[control], &[CLEANUP_POLICY])
-            .map_err(CleanupError::Kafka)?;
-        check_control_topic(control, &description, first(&configs))?;
-        if may_create {
+        check_control_topic(control, &control_state.description, &control_state.configs)?;
+        if may_write {
             // Fence before reading: any concurrent apply that has not committed yet can no
             // longer commit, and the read below sees everything earlier writers committed. A
             // plan that advances what we read is therefore the only one that can commit.
@@ -246,26 +254,16 @@ impl Session<'_> {
         Ok(history)
     }
 
-    fn describe_one(&mut self, topic: &str) -> Result<Option<TopicDescription>> {
-        let described = self
-            .kafka
-            .describe_topics(&[topic])
-            .map_err(CleanupError::Kafka)?;
-        Ok(described.into_iter().next().flatten())
-    }
-
     /// Every plan offset must lie within what Kafka can serve now: [beginning, end].
     fn preview(&mut self, history: &ControlHistory) -> Result<Vec<PartitionPreview>> {
         let plan = self.plan;
         let partitions = plan.offsets.partitions();
-        let beginnings = self
+        let ranges = self
             .kafka
-            .list_offsets(&plan.topic, &partitions, OffsetSpec::Earliest)
+            .offset_range(&plan.topic, &partitions)
             .map_err(CleanupError::Kafka)?;
-        let ends = self
-            .kafka
-            .list_offsets(&plan.topic, &partitions, OffsetSpec::Latest)
-            .map_err(CleanupError::Kafka)?;
+        let beginnings: PartitionOffsets = ranges.iter().map(|(p, b, _)| (*p, *b)).collect();
+        let ends: PartitionOffsets = ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
         let mut target = history.boundary();
         for (partition, offset) in plan.offsets.iter() {
             target.insert(partition, target.get(partition).unwrap_or(0).max(offset));
@@ -388,10 +386,6 @@ impl Session<'_> {
             marked_applied: marked,
         })
     }
-}
-
-fn first(configs: &[Vec<ConfigEntry>]) -> &[ConfigEntry] {
-    configs.first().map_or(&[], Vec::as_slice)
 }
 
 fn unavailable(

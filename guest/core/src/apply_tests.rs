@@ -287,12 +287,12 @@ fn configuration_is_rechecked_before_and_after_delete() {
 #[test]
 fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
     let p = plan("rp", 10, 20);
-    // describe_topics calls: 1 data, 2 control, 3 control after create, 4 before commit,
-    // 5 before delete, 6 after delete.
+    // describe_topics calls: 1 data and control together, 2 control after create, 3 before
+    // commit, 4 before delete, 5 after delete.
     for (call, last_event) in [
-        (4, "create:action-state-control"),
-        (5, "append:COMMITTED"),
-        (6, "delete:{0=10, 1=20}"),
+        (3, "create:action-state-control"),
+        (4, "append:COMMITTED"),
+        (5, "delete:{0=10, 1=20}"),
     ] {
         let mut kafka = FakeKafka::new();
         kafka.fail_on(

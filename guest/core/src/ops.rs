@@ -41,7 +41,62 @@ pub enum AppendError {
     Failed(KafkaError),
 }
 
+/// A topic's metadata with the configuration entries that were asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicState {
+    pub description: TopicDescription,
+    pub configs: Vec<ConfigEntry>,
+}
+
+/// (partition, beginning, end).
+pub type PartitionRange = (u32, u64, u64);
+
 pub trait KafkaOps {
+    /// Describes topics and reads their configuration in one round trip. The default makes the
+    /// two requests one after the other.
+    fn inspect_topics(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        let described = self.describe_topics(topics)?;
+        let existing: Vec<&str> = topics
+            .iter()
+            .zip(&described)
+            .filter(|(_, d)| d.is_some())
+            .map(|(t, _)| *t)
+            .collect();
+        let mut configs = if existing.is_empty() {
+            Vec::new()
+        } else {
+            self.describe_configs(&existing, names)?
+        }
+        .into_iter();
+        Ok(described
+            .into_iter()
+            .map(|d| {
+                d.map(|description| TopicState {
+                    description,
+                    configs: configs.next().unwrap_or_default(),
+                })
+            })
+            .collect())
+    }
+
+    /// Beginning and end of each partition in one round trip. The default lists them in turn.
+    fn offset_range(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+    ) -> KafkaResult<Vec<PartitionRange>> {
+        let beginnings = self.list_offsets(topic, partitions, OffsetSpec::Earliest)?;
+        let ends = self.list_offsets(topic, partitions, OffsetSpec::Latest)?;
+        Ok(partitions
+            .iter()
+            .filter_map(|p| Some((*p, beginnings.get(*p)?, ends.get(*p)?)))
+            .collect())
+    }
+
     /// Describes each topic in one request; `None` for a topic that does not exist.
     fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>>;
 

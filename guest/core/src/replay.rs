@@ -62,6 +62,9 @@ struct Replay {
     active: Vec<u32>,
     options: ReplayOptions,
     stalled_ms: u64,
+    /// Set when a batch failed: records it had already taken were never handed out, so the
+    /// replay cannot continue; only a new restore can.
+    failed: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -125,6 +128,8 @@ impl RecoverySession {
         markers: &[Marker],
         options: ReplayOptions,
     ) -> Result<RecoveryCheck> {
+        // Whatever happens below, an earlier replay is over: a failed restore restores nothing.
+        self.phase = Phase::Live;
         if options.poll_timeout_ms == 0 || options.stall_timeout_ms < options.poll_timeout_ms {
             return Err(CleanupError::InvalidArgument(format!(
                 "Replay needs a poll timeout above 0 and a stall timeout of at least one poll, but got poll {} ms and stall {} ms",
@@ -161,6 +166,7 @@ impl RecoverySession {
                 .collect(),
             options,
             stalled_ms: 0,
+            failed: None,
         };
         source.assign(&replay.active_start())?;
         self.phase = Phase::Replaying(replay);
@@ -175,12 +181,30 @@ impl RecoverySession {
         source: &mut dyn RecordSource,
         max_records: u32,
     ) -> Result<ReplayBatch> {
+        let result = self.next_batch_once(kafka, source, max_records);
+        if let (Err(error), Phase::Replaying(replay)) = (&result, &mut self.phase) {
+            replay.failed = Some(error.to_string());
+        }
+        result
+    }
+
+    fn next_batch_once(
+        &mut self,
+        kafka: &mut dyn KafkaOps,
+        source: &mut dyn RecordSource,
+        max_records: u32,
+    ) -> Result<ReplayBatch> {
         let topic = self.topic.clone();
         let Phase::Replaying(replay) = &mut self.phase else {
             return Err(CleanupError::InvalidArgument(
                 "There is no replay in progress: call restore first".into(),
             ));
         };
+        if let Some(failure) = &replay.failed {
+            return Err(CleanupError::InvalidArgument(format!(
+                "The replay of {topic} failed earlier and cannot continue ({failure}); restore again"
+            )));
+        }
         loop {
             if replay.active.is_empty() {
                 let progress = replay.progress();

@@ -286,3 +286,39 @@ fn restore_enforces_the_committed_boundary() {
         .unwrap();
     assert_eq!(drain(&mut session, &mut kafka, &mut source).len(), 5 + 2);
 }
+
+#[test]
+fn a_failed_batch_ends_the_replay_instead_of_skipping_records() {
+    let (mut kafka, mut source) = setup();
+    source.log.get_mut(&0).unwrap()[3].key = None;
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(0, 4)], OPTIONS)
+        .unwrap();
+    let error = session
+        .next_batch(&mut kafka, &mut source, 100)
+        .unwrap_err();
+    assert!(
+        matches!(error, CleanupError::ReplayRecordInvalid(_)),
+        "{error}"
+    );
+    // Records 0..2 were taken in the failed batch: continuing would skip them.
+    let again = session
+        .next_batch(&mut kafka, &mut source, 100)
+        .unwrap_err();
+    assert!(
+        again
+            .to_string()
+            .contains("failed earlier and cannot continue"),
+        "{again}"
+    );
+    // A checkpoint now still carries the restored offsets.
+    assert_eq!(
+        session
+            .snapshot_marker(&mut kafka)
+            .unwrap()
+            .offsets
+            .to_string(),
+        "{0=0, 1=4}"
+    );
+}

@@ -42,6 +42,8 @@ fn decode(what: &str, bytes: Option<&[u8]>, error: &mut Option<String>) -> Optio
 pub struct ReplayConsumer {
     topic: String,
     consumer: Result<BaseConsumer, CapabilityError>,
+    /// An error that arrived after records were already taken in the same poll.
+    deferred: Option<CapabilityError>,
 }
 
 fn error(operation: &'static str, message: impl std::fmt::Display) -> CapabilityError {
@@ -65,6 +67,7 @@ impl ReplayConsumer {
         Ok(ReplayConsumer {
             topic: topic.to_owned(),
             consumer: Ok(consumer),
+            deferred: None,
         })
     }
 
@@ -73,6 +76,7 @@ impl ReplayConsumer {
         ReplayConsumer {
             topic: topic.to_owned(),
             consumer: Err(failure),
+            deferred: None,
         }
     }
 
@@ -121,6 +125,9 @@ impl ReplayConsumer {
         max_records: u32,
         timeout: Duration,
     ) -> Result<Vec<Consumed>, CapabilityError> {
+        if let Some(error) = self.deferred.take() {
+            return Err(error);
+        }
         let mut batch = Vec::new();
         let deadline = Instant::now() + timeout;
         let mut wait = timeout;
@@ -140,11 +147,17 @@ impl ReplayConsumer {
                     wait = Duration::ZERO;
                 }
                 Some(Err(e)) => {
-                    return Err(CapabilityError {
+                    let error = CapabilityError {
                         operation: "consumer-poll",
                         message: e.to_string(),
                         retriable: true,
-                    });
+                    };
+                    if batch.is_empty() {
+                        return Err(error);
+                    }
+                    // Records already taken are handed out; the error comes with the next poll.
+                    self.deferred = Some(error);
+                    break;
                 }
                 None if batch.is_empty() && Instant::now() < deadline => {
                     wait = deadline.saturating_duration_since(Instant::now());

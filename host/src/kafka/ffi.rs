@@ -92,15 +92,22 @@ impl Drop for Collection {
     }
 }
 
-/// Runs one admin request: `start` enqueues it on the given queue with the given options; the
-/// result event is awaited for at most `timeout` (plus a margin for the broker's own timeout).
-fn run_admin(
+/// An admin request in flight: its result arrives on its own queue.
+struct Pending {
+    queue: Queue,
+    _options: Options,
+    timeout_ms: i32,
+}
+
+/// Starts one admin request: `start` enqueues it on a fresh queue with options carrying the
+/// request timeout. Several pending requests run concurrently.
+fn start_admin(
     client: *mut rd::rd_kafka_t,
     op: rd::rd_kafka_admin_op_t,
     timeout: Duration,
     configure: impl FnOnce(*mut rd::rd_kafka_AdminOptions_t),
     start: impl FnOnce(*mut rd::rd_kafka_AdminOptions_t, *mut rd::rd_kafka_queue_t),
-) -> Result<Event, NativeError> {
+) -> Result<Pending, NativeError> {
     let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
     // SAFETY: `client` is a live rd_kafka_t owned by the caller's AdminClient.
     let queue = Queue(unsafe { rd::rd_kafka_queue_new(client) });
@@ -121,24 +128,46 @@ fn run_admin(
     }
     configure(options.0);
     start(options.0, queue.0);
-    // SAFETY: the queue is live; a null event means nothing arrived in time.
-    let event = unsafe { rd::rd_kafka_queue_poll(queue.0, timeout_ms.saturating_add(5_000)) };
-    if event.is_null() {
-        return Err(NativeError::new(
-            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT,
-            None,
-        ));
+    Ok(Pending {
+        queue,
+        _options: options,
+        timeout_ms,
+    })
+}
+
+impl Pending {
+    /// Waits for the result event (the broker's timeout plus a margin).
+    fn wait(self) -> Result<Event, NativeError> {
+        // SAFETY: the queue is live; a null event means nothing arrived in time.
+        let event =
+            unsafe { rd::rd_kafka_queue_poll(self.queue.0, self.timeout_ms.saturating_add(5_000)) };
+        if event.is_null() {
+            return Err(NativeError::new(
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT,
+                None,
+            ));
+        }
+        let event = Event(event);
+        // SAFETY: the event is live until the guard drops.
+        let code = unsafe { rd::rd_kafka_event_error(event.0) };
+        if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+            return Err(NativeError::new(
+                code,
+                c_text(unsafe { rd::rd_kafka_event_error_string(event.0) }),
+            ));
+        }
+        Ok(event)
     }
-    let event = Event(event);
-    // SAFETY: the event is live until the guard drops.
-    let code = unsafe { rd::rd_kafka_event_error(event.0) };
-    if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-        return Err(NativeError::new(
-            code,
-            c_text(unsafe { rd::rd_kafka_event_error_string(event.0) }),
-        ));
-    }
-    Ok(event)
+}
+
+fn run_admin(
+    client: *mut rd::rd_kafka_t,
+    op: rd::rd_kafka_admin_op_t,
+    timeout: Duration,
+    configure: impl FnOnce(*mut rd::rd_kafka_AdminOptions_t),
+    start: impl FnOnce(*mut rd::rd_kafka_AdminOptions_t, *mut rd::rd_kafka_queue_t),
+) -> Result<Event, NativeError> {
+    start_admin(client, op, timeout, configure, start)?.wait()
 }
 
 /// Describes topics in one request; unknown topics come back as `None`.
@@ -253,29 +282,55 @@ pub fn list_offsets(
     spec: Spec,
     timeout: Duration,
 ) -> Result<Vec<(u32, u64)>, NativeError> {
-    let client = client.native_ptr();
+    let pending = start_list_offsets(client.native_ptr(), topic, partitions, spec, timeout)?;
+    finish_list_offsets(pending.wait()?)
+}
+
+/// Beginning and end of each partition: both ListOffsets requests are in flight at once.
+pub fn list_offset_range(
+    client: &Client<DefaultClientContext>,
+    topic: &str,
+    partitions: &[u32],
+    timeout: Duration,
+) -> Result<Vec<(u32, u64, u64)>, NativeError> {
+    let native = client.native_ptr();
+    let earliest = start_list_offsets(native, topic, partitions, Spec::Earliest, timeout)?;
+    let latest = start_list_offsets(native, topic, partitions, Spec::Latest, timeout)?;
+    let beginnings = finish_list_offsets(earliest.wait()?)?;
+    let ends = finish_list_offsets(latest.wait()?)?;
+    Ok(beginnings
+        .into_iter()
+        .filter_map(|(p, b)| ends.iter().find(|(q, _)| *q == p).map(|(_, e)| (p, b, *e)))
+        .collect())
+}
+
+fn invalid_arg(detail: String) -> NativeError {
+    NativeError::new(
+        rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG,
+        Some(detail),
+    )
+}
+
+fn start_list_offsets(
+    client: *mut rd::rd_kafka_t,
+    topic: &str,
+    partitions: &[u32],
+    spec: Spec,
+    timeout: Duration,
+) -> Result<Pending, NativeError> {
     let mut request = TopicPartitionList::with_capacity(partitions.len());
     let offset = match spec {
         Spec::Earliest => Offset::Beginning,
         Spec::Latest => Offset::End,
     };
     for &partition in partitions {
-        let partition = i32::try_from(partition).map_err(|_| {
-            NativeError::new(
-                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG,
-                Some(format!("partition {partition} out of range")),
-            )
-        })?;
+        let partition = i32::try_from(partition)
+            .map_err(|_| invalid_arg(format!("partition {partition} out of range")))?;
         request
             .add_partition_offset(topic, partition, offset)
-            .map_err(|e| {
-                NativeError::new(
-                    rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__INVALID_ARG,
-                    Some(e.to_string()),
-                )
-            })?;
+            .map_err(|e| invalid_arg(e.to_string()))?;
     }
-    let event = run_admin(
+    start_admin(
         client,
         rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_LISTOFFSETS,
         timeout,
@@ -294,7 +349,10 @@ pub fn list_offsets(
         },
         // SAFETY: the list outlives the call; librdkafka copies it.
         |options, queue| unsafe { rd::rd_kafka_ListOffsets(client, request.ptr(), options, queue) },
-    )?;
+    )
+}
+
+fn finish_list_offsets(event: Event) -> Result<Vec<(u32, u64)>, NativeError> {
     // SAFETY: the event is our ListOffsets result.
     let result = unsafe { rd::rd_kafka_event_ListOffsets_result(event.0) };
     if result.is_null() {
@@ -304,6 +362,7 @@ pub fn list_offsets(
         ));
     }
     let mut count = 0usize;
+    // SAFETY: returns `count` infos owned by the event.
     let infos = unsafe { rd::rd_kafka_ListOffsets_result_infos(result, &mut count) };
     let mut offsets = Vec::with_capacity(count);
     for index in 0..count {

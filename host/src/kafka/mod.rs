@@ -185,6 +185,71 @@ impl KafkaClients {
         Ok(answer)
     }
 
+    /// Describes topics and reads their configuration with both requests in flight at once.
+    /// A topic that does not exist comes back as `None` (its configuration error is expected).
+    pub fn inspect_topics(
+        &mut self,
+        topics: &[String],
+        names: &[String],
+    ) -> CapResult<Vec<Option<(ffi::DescribedTopic, ConfigValues)>>> {
+        let options = self.options();
+        let timeout = self.settings.timeout;
+        let specifiers: Vec<ResourceSpecifier<'_>> =
+            topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        let admin = self.admin("inspect-topics")?;
+        // rdkafka enqueues the DescribeConfigs request when the future is created, so it is in
+        // flight while DescribeTopics runs.
+        let configs = admin.describe_configs(specifiers.iter(), &options);
+        let described = ffi::describe_topics(admin.inner(), topics, timeout);
+        let configs = self.runtime.block_on(configs);
+        let described = described.map_err(|e| from_native("inspect-topics", &e))?;
+        let configs = configs.map_err(|e| from_rd("inspect-topics", &e))?;
+        let mut answer = Vec::with_capacity(topics.len());
+        for ((topic, description), config) in topics.iter().zip(described).zip(configs) {
+            let Some(description) = description else {
+                answer.push(None);
+                continue;
+            };
+            let resource = config.map_err(|code| CapabilityError {
+                operation: "inspect-topics",
+                message: format!("configuration of topic {topic}: {code}"),
+                retriable: false,
+            })?;
+            let values = names
+                .iter()
+                .map(|name| {
+                    (
+                        name.clone(),
+                        resource.get(name).and_then(|entry| entry.value.clone()),
+                    )
+                })
+                .collect();
+            answer.push(Some((description, values)));
+        }
+        Ok(answer)
+    }
+
+    /// Beginning and end of each partition, both listed at once; leader elections are retried
+    /// like `list_offsets`.
+    pub fn offset_range(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+    ) -> CapResult<Vec<(u32, u64, u64)>> {
+        let timeout = self.settings.timeout;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let admin = self.admin("offset-range")?;
+            match ffi::list_offset_range(admin.inner(), topic, partitions, timeout) {
+                Ok(ranges) => return Ok(ranges),
+                Err(error) if error.is_retriable() && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(error) => return Err(from_native("offset-range", &error)),
+            }
+        }
+    }
+
     pub fn create_topic(
         &mut self,
         topic: &str,
