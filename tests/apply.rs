@@ -9,40 +9,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use support::*;
-
-/// A data topic with two partitions, C0 taken after 100/40 records and C1 after 150/60, and
-/// 30 more records on partition 0 after C1. Returns (topic, C0 marker file, C1 marker file).
-fn story(dir: &Path) -> (String, PathBuf, PathBuf) {
-    let mut kafka = kafka();
-    let topic = unique("story");
-    create_topic(&mut kafka, &topic, 2, &SAFE);
-    produce(&mut kafka, &topic, 0, 100);
-    produce(&mut kafka, &topic, 1, 40);
-    let c0 = marker_file(dir, "c0", &topic);
-    produce(&mut kafka, &topic, 0, 50);
-    produce(&mut kafka, &topic, 1, 20);
-    let c1 = marker_file(dir, "c1", &topic);
-    produce(&mut kafka, &topic, 0, 30);
-    (topic, c0, c1)
-}
-
-fn plan_file(dir: &Path, markers: &Path, recovery_point: &str) -> PathBuf {
-    let output_path = dir.join(format!("plan-{recovery_point}.json"));
-    let output = cli(&[
-        "plan",
-        "--markers",
-        markers.to_str().unwrap(),
-        "--recovery-point",
-        recovery_point,
-        "--output",
-        output_path.to_str().unwrap(),
-    ]);
-    expect_code(&output, 0);
-    output_path
-}
 
 fn apply(plan: &Path, control: &str, envs: &[(&str, &str)]) -> std::process::Output {
     run(

@@ -37,47 +37,9 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// Topic with 2 partitions; C0 at 100/40, C1 at 150/60; 30 more records on p0 after C1.
-fn story(dir: &Path) -> (String, PathBuf, PathBuf) {
-    let mut kafka = kafka();
-    let topic = unique("rec");
-    create_topic(&mut kafka, &topic, 2, &SAFE);
-    produce(&mut kafka, &topic, 0, 100);
-    produce(&mut kafka, &topic, 1, 40);
-    let c0 = marker_file(dir, "c0", &topic);
-    produce(&mut kafka, &topic, 0, 50);
-    produce(&mut kafka, &topic, 1, 20);
-    let c1 = marker_file(dir, "c1", &topic);
-    produce(&mut kafka, &topic, 0, 30);
-    (topic, c0, c1)
-}
-
 fn apply_plan(dir: &Path, markers: &Path, control: &str) {
-    let plan = dir.join(format!("plan-{}.json", unique("p")));
-    expect_code(
-        &cli(&[
-            "plan",
-            "--markers",
-            markers.to_str().unwrap(),
-            "--recovery-point",
-            "rp",
-            "--output",
-            plan.to_str().unwrap(),
-        ]),
-        0,
-    );
-    expect_code(
-        &cli(&[
-            "apply",
-            "--plan",
-            plan.to_str().unwrap(),
-            "--bootstrap-servers",
-            bootstrap(),
-            "--control-topic",
-            control,
-        ]),
-        0,
-    );
+    let plan = plan_file(dir, markers, "rp");
+    expect_code(&cli(&["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", control]), 0);
 }
 
 fn legacy_of(marker: &Path, dir: &Path) -> PathBuf {

@@ -1,0 +1,327 @@
+//! A private Kafka cluster for one test binary: `scripts/kafka start` in a state directory of
+//! its own, stopped (and its directory removed) when the guard drops. It never touches the
+//! shared cluster of the other end-to-end tests (`.cache/kafka-run`, `ASC_KAFKA_BOOTSTRAP`).
+//!
+//! Include it next to `mod support;` with `#[path = "support/cluster.rs"] mod cluster;`.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test support: a failure is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
+
+/// SASL/PLAIN password of a user of a `--sasl` cluster (see `scripts/kafka --help`).
+pub fn password(user: &str) -> String {
+    format!("{user}-secret")
+}
+
+/// One partition as `topics --describe` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionState {
+    pub partition: u32,
+    /// `None` while no leader is elected (`Leader: none`).
+    pub leader: Option<u32>,
+    pub replicas: Vec<u32>,
+    pub isr: Vec<u32>,
+}
+
+/// A topic as `topics --describe` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicState {
+    pub replication_factor: u32,
+    /// The `Configs:` column, e.g. `cleanup.policy=compact,min.insync.replicas=2`.
+    pub configs: String,
+    pub partitions: Vec<PartitionState>,
+}
+
+impl TopicState {
+    pub fn leader(&self, partition: u32) -> Option<u32> {
+        self.partitions
+            .iter()
+            .find(|p| p.partition == partition)
+            .and_then(|p| p.leader)
+    }
+}
+
+/// Parses the output of `TopicCommand --describe --topic T` for one topic.
+pub fn parse_describe(text: &str) -> Option<TopicState> {
+    let field = |line: &str, name: &str| -> Option<String> {
+        line.split('\t')
+            .map(str::trim)
+            .find_map(|f| f.strip_prefix(name).map(|v| v.trim().to_owned()))
+    };
+    let ids = |value: &str| -> Vec<u32> {
+        value
+            .split(',')
+            .filter_map(|v| v.trim().parse().ok())
+            .collect()
+    };
+    let mut topic = None;
+    for line in text.lines() {
+        if let Some(rf) = field(line, "ReplicationFactor:") {
+            topic = Some(TopicState {
+                replication_factor: rf.parse().ok()?,
+                configs: field(line, "Configs:").unwrap_or_default(),
+                partitions: Vec::new(),
+            });
+        } else if let (Some(state), Some(partition)) = (topic.as_mut(), field(line, "Partition:"))
+        {
+            let leader = field(line, "Leader:").unwrap_or_default();
+            state.partitions.push(PartitionState {
+                partition: partition.parse().ok()?,
+                leader: leader.parse().ok().filter(|&l: &i64| l >= 0).map(|l| l as u32),
+                replicas: ids(&field(line, "Replicas:").unwrap_or_default()),
+                isr: ids(&field(line, "Isr:").unwrap_or_default()),
+            });
+        }
+    }
+    topic
+}
+
+/// A running cluster in a private state directory; stopped when dropped.
+pub struct Cluster {
+    pub state: PathBuf,
+    pub bootstrap: String,
+    pub brokers: u32,
+    pub sasl: bool,
+}
+
+fn script_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka")
+}
+
+impl Cluster {
+    /// `scripts/kafka start --brokers N [--sasl] --state-dir <fresh temp dir>`.
+    pub fn start(brokers: u32, sasl: bool) -> Cluster {
+        let state = std::env::temp_dir().join(super::support::unique("asc-kafka"));
+        std::fs::create_dir_all(&state).expect("state dir");
+        let mut cluster = Cluster {
+            state,
+            bootstrap: String::new(),
+            brokers,
+            sasl,
+        };
+        let brokers_arg = brokers.to_string();
+        let mut args = vec!["start", "--brokers", brokers_arg.as_str()];
+        if sasl {
+            args.push("--sasl");
+        }
+        let started = Instant::now();
+        // From here on the guard stops whatever started, even if start fails half-way.
+        let output = cluster.script(&args);
+        assert!(
+            output.status.success(),
+            "scripts/kafka {args:?} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        cluster.bootstrap = String::from_utf8(output.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned();
+        eprintln!(
+            "cluster of {brokers} node(s){} at {} in {} ready after {:.1} s",
+            if sasl { " (SASL/PLAIN, ACLs)" } else { "" },
+            cluster.bootstrap,
+            cluster.state.display(),
+            started.elapsed().as_secs_f64()
+        );
+        cluster
+    }
+
+    /// Runs `scripts/kafka CMD --state-dir <ours> ARGS...` (first element of `args` is CMD),
+    /// never against the shared cluster.
+    pub fn script(&self, args: &[&str]) -> Output {
+        let (command, rest) = args.split_first().expect("a command");
+        Command::new(script_path())
+            .arg(command)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .args(rest)
+            .env_remove("ASC_KAFKA_BOOTSTRAP")
+            .env("ASC_KAFKA_STATE", &self.state)
+            .output()
+            .expect("scripts/kafka runs")
+    }
+
+    /// Like `script`, but the command must succeed; returns its stdout.
+    pub fn script_ok(&self, args: &[&str]) -> String {
+        let output = self.script(args);
+        assert!(
+            output.status.success(),
+            "scripts/kafka {args:?} failed ({:?}):\n{}\n{}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub fn kill_node(&self, node: u32) {
+        self.script_ok(&["kill-node", &node.to_string()]);
+    }
+
+    /// Restarts a killed node and waits (in the script) until it is an unfenced broker again.
+    pub fn start_node(&self, node: u32) {
+        self.script_ok(&["start-node", &node.to_string()]);
+    }
+
+    /// `topics --describe --topic T`, parsed; `None` if the tool failed or showed nothing.
+    pub fn describe(&self, topic: &str) -> Option<TopicState> {
+        let output = self.script(&["topics", "--describe", "--topic", topic]);
+        if !output.status.success() {
+            return None;
+        }
+        parse_describe(&String::from_utf8_lossy(&output.stdout))
+    }
+
+    /// Waits until every partition of every topic has a leader and `want` in-sync replicas;
+    /// returns how long that took. Panics after `limit`.
+    pub fn wait_for_isr(&self, topics: &[&str], want: usize, limit: Duration) -> Duration {
+        let started = Instant::now();
+        loop {
+            let states: Vec<Option<TopicState>> = topics.iter().map(|t| self.describe(t)).collect();
+            let healthy = states.iter().all(|state| {
+                state.as_ref().is_some_and(|s| {
+                    !s.partitions.is_empty()
+                        && s.partitions
+                            .iter()
+                            .all(|p| p.leader.is_some() && p.isr.len() == want)
+                })
+            });
+            if healthy {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < limit,
+                "in-sync replicas of {topics:?} did not recover to {want} within {limit:?}: {states:?}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// `scripts/kafka acls ARGS...` (as admin on a `--sasl` cluster), which must succeed.
+    pub fn acls(&self, args: &[&str]) {
+        let mut all = vec!["acls"];
+        all.extend_from_slice(args);
+        self.script_ok(&all);
+    }
+
+    /// librdkafka settings that authenticate as `user` (SASL/PLAIN) on this cluster.
+    pub fn settings_as(&self, user: Option<&str>) -> KafkaSettings {
+        let mut settings = KafkaSettings::new(&self.bootstrap);
+        settings.timeout = Duration::from_secs(30);
+        if let Some(user) = user {
+            for pair in Self::sasl_pairs(user) {
+                settings.set_pair(&pair).unwrap();
+            }
+        }
+        settings
+    }
+
+    /// Host-library clients; on a `--sasl` cluster they authenticate as admin.
+    pub fn kafka(&self) -> KafkaClients {
+        let user = self.sasl.then_some("admin");
+        KafkaClients::new(self.settings_as(user)).expect("kafka clients")
+    }
+
+    /// `key=value` librdkafka properties that log in as `user` with SASL/PLAIN.
+    pub fn sasl_pairs(user: &str) -> Vec<String> {
+        vec![
+            "security.protocol=SASL_PLAINTEXT".to_owned(),
+            "sasl.mechanism=PLAIN".to_owned(),
+            format!("sasl.username={user}"),
+            format!("sasl.password={}", password(user)),
+        ]
+    }
+
+    /// CLI arguments `--bootstrap-servers B` plus `-X ...` logging in as `user` (if any).
+    pub fn cli_args(&self, user: Option<&str>) -> Vec<String> {
+        let mut args = vec!["--bootstrap-servers".to_owned(), self.bootstrap.clone()];
+        if let Some(user) = user {
+            for pair in Self::sasl_pairs(user) {
+                args.push("-X".to_owned());
+                args.push(pair);
+            }
+        }
+        args
+    }
+
+    /// The tail of every node's log, for a failure message.
+    pub fn log_tails(&self, lines: usize) -> String {
+        let mut text = String::new();
+        for node in 1..=self.brokers {
+            let path = self.state.join(format!("node-{node}.log"));
+            let log = std::fs::read_to_string(&path).unwrap_or_default();
+            let all: Vec<&str> = log.lines().collect();
+            let from = all.len().saturating_sub(lines);
+            text.push_str(&format!("---- {} ----\n", path.display()));
+            text.push_str(&all[from..].join("\n"));
+            text.push('\n');
+        }
+        text
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let output = self.script(&["stop"]);
+        if !output.status.success() {
+            eprintln!(
+                "scripts/kafka stop --state-dir {} failed: {}",
+                self.state.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        if std::thread::panicking() {
+            eprintln!(
+                "cluster state (logs, data) kept for inspection in {}",
+                self.state.display()
+            );
+        } else {
+            let _ = std::fs::remove_dir_all(&self.state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_topic_command_describe_output() {
+        let text = "Topic: t\tTopicId: abc\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: min.insync.replicas=2,cleanup.policy=compact,delete\n\tTopic: t\tPartition: 0\tLeader: 2\tReplicas: 2,3,1\tIsr: 2,1\tElr: \tLastKnownElr: \n\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 3,1,2\tIsr: 3\tElr: \tLastKnownElr: \n";
+        let state = parse_describe(text).unwrap();
+        assert_eq!(state.replication_factor, 3);
+        assert_eq!(
+            state.configs,
+            "min.insync.replicas=2,cleanup.policy=compact,delete"
+        );
+        assert_eq!(
+            state.partitions,
+            [
+                PartitionState {
+                    partition: 0,
+                    leader: Some(2),
+                    replicas: vec![2, 3, 1],
+                    isr: vec![2, 1]
+                },
+                PartitionState {
+                    partition: 1,
+                    leader: None,
+                    replicas: vec![3, 1, 2],
+                    isr: vec![3]
+                },
+            ]
+        );
+        assert_eq!(state.leader(0), Some(2));
+        assert_eq!(parse_describe(""), None);
+    }
+}
