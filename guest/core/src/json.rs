@@ -16,6 +16,9 @@ pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 /// Most members (or array items) in one object: more than any Kafka topic has partitions, and
 /// small enough that parsing stays far inside the guest's memory limit.
 pub const MAX_MEMBERS: usize = 1 << 18;
+/// Most values in one document. Bounds memory whatever the shape: a document of tiny values
+/// would otherwise become tens of millions of nodes, far beyond the guest's memory limit.
+pub const MAX_VALUES: usize = 1 << 20;
 
 /// A parsed JSON value. Objects keep their members in document order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +101,7 @@ pub fn parse(text: &str) -> Result<Value, SyntaxError> {
         bytes: text.as_bytes(),
         text,
         pos: 0,
+        values: 0,
     };
     reader.skip_whitespace();
     let value = reader.value(0)?;
@@ -112,6 +116,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
     text: &'a str,
     pos: usize,
+    /// Values read so far, against `MAX_VALUES`.
+    values: usize,
 }
 
 impl Reader<'_> {
@@ -144,6 +150,10 @@ impl Reader<'_> {
     fn value(&mut self, depth: usize) -> Result<Value, SyntaxError> {
         if depth > MAX_DEPTH {
             return Err(self.error(format!("JSON nested deeper than {MAX_DEPTH} levels")));
+        }
+        self.values += 1;
+        if self.values > MAX_VALUES {
+            return Err(self.error(format!("a document with more than {MAX_VALUES} values")));
         }
         match self.peek() {
             None => Err(self.error("unexpected end of input")),
@@ -469,6 +479,13 @@ mod tests {
         text.pop();
         text.push('}');
         assert!(reason(&text).contains("more than 262144 members"));
+    }
+
+    #[test]
+    fn refuses_documents_with_more_values_than_the_budget() {
+        let row = format!("[{}0]", "0,".repeat(9_999));
+        let text = format!("[{}]", vec![row; 105].join(","));
+        assert!(reason(&text).contains("more than 1048576 values"));
     }
 
     #[test]
