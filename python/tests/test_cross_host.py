@@ -1,15 +1,20 @@
 """The Python embedding and the Rust reference CLI against the same broker and control topics:
 what one host writes, the other reads identically; what one refuses, the other refuses with the
-same error kind (the CLI's `--json` error object)."""
+same error kind (the CLI's `--json` error object); applies from both at once fence each other."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import time
 from pathlib import Path
+from typing import Dict, Optional, Tuple
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from action_state_cleanup import BoundaryViolation, Cleanup, CleanupError, ControlTopicCorrupt, TopicChanged
+from action_state_cleanup import BoundaryRegression, BoundaryViolation, Cleanup, CleanupError, ControlTopicCorrupt, TopicChanged
 
 from conftest import beginning_offsets, create_topic, delete_topic, produce, run_cli, unique
 
@@ -161,3 +166,192 @@ def test_control_topic_tombstone_is_refused_like_the_cli(scene, cli: Path, boots
     with pytest.raises(ControlTopicCorrupt) as refused_apply:
         cleanup.apply(files["plan"].read_text())
     assert cli_apply["error"]["kind"] == refused_apply.value.kind == "control-topic-corrupt"
+
+
+# --- concurrent applies from both hosts: the fenced control-topic writer ---------------------------
+#
+# Both hosts derive the control topic's transactional id the same way, so an apply from either
+# fences the other: of two applies of incomparable plans exactly one commits, and the same plan
+# applied from both ends APPLIED once.
+
+FENCE_ROUNDS = int(os.environ.get("ASC_FENCE_ROUNDS", "6"))
+LOSER_KINDS = ("fenced", "boundary-regression", "offsets-unavailable")
+
+
+@pytest.fixture
+def fence_scene(bootstrap: str, admin: AdminClient, tmp_path: Path):
+    """A data topic with 2 partitions and enough records for every round, its topic ID, and a
+    Python Cleanup on its control topic."""
+    data = unique("xfence")
+    control = f"{data}-cleanup"
+    create_topic(admin, data, partitions=2)
+    cleanup = Cleanup(bootstrap, control)
+    produce(cleanup, data, 0, 0, 10 * FENCE_ROUNDS + 20)
+    produce(cleanup, data, 1, 0, 10 * FENCE_ROUNDS + 20)
+    topic_id = json.loads(cleanup.snapshot_marker(data))["topicId"]
+    yield cleanup, data, control, topic_id, tmp_path
+    cleanup.close()
+
+
+def plan_file(cleanup: Cleanup, directory: Path, name: str, topic: str, topic_id: str, p0: int, p1: int) -> Path:
+    marker = json.dumps({"schemaVersion": 1, "topic": topic, "topicId": topic_id, "offsets": {"0": p0, "1": p1}})
+    path = directory / f"plan-{name}.json"
+    path.write_text(cleanup.render(cleanup.plan(name, [marker])))
+    return path
+
+
+def spawn_cli_apply(cli: Path, plan: Path, bootstrap: str, control: str, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ASC_FAILPOINT")}
+    environment.update(env or {})
+    return subprocess.Popen(
+        [str(cli), "apply", "--plan", str(plan), *kafka_args(bootstrap, control), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+
+
+def finish(process: subprocess.Popen) -> Tuple[int, dict, str]:
+    stdout, stderr = process.communicate(timeout=180)
+    return process.returncode, (json.loads(stdout) if stdout.strip() else {}), stderr
+
+
+def python_apply(cleanup: Cleanup, plan: Path) -> Tuple[Optional[str], Optional[CleanupError]]:
+    """(outcome, None) or (None, the refusal)."""
+    try:
+        return cleanup.apply(plan.read_text()).outcome, None
+    except CleanupError as refused:
+        return None, refused
+
+
+def assert_chain(operations) -> None:
+    """The control topic holds no incomparable boundaries: every plan is at or above every
+    earlier one on every partition."""
+    for earlier, later in zip(operations, operations[1:]):
+        assert all(later.plan.offsets[p] >= o for p, o in earlier.plan.offsets.items()), (earlier, later)
+
+
+def test_cli_fenced_at_commit_by_a_python_apply_decides_again(fence_scene, cli: Path, bootstrap: str, admin: AdminClient):
+    cleanup, data, control, topic_id, tmp = fence_scene
+    cli_plan = plan_file(cleanup, tmp, "cli", data, topic_id, 15, 10)
+    python_plan = plan_file(cleanup, tmp, "py", data, topic_id, 10, 15)
+    pause = tmp / "pause"
+    # The CLI fences and reads, then stops right before writing COMMITTED.
+    process = spawn_cli_apply(
+        cli, cli_plan, bootstrap, control, {"ASC_FAILPOINT_PAUSE": "before-commit", "ASC_FAILPOINT_PAUSE_FILE": str(pause)}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pause.with_suffix(".reached").exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the CLI did not reach its commit"
+            time.sleep(0.02)
+        # Python fences the control topic (taking it from the CLI) and commits its plan.
+        report = cleanup.apply(python_plan.read_text())
+        assert report.outcome == "applied"
+    finally:
+        pause.with_suffix(".go").write_text("go")
+    code, refused, stderr = finish(process)
+    # The CLI's COMMITTED is fenced; deciding again on Python's history, its plan no longer
+    # advances the boundary.
+    assert code == 3, (refused, stderr)
+    assert refused["error"]["kind"] == "boundary-regression", refused
+    status = cleanup.status()
+    assert [(op.plan_id, op.status) for op in status.operations] == [(report.plan_id, "APPLIED")]
+    assert beginning_offsets(admin, data, [0, 1]) == {0: 10, 1: 15}
+
+
+def test_python_fenced_at_commit_by_a_cli_apply_decides_again(fence_scene, cli: Path, bootstrap: str, admin: AdminClient):
+    cleanup, data, control, topic_id, tmp = fence_scene
+    cli_plan = plan_file(cleanup, tmp, "cli", data, topic_id, 15, 10)
+    python_plan = plan_file(cleanup, tmp, "py", data, topic_id, 10, 15)
+    applied_by_cli = []
+
+    def cli_applies_meanwhile(_plan_id, _rows):
+        # Python has fenced and read; the CLI fences (taking the topic) and commits first.
+        if not applied_by_cli:
+            applied_by_cli.append(run_cli(cli, "apply", "--plan", str(cli_plan), *kafka_args(bootstrap, control)))
+
+    cleanup.on_before_commit = cli_applies_meanwhile
+    with pytest.raises(BoundaryRegression) as refused:
+        cleanup.apply(python_plan.read_text())
+    ((code, applied),) = applied_by_cli
+    assert code == 0 and applied["status"] == "APPLIED", applied
+    assert refused.value.partition == 0 and (refused.value.planned, refused.value.boundary) == (10, 15)
+    cleanup.on_before_commit = None
+    status = cleanup.status()
+    assert [(op.plan_id, op.status) for op in status.operations] == [(applied["planId"], "APPLIED")]
+    assert beginning_offsets(admin, data, [0, 1]) == {0: 15, 1: 10}
+
+
+def test_of_concurrent_python_and_cli_applies_of_incomparable_plans_exactly_one_commits(
+    fence_scene, cli: Path, bootstrap: str
+):
+    cleanup, data, control, topic_id, tmp = fence_scene
+    wins = {"python": 0, "cli": 0}
+    for round_ in range(1, FENCE_ROUNDS + 1):
+        # Incomparable with each other, both above anything an earlier round committed.
+        cli_plan = plan_file(cleanup, tmp, f"cli{round_}", data, topic_id, 10 * round_ + 5, 10 * round_)
+        python_plan = plan_file(cleanup, tmp, f"py{round_}", data, topic_id, 10 * round_, 10 * round_ + 5)
+        process = spawn_cli_apply(cli, cli_plan, bootstrap, control)
+        # The CLI needs a moment to start: vary where the two applies overlap.
+        time.sleep(0.15 * (round_ % 6))
+        outcome, python_refused = python_apply(cleanup, python_plan)
+        code, cli_json, stderr = finish(process)
+        context = f"round {round_}: python {outcome or python_refused!r}; cli {code} {cli_json} {stderr}"
+        if outcome is not None:
+            assert outcome == "applied" and code == 3, context
+            assert cli_json["error"]["kind"] in LOSER_KINDS, context
+            wins["python"] += 1
+        else:
+            assert code == 0 and cli_json["status"] == "APPLIED", context
+            assert python_refused.kind in LOSER_KINDS, context
+            wins["cli"] += 1
+        # status replays and validates the whole log: it never holds incomparable boundaries.
+        status = cleanup.status()
+        assert len(status.operations) == round_, context
+        assert all(op.status == "APPLIED" for op in status.operations), context
+        assert_chain(status.operations)
+        code, cli_status = run_cli(cli, "status", *kafka_args(bootstrap, control))
+        assert code == 0 and cli_status == python_status_json(cleanup), context
+    print(f"{FENCE_ROUNDS} rounds: {wins}")
+    # Later applies and restores still work.
+    after = plan_file(cleanup, tmp, "after", data, topic_id, 10 * FENCE_ROUNDS + 10, 10 * FENCE_ROUNDS + 10)
+    assert cleanup.apply(after.read_text()).outcome == "applied"
+    restore = json.dumps({"schemaVersion": 1, "topic": data, "topicId": topic_id, "offsets": {"0": 10 * FENCE_ROUNDS + 10, "1": 10 * FENCE_ROUNDS + 10}})
+    assert cleanup.check_recovery([restore]).enforced
+
+
+def test_the_same_plan_applied_from_python_and_the_cli_at_once_ends_applied(fence_scene, cli: Path, bootstrap: str, admin: AdminClient):
+    cleanup, data, control, topic_id, tmp = fence_scene
+    outcomes = ("applied", "resumed", "already-applied")
+    fenced_twice = 0
+    for round_ in range(1, FENCE_ROUNDS + 1):
+        plan = plan_file(cleanup, tmp, f"same{round_}", data, topic_id, 10 * round_, 10 * round_)
+        process = spawn_cli_apply(cli, plan, bootstrap, control)
+        time.sleep(0.15 * (round_ % 6))
+        outcome, python_refused = python_apply(cleanup, plan)
+        code, cli_json, stderr = finish(process)
+        context = f"round {round_}: python {outcome or python_refused!r}; cli {code} {cli_json} {stderr}"
+        # The component decides once more after a fenced commit, not again: when the two
+        # applies fence each other at both attempts (fence, fenced at commit, fence again, fenced
+        # again), the one fenced twice ends `fenced` having committed nothing, and the other
+        # applied the plan. An operator reruns it; it then finds the plan applied.
+        if python_refused is not None and python_refused.kind == "fenced" and code == 0:
+            fenced_twice += 1
+            assert cli_json["outcome"] == "applied", context
+            outcome = cleanup.apply(plan.read_text()).outcome
+            assert outcome == "already-applied", context
+        elif code == 3 and cli_json.get("error", {}).get("kind") == "fenced" and outcome is not None:
+            fenced_twice += 1
+            assert outcome == "applied", context
+            code, cli_json = run_cli(cli, "apply", "--plan", str(plan), *kafka_args(bootstrap, control))
+            assert cli_json.get("outcome") == "already-applied", context
+        assert outcome in outcomes, context
+        assert code == 0 and cli_json["outcome"] in outcomes and cli_json["status"] == "APPLIED", context
+        status = cleanup.status()
+        assert status.operations[-1].plan_id == cli_json["planId"], context
+        assert [op.status for op in status.operations] == ["APPLIED"] * round_, context
+        assert beginning_offsets(admin, data, [0, 1]) == {0: 10 * round_, 1: 10 * round_}
+    print(f"{FENCE_ROUNDS} rounds: one side fenced twice in {fenced_twice}")

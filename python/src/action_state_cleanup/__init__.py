@@ -32,7 +32,7 @@ from wasmtime import WasmtimeError
 
 from . import _component, errors
 from ._component import ComponentInstance, HostState, ResourceAny, Trap, build_linker, field, record
-from ._kafka import CapabilityError, KafkaCapabilities, ReplayConsumer, kafka_uuid
+from ._kafka import AppendFenced, CapabilityError, FencedWriter, KafkaCapabilities, ReplayConsumer, kafka_uuid, transactional_id
 from .errors import (
     BoundaryRegression,
     BoundaryViolation,
@@ -110,6 +110,9 @@ __all__ = [
     "InternalError",
     "KafkaCapabilities",
     "CapabilityError",
+    "AppendFenced",
+    "FencedWriter",
+    "transactional_id",
     "ReplayConsumer",
     "kafka_uuid",
     "component_path",
@@ -491,8 +494,6 @@ class RecoverySession:
         self._handle: Optional[ResourceAny] = handle
         # Dropped without close: the guest resource is dropped at the Cleanup's next guest call.
         self._finalizer = weakref.finalize(self, cleanup._orphan, instance, handle)
-        #: Why the last batch failed; no further batch until the next restore (see next_batch).
-        self._failed: Optional[str] = None
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -527,7 +528,6 @@ class RecoverySession:
         )
         verdict = _verdict(self._method("restore", _texts(markers, "markers"), options))
         self.progress = []
-        self._failed = None
         return verdict
 
     def next_batch(self, max_records: int = 5000) -> ReplayBatch:
@@ -536,25 +536,12 @@ class RecoverySession:
         re-checked. Raises `InvalidArgument` without a replay in progress (none restored, or
         the last one is done).
 
-        After a batch failed (`ReplayRecordInvalid`, `KafkaFailure`, `ReplayStalled`,
-        `TopicChanged`, an interrupt, ...), this refuses with `RuntimeError` until the next
-        `restore`: records the failed call had already taken from the consumer were never
-        returned, and the component's next call would continue past them (the consumer's
-        position is beyond them), reporting a complete replay that is not. Restoring again
-        from the same markers replays from the start."""
-        limit = _u32(max_records, "max_records")
-        if self._failed is not None:
-            raise RuntimeError(
-                f"the replay of {self.topic} failed ({self._failed}); restore again before reading more records: "
-                "continuing would skip the records the failed batch had already consumed"
-            )
-        try:
-            value = self._method("next-batch", limit)
-        except InvalidArgument:
-            raise  # no replay in progress: nothing was consumed
-        except BaseException as e:
-            self._failed = f"{type(e).__name__}: {e}"
-            raise
+        A failed batch (`ReplayRecordInvalid`, `KafkaFailure`, `ReplayStalled`, `TopicChanged`,
+        an interrupt, ...) ends the replay in the component: the records that call had already
+        taken from the consumer were never returned, so every further call raises
+        `InvalidArgument` ("... restore again") until the next `restore`. Restoring again from
+        the same markers replays from the start."""
+        value = self._method("next-batch", _u32(max_records, "max_records"))
         records = [ReplayedRecord(r.partition, r.offset, r.key, r.value) for r in value.records]
         progress = [PartitionProgress(p.partition, p.position, p.target) for p in value.progress]
         self.progress = progress

@@ -241,6 +241,13 @@ def _capability(host: "HostState", operation: str, call: Callable[[], Any]) -> A
         return kafka_error(CapabilityError(operation, "interrupted by the embedding process", False))
 
 
+class _FencedAppend:
+    """The `fenced` case of `append-error`, carried through `_capability` as a value."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
 def _offsets(values: Sequence[Record]) -> List[Tuple[int, int]]:
     return [(v.partition, v.offset) for v in values]
 
@@ -295,6 +302,30 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
 
                 return _capability(host, "delete-records", run)
 
+            def inspect_topics(_store, topics: List[str], names: List[str]) -> Any:
+                def run() -> List[Optional[Record]]:
+                    states = host.clients("inspect-topics").inspect_topics(topics, names)
+                    return [
+                        None
+                        if state is None
+                        else record(
+                            description=record(topic=topic, topic_id=state[0].topic_id, partitions=list(state[0].partitions)),
+                            configs=[record(name=n, value=v) for n, v in state[1]],
+                        )
+                        for topic, state in zip(topics, states)
+                    ]
+
+                return _capability(host, "inspect-topics", run)
+
+            def offset_range(_store, topic: str, partitions: List[int]) -> Any:
+                def run() -> List[Record]:
+                    ranges = host.clients("offset-range").offset_range(topic, partitions)
+                    return [record(partition=p, beginning=b, end=e) for p, b, e in ranges]
+
+                return _capability(host, "offset-range", run)
+
+            admin.add_func("inspect-topics", inspect_topics)
+            admin.add_func("offset-range", offset_range)
             admin.add_func("describe-topics", describe_topics)
             admin.add_func("describe-configs", describe_configs)
             admin.add_func("create-topic", create_topic)
@@ -310,10 +341,25 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
 
                 return _capability(host, "read-control-log", run)
 
-            def append(_store, topic: str, key: str, value: str) -> Any:
-                return _capability(host, "append-control", lambda: host.clients("append-control").append_control(topic, key, value))
+            def fence(_store, topic: str) -> Any:
+                # result<_, kafka-error>: None is ok, a kafka-error record is err.
+                return _capability(host, "fence-control", lambda: host.clients("fence-control").fence_control(topic))
+
+            def append(_store, topic: str, key: str, value: str, fenced: bool) -> Any:
+                # result<u64, append-error>, both untagged in wasmtime-py (their cases have
+                # distinct Python types): an int is ok, a str is `fenced(string)`, a kafka-error
+                # record is `failed(kafka-error)`.
+                def run() -> Any:
+                    try:
+                        return host.clients("append-control").append_control(topic, key, value, bool(fenced))
+                    except _kafka.AppendFenced as refused:
+                        return _FencedAppend(refused.reason)
+
+                outcome = _capability(host, "append-control", run)
+                return outcome.reason if isinstance(outcome, _FencedAppend) else outcome
 
             control.add_func("read-all", read_all)
+            control.add_func("fence", fence)
             control.add_func("append", append)
 
         with root.add_instance(interface("kafka-consumer")) as consumer:
@@ -355,9 +401,6 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                     if host.kafka is not None:
                         host.kafka.count_poll()
                     batch = lookup(store, handle, "consumer-poll").poll(max_records, timeout_ms)
-                    # `decode-error` is a field of consumed-record since the recovery-session
-                    # WIT; wasmtime-py lowers only the fields the component's type names, so
-                    # setting it is harmless for a component built before it.
                     return [
                         record(partition=r.partition, offset=r.offset, key=r.key, value=r.value, decode_error=r.decode_error)
                         for r in batch

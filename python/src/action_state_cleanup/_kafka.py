@@ -54,6 +54,15 @@ class CapabilityError(Exception):
         self.retriable = retriable
 
 
+class AppendFenced(Exception):
+    """A fenced append that another writer fenced out (or that had no fenced writer): becomes the
+    `fenced` case of the WIT `append-error`. The record was not written."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"fenced: {reason}")
+        self.reason = reason
+
+
 class _Attempt(Exception):
     """One failed attempt of a request that may be retried: the client's exception and where."""
 
@@ -99,6 +108,166 @@ def kafka_uuid(most: int, least: int) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
+#: Error codes that mean another transactional producer with the same transactional id took over
+#: (the Rust host's `fence::is_fencing`).
+_FENCING = {
+    KafkaError._FENCED,
+    KafkaError.PRODUCER_FENCED,
+    KafkaError.INVALID_PRODUCER_EPOCH,
+    KafkaError.INVALID_TXN_STATE,
+}
+
+
+def transactional_id(control_topic: str) -> str:
+    """The transactional id of a control topic's writer: one per control topic, every host alike
+    (`fence::transactional_id` of the Rust host), so that applies from any host fence each other."""
+    return f"action-state-cleanup:{control_topic}"
+
+
+class FencedWriter:
+    """The only writer of one control topic once `init_transactions` returned: a transactional
+    producer whose transactional id derives from the topic (host/src/kafka/fence.rs). Each append
+    is its own transaction; a writer fenced by a newer one fails with `AppendFenced`."""
+
+    def __init__(self, config: Dict[str, object], topic: str, timeout: float) -> None:
+        self.topic = topic
+        self.timeout = timeout
+        #: The last fatal error librdkafka reported through `error_cb` (what `fatal_error()`
+        #: answers in the Rust host).
+        self._fatal: Optional[KafkaError] = None
+        config = dict(config)
+        config.update(
+            {
+                "transactional.id": transactional_id(topic),
+                "enable.idempotence": "true",
+                "acks": "all",
+                "linger.ms": "0",
+                "transaction.timeout.ms": str(max(1000, int(timeout * 1000))),
+                "error_cb": self._on_error,
+            }
+        )
+        op = "fence-control"
+        try:
+            self._producer: Optional[Producer] = Producer(config)
+        except Exception as e:
+            raise _fence_failure(op, e) from None
+        try:
+            # Fences every earlier writer of this id and completes or aborts its open
+            # transaction before returning.
+            self._producer.init_transactions(timeout)
+        except BaseException as e:
+            self.close()
+            if isinstance(e, Exception):
+                raise _fence_failure(op, e) from None
+            raise
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.fatal():
+            self._fatal = error
+
+    def _live(self) -> Producer:
+        if self._producer is None:
+            raise AppendFenced(f"the writer of control topic {self.topic} was closed")
+        return self._producer
+
+    def append(self, key: str, value: str) -> int:
+        """Writes one record to partition 0 in its own transaction; returns its offset once the
+        transaction is committed. Raises `AppendFenced` when another writer fenced this one,
+        `CapabilityError` for any other failure (the transaction is aborted)."""
+        producer = self._live()
+        try:
+            producer.begin_transaction()
+        except Exception as e:
+            raise self._failure(e, aborted=False) from None
+        outcome: List[Tuple[Optional[KafkaError], int]] = []
+
+        def delivered(error, message) -> None:
+            outcome.append((error, -1 if message is None else message.offset()))
+
+        try:
+            producer.produce(self.topic, value=value, key=key, partition=0, on_delivery=delivered)
+            deadline = time.monotonic() + self.timeout + 5
+            while not outcome and time.monotonic() < deadline:
+                producer.poll(min(0.5, max(0.0, deadline - time.monotonic())))
+        except Exception as e:
+            raise self._failure(e) from None
+        except BaseException:
+            self._abort()  # interrupted: leave no transaction open on this producer
+            raise
+        if not outcome:
+            raise self._failure(CapabilityError("append-control", f"no acknowledgement within {self.timeout:g}s", False))
+        error, offset = outcome[0]
+        if error is not None:
+            # A fenced producer purges what it had queued: the delivery reports only the purge,
+            # the fatal error (seen by the abort) says why.
+            raise self._failure(KafkaException(error))
+        try:
+            producer.commit_transaction(self.timeout)
+        except Exception as e:
+            raise self._failure(e) from None
+        except BaseException:
+            self._abort()
+            raise
+        return max(0, offset)
+
+    def _abort(self) -> Optional[KafkaError]:
+        """Aborts the open transaction; returns the error the abort raised (a fatal producer
+        raises its fatal error from every transactional call)."""
+        producer = self._producer
+        if producer is None:
+            return None
+        try:
+            producer.abort_transaction(self.timeout)
+        except Exception as e:
+            return _kafka_error(e)
+        return None
+
+    def _failure(self, exception: BaseException, aborted: bool = True) -> Exception:
+        """`AppendFenced` when the producer was fenced (its fatal error, or the failed call's
+        error, is a fencing code), else the `CapabilityError` of `append-control`, not
+        retriable (fence.rs `failure`). Aborts the transaction first unless `aborted` is False."""
+        abort_error = self._abort() if aborted else None
+        producer = self._producer
+        if producer is not None:
+            try:
+                producer.poll(0)  # serves error_cb, which records a fatal error
+            except Exception:
+                pass
+        error = _kafka_error(exception)
+        fatal = self._fatal
+        if fatal is None:
+            for candidate in (abort_error, error):
+                if candidate is not None and candidate.fatal():
+                    fatal = candidate
+                    break
+        if fatal is not None and fatal.code() in _FENCING:
+            return AppendFenced(_describe(fatal))
+        if error is not None and error.code() in _FENCING:
+            return AppendFenced(_describe(error))
+        if isinstance(exception, CapabilityError):
+            return exception
+        failure = _failure("append-control", exception)
+        failure.retriable = False
+        return failure
+
+    def close(self) -> None:
+        """Drops the producer (nothing is pending: every append completed its transaction)."""
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
+        try:
+            producer.purge()
+            producer.flush(0)
+        except Exception:
+            pass
+
+
+def _fence_failure(operation: str, exception: BaseException) -> CapabilityError:
+    failure = _failure(operation, exception)
+    failure.retriable = False  # as the Rust host's fence: a new fence is the guest's decision
+    return failure
+
+
 @dataclass(frozen=True)
 class DescribedTopic:
     topic: str
@@ -136,6 +305,12 @@ def _text(data: Optional[bytes]) -> Optional[str]:
     return data.decode("utf-8", errors="replace")
 
 
+def _described(topic: str, description) -> DescribedTopic:
+    uuid = description.topic_id
+    topic_id = kafka_uuid(uuid.get_most_significant_bits(), uuid.get_least_significant_bits())
+    return DescribedTopic(topic, topic_id, sorted(p.id for p in description.partitions))
+
+
 class KafkaCapabilities:
     """The Kafka clients of one host, created on first use and reused."""
 
@@ -144,6 +319,8 @@ class KafkaCapabilities:
         self.timeout = float(timeout)
         self._admin: Optional[AdminClient] = None
         self._producer: Optional[Producer] = None
+        #: The fenced writer of the control topic this host fenced last (`fence_control`).
+        self._writer: Optional[FencedWriter] = None
         self._admin_calls = 0
         self._control_reads = 0
         self._control_writes = 0
@@ -180,6 +357,9 @@ class KafkaCapabilities:
             raise _failure(operation, e, context) from None
 
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         if self._producer is not None:
             self._producer.flush(self.timeout)
             self._producer = None
@@ -206,10 +386,7 @@ class KafkaCapabilities:
                     answers[topic] = None
                     continue
                 raise _failure(op, e) from None
-            uuid = description.topic_id
-            topic_id = kafka_uuid(uuid.get_most_significant_bits(), uuid.get_least_significant_bits())
-            partitions = sorted(p.id for p in description.partitions)
-            answers[topic] = DescribedTopic(topic, topic_id, partitions)
+            answers[topic] = _described(topic, description)
         return [answers.get(topic) for topic in topics]
 
     def describe_configs(self, topics: Sequence[str], names: Sequence[str]) -> List[List[Tuple[str, Optional[str]]]]:
@@ -231,6 +408,73 @@ class KafkaCapabilities:
                 row.append((name, None if entry is None else entry.value))
             answer.append(row)
         return answer
+
+    def inspect_topics(
+        self, topics: Sequence[str], names: Sequence[str]
+    ) -> List[Optional[Tuple[DescribedTopic, List[Tuple[str, Optional[str]]]]]]:
+        """Describes the topics and reads the named configuration entries with both requests in
+        flight at once (one round trip, one admin request). A topic that does not exist comes
+        back as None; its configuration error is expected and ignored (`inspect_topics` of the
+        Rust host)."""
+        op = "inspect-topics"
+        if not topics:
+            return []
+        unique = list(dict.fromkeys(topics))
+        admin = self._admin_client(op)
+        resources = {topic: ConfigResource(ResourceType.TOPIC, topic) for topic in unique}
+        try:
+            # Both calls only enqueue their request; the answers are awaited below.
+            config_futures = admin.describe_configs(list(resources.values()), request_timeout=self.timeout)
+            topic_futures = admin.describe_topics(TopicCollection(unique), request_timeout=self.timeout)
+        except Exception as e:
+            raise _failure(op, e) from None
+        described: Dict[str, Optional[DescribedTopic]] = {}
+        for topic, future in topic_futures.items():
+            try:
+                description = future.result(timeout=self.timeout + 5)
+            except Exception as e:
+                error = _kafka_error(e)
+                if error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    described[topic] = None
+                    continue
+                raise _failure(op, e) from None
+            described[topic] = _described(topic, description)
+        states: Dict[str, Optional[Tuple[DescribedTopic, List[Tuple[str, Optional[str]]]]]] = {}
+        for topic in unique:
+            future = config_futures[resources[topic]]
+            description = described.get(topic)
+            if description is None:
+                states[topic] = None
+                continue
+            entries = self._wait(op, future, f"configuration of topic {topic}")
+            values = []
+            for name in names:
+                entry = entries.get(name)  # type: ignore[union-attr]
+                values.append((name, None if entry is None else entry.value))
+            states[topic] = (description, values)
+        return [states[topic] for topic in topics]
+
+    def offset_range(self, topic: str, partitions: Sequence[int]) -> List[Tuple[int, int, int]]:
+        """(partition, beginning, end) of each partition: the earliest and the latest
+        (read_committed: the last stable offset) ListOffsets requests are in flight at once.
+        Retriable errors are asked again like `list_offsets`; each attempt is one admin request."""
+        op = "offset-range"
+        if not partitions:
+            return []
+        deadline = time.monotonic() + self.timeout
+        while True:
+            admin = self._admin_client(op)
+            try:
+                earliest, latest = self._start_list_offsets(admin, topic, partitions, False), self._start_list_offsets(admin, topic, partitions, True)
+                beginnings = self._finish_list_offsets(op, earliest)
+                ends = self._finish_list_offsets(op, latest)
+            except _Attempt as failed:
+                error = _kafka_error(failed.cause)
+                if error is not None and error.code() in _RETRIABLE and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                raise _failure(op, failed.cause, failed.context) from None
+            return [(p, beginnings[p], ends[p]) for p in dict.fromkeys(partitions) if p in beginnings and p in ends]
 
     def create_topic(self, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
         op = "create-topic"
@@ -296,23 +540,30 @@ class KafkaCapabilities:
                 raise _failure(op, failed.cause, failed.context) from None
 
     def _list_offsets_once(self, admin: AdminClient, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
+        by_partition = self._finish_list_offsets("list-offsets", self._start_list_offsets(admin, topic, partitions, latest))
+        return [(p, by_partition[p]) for p in partitions]
+
+    def _start_list_offsets(self, admin: AdminClient, topic: str, partitions: Sequence[int], latest: bool) -> Dict[TopicPartition, object]:
+        """Sends one ListOffsets request (read_committed) and returns its futures."""
         spec = OffsetSpec.latest() if latest else OffsetSpec.earliest()
         request = {TopicPartition(topic, int(p)): spec for p in dict.fromkeys(partitions)}
         try:
-            futures = admin.list_offsets(request, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
+            return admin.list_offsets(request, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=self.timeout)
         except Exception as e:
             raise _Attempt(e) from None
+
+    def _finish_list_offsets(self, operation: str, futures: Dict[TopicPartition, object]) -> Dict[int, int]:
         by_partition: Dict[int, int] = {}
         for tp, future in futures.items():
             try:
-                info = future.result(timeout=self.timeout + 5)
+                info = future.result(timeout=self.timeout + 5)  # type: ignore[attr-defined]
             except Exception as e:
                 raise _Attempt(e, f"partition {tp.partition}") from None
             offset = info.offset
             if offset < 0:
-                raise CapabilityError("list-offsets", f"partition {tp.partition} reported offset {offset}")
+                raise CapabilityError(operation, f"partition {tp.partition} reported offset {offset}")
             by_partition[tp.partition] = offset
-        return [(p, by_partition[p]) for p in partitions]
+        return by_partition
 
     def delete_records(self, topic: str, before: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
         op = "delete-records"
@@ -336,8 +587,9 @@ class KafkaCapabilities:
     # --- control-log -------------------------------------------------------------------------
 
     def read_control_log(self, topic: str) -> List[Tuple[int, Optional[str], Optional[str]]]:
-        """Reads partition 0 of `topic` from its beginning to the end captured at the start,
-        read_committed, explicit assignment, no commits."""
+        """Reads partition 0 of `topic` from its beginning to its last stable offset captured at
+        the start (both from read_committed ListOffsets), read_committed, explicit assignment, no
+        commits; the position moves past transaction markers, which are never delivered."""
         self._control_reads += 1
         op = "read-control-log"
         try:
@@ -356,10 +608,13 @@ class KafkaCapabilities:
         except Exception as e:
             raise _failure(op, e) from None
         try:
-            try:
-                low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=self.timeout)
-            except Exception as e:
-                raise _failure(op, e) from None
+            # The end is the last stable offset (read_committed ListOffsets), not the high
+            # watermark: a transaction another writer still has open is not waited for, since
+            # none of it is committed. Both lookups count as part of this control-topic read.
+            admin_before = self._admin_calls
+            ((_, low),) = self.list_offsets(topic, [0], latest=False)
+            ((_, high),) = self.list_offsets(topic, [0], latest=True)
+            self._admin_calls = admin_before
             records: List[Tuple[int, Optional[str], Optional[str]]] = []
             if high <= low:
                 return records
@@ -398,10 +653,50 @@ class KafkaCapabilities:
         finally:
             consumer.close()
 
-    def append_control(self, topic: str, key: str, value: str) -> int:
-        """Appends one record to partition 0 of the control topic (acks=all, idempotent)."""
+    def fence_control(self, topic: str) -> None:
+        """Becomes the only writer of `topic`: a new transactional producer (transactional id
+        `transactional_id(topic)`) is initialised, which fences every earlier writer of the
+        topic, from any host, and completes or aborts its open transaction. Replaces the
+        writer of any topic this host fenced before."""
+        self._admin_calls += 1
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+        self._writer = FencedWriter(self.config(), topic, self.timeout)
+
+    def append_control(self, topic: str, key: str, value: str, fenced: bool = False) -> int:
+        """Appends one record to partition 0 of the control topic and returns its offset.
+
+        With `fenced`, the record is written in a transaction of the writer `fence_control`
+        created for `topic`; `AppendFenced` when another writer fenced it since (or this host
+        did not fence `topic`). The append then returns only once the record is visible to
+        read_committed readers. Without, the idempotent producer writes it (acks=all)."""
         self._control_writes += 1
-        return self.produce("append-control", topic, 0, key, value)
+        if not fenced:
+            return self.produce("append-control", topic, 0, key, value)
+        writer = self._writer
+        if writer is None or writer.topic != topic:
+            raise AppendFenced(f"this host did not fence control topic {topic}")
+        offset = writer.append(key, value)
+        # A committed transaction becomes visible to read_committed readers only once its
+        # marker is written, shortly after the commit returns: wait for that, so every reader
+        # (a restore, a status, the next apply) sees this record once the append has returned.
+        self._await_stable(topic, offset)
+        return offset
+
+    def _await_stable(self, topic: str, offset: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            ((_, stable),) = self.list_offsets(topic, [0], latest=True)
+            if stable > offset:
+                return
+            if time.monotonic() > deadline:
+                raise CapabilityError(
+                    "append-control",
+                    f"committed record at offset {offset} of {topic} did not become visible within {self.timeout:g}s",
+                    True,
+                )
+            time.sleep(0.02)
 
     def _producer_for(self, operation: str) -> Producer:
         if self._producer is None:
