@@ -1,1 +1,303 @@
-fn main() {}
+//! The benchmark harness of action-state-cleanup: component vs native core, apply cost against a
+//! real broker, replay throughput and start-up. Run it through `scripts/bench`; see README.md.
+
+mod apply;
+mod broker;
+mod native;
+mod plan;
+mod replay;
+mod report;
+mod startup;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use action_state_cleanup::CLEANUP_COMPONENT;
+use action_state_cleanup::cleanup::{CleanupComponent, CleanupInstance, NoEvents};
+use action_state_cleanup::engine::new_engine;
+use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
+
+use report::Report;
+
+/// A harness error: a message. Anything displayable converts into it, so `?` works on the
+/// host's `CapabilityError` (which is not a `std::error::Error`) as on I/O errors.
+pub struct Fail(pub String);
+
+impl std::fmt::Debug for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<E: std::fmt::Display> From<E> for Fail {
+    fn from(error: E) -> Self {
+        Fail(error.to_string())
+    }
+}
+
+pub type R<T> = Result<T, Fail>;
+
+/// An error with a message.
+pub fn fail(message: impl Into<String>) -> Fail {
+    Fail(message.into())
+}
+
+/// A wasmtime (trap or link) error as a harness error.
+pub fn w<T>(result: wasmtime::Result<T>) -> R<T> {
+    result.map_err(|e| fail(format!("{e:?}")))
+}
+
+/// A component call: trap or typed error both end the benchmark with their description.
+pub fn call<T, E: std::fmt::Debug>(result: wasmtime::Result<Result<T, E>>) -> R<T> {
+    w(result)?.map_err(|e| fail(format!("component returned an error: {e:?}")))
+}
+
+/// What every benchmark needs: paths, the broker, the compiled component.
+pub struct Ctx {
+    pub repo: PathBuf,
+    /// Scratch files (gitignored `bench/out`).
+    pub out: PathBuf,
+    /// The release CLI next to this binary.
+    pub cli: PathBuf,
+    /// Precompiled-component cache used by this process and by warm CLI runs.
+    pub cache_dir: PathBuf,
+    pub bootstrap: Option<String>,
+    /// State dir of a broker started by `scripts/kafka` for this run (request log, node id 1).
+    pub broker_state: Option<PathBuf>,
+    pub component: CleanupComponent,
+}
+
+impl Ctx {
+    /// A component instance whose Kafka capabilities are never called.
+    pub fn offline_instance(&self) -> R<CleanupInstance> {
+        let kafka = KafkaClients::new(KafkaSettings::new("offline.invalid:9092"))?;
+        w(self.component.instantiate(kafka, Box::new(NoEvents)))
+    }
+
+    pub fn settings(&self) -> R<KafkaSettings> {
+        let bootstrap = self.bootstrap.as_deref().ok_or_else(|| fail("no broker"))?;
+        Ok(KafkaSettings::new(bootstrap))
+    }
+
+    pub fn kafka(&self) -> R<KafkaClients> {
+        Ok(KafkaClients::new(self.settings()?)?)
+    }
+}
+
+fn env_usize(name: &str, default: usize) -> R<usize> {
+    match std::env::var(name) {
+        Ok(text) if !text.trim().is_empty() => {
+            let clean: String = text.chars().filter(|c| *c != '_' && *c != ',').collect();
+            clean
+                .trim()
+                .parse()
+                .map_err(|_| fail(format!("{name}={text:?} is not a number")))
+        }
+        _ => Ok(default),
+    }
+}
+
+const USAGE: &str = "usage: action-state-bench [--only plan,apply,replay,startup] [--report FILE]
+Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
+ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
+ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
+ASC_BENCH_REPLAY_ROUNDS (3), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
+ASC_CACHE_DIR (warm component cache).";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // Child modes of the start-up benchmark: one measurement in a fresh process.
+    if args.get(1).is_some_and(|a| a.starts_with("probe-")) {
+        if let Err(e) = startup::probe(&args[1..]) {
+            eprintln!("probe failed: {e:?}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    if let Err(e) = run(&args[1..]) {
+        eprintln!("bench: error: {e:?}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &[String]) -> R<()> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let repo = repo.canonicalize().unwrap_or(repo);
+    let mut only: Vec<String> = ["plan", "apply", "replay", "startup"]
+        .map(String::from)
+        .to_vec();
+    let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--only" => {
+                let list = rest.next().ok_or_else(|| fail(USAGE))?;
+                only = list.split(',').map(|s| s.trim().to_owned()).collect();
+            }
+            "--report" => report_path = PathBuf::from(rest.next().ok_or_else(|| fail(USAGE))?),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => return Err(fail(format!("unknown argument {other:?}\n{USAGE}"))),
+        }
+    }
+    if std::env::var_os("ASC_FAILPOINT").is_some() {
+        return Err(fail(
+            "unset ASC_FAILPOINT: the harness sets it only for its child processes",
+        ));
+    }
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
+    std::fs::create_dir_all(&out)?;
+    let cli = std::env::current_exe()?
+        .parent()
+        .ok_or_else(|| fail("no exe dir"))?
+        .join("action-state-cleanup");
+    if !cli.is_file() {
+        return Err(fail(format!(
+            "{} is missing: build it with cargo build --release -p action-state-cleanup",
+            cli.display()
+        )));
+    }
+    let cache_dir =
+        action_state_cleanup::engine::cache_dir().unwrap_or_else(|| out.join("component-cache"));
+    let bootstrap = std::env::var("ASC_KAFKA_BOOTSTRAP")
+        .ok()
+        .filter(|b| !b.trim().is_empty());
+    let broker_state = std::env::var_os("ASC_BENCH_BROKER_STATE").map(PathBuf::from);
+
+    let started = Instant::now();
+    let mut report = Report::default();
+    report.environment = environment(&repo, &cli, bootstrap.as_deref());
+    let engine = w(new_engine())?;
+    let component = w(CleanupComponent::new(&engine, CLEANUP_COMPONENT))?;
+    let ctx = Ctx {
+        repo,
+        out,
+        cli,
+        cache_dir,
+        bootstrap,
+        broker_state,
+        component,
+    };
+
+    let mut sections: Vec<(u32, String)> = Vec::new();
+    let wants = |name: &str| only.iter().any(|o| o == name);
+    if wants("plan") {
+        sections.push((1, plan::run(&ctx, &mut report)?));
+    }
+    if wants("startup") {
+        sections.push((4, startup::run(&ctx, &mut report)?));
+    }
+    for (name, number) in [("apply", 2), ("replay", 3)] {
+        if !wants(name) {
+            continue;
+        }
+        if ctx.bootstrap.is_none() {
+            sections.push((
+                number,
+                format!("## {number}. {name}\n\nSkipped: no broker (ASC_KAFKA_BOOTSTRAP unset).\n"),
+            ));
+            continue;
+        }
+        let text = if name == "apply" {
+            apply::run(&ctx, &mut report)?
+        } else {
+            replay::run(&ctx, &mut report)?
+        };
+        sections.push((number, text));
+    }
+    sections.sort_by_key(|(n, _)| *n);
+    for (_, text) in sections {
+        report.section(text);
+    }
+    report.goals.sort_by_key(|g| goal_order(&g.goal));
+    report.environment.push(format!(
+        "Whole run: {:.0} s; load average at the end: {}",
+        started.elapsed().as_secs_f64(),
+        load_average()
+    ));
+    let text = report.render();
+    println!("{text}");
+    std::fs::write(&report_path, &text)?;
+    eprintln!("bench: wrote {}", report_path.display());
+    Ok(())
+}
+
+fn goal_order(goal: &str) -> usize {
+    ["Replay", "Plan", "Fresh apply", "`verify`"]
+        .iter()
+        .position(|p| goal.starts_with(p))
+        .unwrap_or(usize::MAX)
+}
+
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn environment(repo: &Path, cli: &Path, bootstrap: Option<&str>) -> Vec<String> {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let commit = git(&["describe", "--always", "--dirty", "--abbrev=12"])
+        .unwrap_or_else(|| "unknown".into());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().next().map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse::<u64>()
+                    .unwrap_or(0)
+            })
+        })
+        .map(|kb| format!("{:.1} GiB", kb as f64 / 1048576.0))
+        .unwrap_or_default();
+    let date = Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    let (_, librdkafka) = rdkafka::util::get_rdkafka_version();
+    vec![
+        format!("Date: {date}; commit `{commit}`"),
+        format!(
+            "Machine: {cpu}, {cores} cores, {memory} RAM (shared with other builds); load average at the start: {}",
+            load_average()
+        ),
+        format!(
+            "Builds: release bench binary and CLI `{}`; wasmtime 48.0.8, librdkafka {librdkafka}",
+            cli.display()
+        ),
+        format!(
+            "Broker: {}",
+            bootstrap.map_or("none (apply and replay skipped)".to_owned(), |b| format!(
+                "single-node Kafka 4 (KRaft) at {b}"
+            ))
+        ),
+    ]
+}
