@@ -72,12 +72,15 @@ pub fn parse_describe(text: &str) -> Option<TopicState> {
                 configs: field(line, "Configs:").unwrap_or_default(),
                 partitions: Vec::new(),
             });
-        } else if let (Some(state), Some(partition)) = (topic.as_mut(), field(line, "Partition:"))
-        {
+        } else if let (Some(state), Some(partition)) = (topic.as_mut(), field(line, "Partition:")) {
             let leader = field(line, "Leader:").unwrap_or_default();
             state.partitions.push(PartitionState {
                 partition: partition.parse().ok()?,
-                leader: leader.parse().ok().filter(|&l: &i64| l >= 0).map(|l| l as u32),
+                leader: leader
+                    .parse()
+                    .ok()
+                    .filter(|&l: &i64| l >= 0)
+                    .map(|l| l as u32),
                 replicas: ids(&field(line, "Replicas:").unwrap_or_default()),
                 isr: ids(&field(line, "Isr:").unwrap_or_default()),
             });
