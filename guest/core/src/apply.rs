@@ -87,19 +87,28 @@ pub fn apply(
     plan: &Plan,
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
-    match apply_once(kafka, observer, plan, options) {
-        // Fenced before committing: another apply committed first. Decide once more, from the
-        // start, on the history it left: the same plan resumes, an incomparable one is refused.
-        Err(CleanupError::Fenced(_)) => apply_once(kafka, observer, plan, options),
-        other => other,
+    let mut outcome = apply_once(kafka, observer, plan, options, true);
+    for _ in 1..MAX_ATTEMPTS {
+        // Fenced before committing: another apply took over. Decide again, from the start, on
+        // the history it leaves: the same plan resumes without fencing anyone (only a new
+        // commit needs the fenced writer), an incomparable one is refused.
+        if !matches!(outcome, Err(CleanupError::Fenced(_))) {
+            break;
+        }
+        outcome = apply_once(kafka, observer, plan, options, false);
     }
+    outcome
 }
+
+/// How often an apply that keeps being fenced by concurrent applies decides again.
+const MAX_ATTEMPTS: usize = 4;
 
 fn apply_once(
     kafka: &mut dyn KafkaOps,
     observer: &mut dyn ApplyObserver,
     plan: &Plan,
     options: &ApplyOptions,
+    fence_first: bool,
 ) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
     if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
@@ -113,9 +122,30 @@ fn apply_once(
         plan,
         control: &options.control_topic,
     };
-    let mut history = session.inspect_and_read(options.replication_factor, !options.dry_run)?;
+    let may_write = !options.dry_run;
+    let mut fenced = may_write && fence_first;
+    let mut history = session.inspect_and_read(options.replication_factor, may_write, fenced)?;
+    loop {
+        let known = history.find(&plan.plan_id).cloned();
+        if known.is_none() && may_write && !fenced {
+            // A commit is needed: become the only writer, then decide on what is there now.
+            history = session.fence_and_read()?;
+            fenced = true;
+            continue;
+        }
+        return decide_and_act(&mut session, observer, history, known, options);
+    }
+}
 
-    let known = history.find(&plan.plan_id).cloned();
+/// Acts on the plan's known status: nothing, resume, or the full commit-before-delete path.
+fn decide_and_act(
+    session: &mut Session<'_>,
+    observer: &mut dyn ApplyObserver,
+    mut history: ControlHistory,
+    known: Option<ControlRecord>,
+    options: &ApplyOptions,
+) -> Result<ApplyReport> {
+    let plan = session.plan;
     if let Some(record) = known.as_ref().filter(|record| record.plan != *plan) {
         return Err(CleanupError::ControlTopicCorrupt(format!(
             "Cleanup control record {} does not match the supplied plan",
@@ -201,6 +231,7 @@ impl Session<'_> {
         &mut self,
         replication_factor: u16,
         may_write: bool,
+        fence: bool,
     ) -> Result<ControlHistory> {
         let control = self.control;
         let states = self
@@ -236,14 +267,24 @@ impl Session<'_> {
             )));
         };
         check_control_topic(control, &control_state.description, &control_state.configs)?;
-        if may_write {
-            // Fence before reading: any concurrent apply that has not committed yet can no
-            // longer commit, and the read below sees everything earlier writers committed. A
-            // plan that advances what we read is therefore the only one that can commit.
-            self.kafka
-                .fence_control(control)
-                .map_err(CleanupError::Kafka)?;
+        if fence {
+            return self.fence_and_read();
         }
+        self.read_history()
+    }
+
+    /// Fences before reading: any concurrent apply that has not committed yet can no longer
+    /// commit, and the read sees everything earlier writers committed. A plan that advances
+    /// what is read is therefore the only one that can commit.
+    fn fence_and_read(&mut self) -> Result<ControlHistory> {
+        self.kafka
+            .fence_control(self.control)
+            .map_err(CleanupError::Kafka)?;
+        self.read_history()
+    }
+
+    fn read_history(&mut self) -> Result<ControlHistory> {
+        let control = self.control;
         let entries = self
             .kafka
             .read_control_log(control)

@@ -85,6 +85,8 @@ impl ReplayConsumer {
     }
 
     pub fn assign(&mut self, start: &[(u32, u64)]) -> Result<(), CapabilityError> {
+        // A new assignment starts a new read: an error deferred from the old one is moot.
+        self.deferred = None;
         let mut list = TopicPartitionList::with_capacity(start.len());
         for &(partition, offset) in start {
             let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {

@@ -73,9 +73,11 @@ impl FencedWriter {
             .set("enable.idempotence", "true")
             .set("acks", "all")
             .set("linger.ms", "0")
+            // Brokers refuse transaction timeouts above transaction.max.timeout.ms (15 min by
+            // default); one append's transaction never needs longer than that.
             .set(
                 "transaction.timeout.ms",
-                timeout.as_millis().max(1000).to_string(),
+                timeout.as_millis().clamp(10_000, 900_000).to_string(),
             );
         let error = |e: RdError| CapabilityError {
             operation: "fence-control",
