@@ -39,7 +39,18 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 fn apply_plan(dir: &Path, markers: &Path, control: &str) {
     let plan = plan_file(dir, markers, "rp");
-    expect_code(&cli(&["apply", "--plan", plan.to_str().unwrap(), "--bootstrap-servers", bootstrap(), "--control-topic", control]), 0);
+    expect_code(
+        &cli(&[
+            "apply",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--bootstrap-servers",
+            bootstrap(),
+            "--control-topic",
+            control,
+        ]),
+        0,
+    );
 }
 
 fn legacy_of(marker: &Path, dir: &Path) -> PathBuf {
