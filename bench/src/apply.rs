@@ -429,12 +429,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let mut rows = Vec::new();
     for name in SCENARIOS {
         if let Some(ab) = results.get(name) {
-            let spent: Vec<String> = ab
-                .a
-                .phase_names()
-                .iter()
-                .map(|p| format!("{p} {}", dur(ab.a.phase_median(p).unwrap_or(f64::NAN))))
-                .collect();
+            let spent: Vec<String> =
+                ab.a.phase_names()
+                    .iter()
+                    .map(|p| format!("{p} {}", dur(ab.a.phase_median(p).unwrap_or(f64::NAN))))
+                    .collect();
             rows.push(vec![name.to_owned(), ab.a.summary(), spent.join(", ")]);
         }
     }
@@ -442,7 +441,10 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         "\nWhere the time of an apply goes (A, median time per capability over the timed rounds; \
          B makes the same calls):\n\n",
     );
-    out.push_str(&table(&["plan", "A total", "time in each capability"], &rows));
+    out.push_str(&table(
+        &["plan", "A total", "time in each capability"],
+        &rows,
+    ));
 
     // The goal: a fresh apply in ≤ 8 broker round trips plus one control-topic read.
     if let (Some(b), Some(a)) = (
@@ -509,7 +511,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 saved += hidden;
             } else if hidden == 1 {
                 savings.push(
-                    "send the stable-offset check concurrently with the next inspection (−1)".into(),
+                    "send the stable-offset check concurrently with the next inspection (−1)"
+                        .into(),
                 );
                 saved += 1;
             }

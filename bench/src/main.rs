@@ -78,7 +78,14 @@ impl Ctx {
 
     pub fn settings(&self) -> R<KafkaSettings> {
         let bootstrap = self.bootstrap.as_deref().ok_or_else(|| fail("no broker"))?;
-        Ok(KafkaSettings::new(bootstrap))
+        let mut settings = KafkaSettings::new(bootstrap);
+        // Extra librdkafka properties for every client of the harness (experiments only).
+        if let Ok(extra) = std::env::var("ASC_BENCH_KAFKA_PROPERTIES") {
+            for pair in extra.split(',').filter(|p| !p.trim().is_empty()) {
+                settings.set_pair(pair).map_err(fail)?;
+            }
+        }
+        Ok(settings)
     }
 
     pub fn kafka(&self) -> R<KafkaClients> {
@@ -104,6 +111,7 @@ Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they a
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
 ASC_BENCH_REPLAY_ROUNDS (3), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
+ASC_BENCH_KAFKA_PROPERTIES (k=v,… librdkafka properties for every harness client; experiments),
 ASC_CACHE_DIR (warm component cache).";
 
 fn main() {

@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use action_state_cleanup::kafka::consumer::ReplayConsumer;
+use action_state_cleanup::kafka::fence::AppendFailure;
 use action_state_cleanup::kafka::{CapabilityError, KafkaClients, ffi};
 use action_state_core::KafkaError;
 use action_state_core::control::ControlEntry;
 use action_state_core::offsets::PartitionOffsets;
-use action_state_cleanup::kafka::fence::AppendFailure;
 use action_state_core::ops::{
-    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription, TopicState,
+    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
+    TopicState,
 };
 use action_state_core::replay::{ConsumedRecord, RecordSource};
 use rdkafka::config::ClientConfig;
@@ -213,30 +214,61 @@ impl KafkaOps for NativeOps<'_> {
     }
 }
 
-/// The replay consumer as the core's record source (what the component's `HostSource` is).
-pub struct NativeSource(pub ReplayConsumer);
+/// The replay consumer as the core's record source (what the component's `HostSource` is),
+/// counting and timing what the core asks of it.
+pub struct NativeSource {
+    pub consumer: ReplayConsumer,
+    pub polls: u32,
+    pub poll_secs: f64,
+    pub positions: u32,
+    pub position_secs: f64,
+    pub assigns: u32,
+    /// Diagnostic: keep the first assignment, ignoring the core's later re-assignments (which
+    /// only drop finished partitions; with no concurrent writer they have nothing more to fetch).
+    pub keep_assignment: bool,
+}
+
+impl NativeSource {
+    pub fn new(consumer: ReplayConsumer) -> Self {
+        NativeSource {
+            consumer,
+            polls: 0,
+            poll_secs: 0.0,
+            positions: 0,
+            position_secs: 0.0,
+            assigns: 0,
+            keep_assignment: false,
+        }
+    }
+}
 
 impl RecordSource for NativeSource {
     fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
+        self.assigns += 1;
+        if self.keep_assignment && self.assigns > 1 {
+            return Ok(());
+        }
         let start: Vec<(u32, u64)> = start.iter().collect();
-        self.0.assign(&start).map_err(kafka_error)
+        self.consumer.assign(&start).map_err(kafka_error)
     }
 
     fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-        Ok(self
-            .0
-            .position()
-            .map_err(kafka_error)?
-            .into_iter()
-            .collect())
+        let started = Instant::now();
+        let positions = self.consumer.position().map_err(kafka_error);
+        self.positions += 1;
+        self.position_secs += started.elapsed().as_secs_f64();
+        Ok(positions?.into_iter().collect())
     }
 
     fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<Vec<ConsumedRecord>> {
+        let started = Instant::now();
         let records = self
-            .0
+            .consumer
             .poll(max_records, Duration::from_millis(u64::from(timeout_ms)))
-            .map_err(kafka_error)?;
-        Ok(records
+            .map_err(kafka_error);
+        self.polls += 1;
+        self.poll_secs += started.elapsed().as_secs_f64();
+        Ok(records?
             .into_iter()
             .map(|r| ConsumedRecord {
                 partition: r.partition,
@@ -257,7 +289,10 @@ pub struct BulkProducer(BaseProducer);
 impl BulkProducer {
     pub fn new(ctx: &Ctx) -> R<Self> {
         let producer: BaseProducer = ClientConfig::new()
-            .set("bootstrap.servers", ctx.bootstrap.as_deref().unwrap_or_default())
+            .set(
+                "bootstrap.servers",
+                ctx.bootstrap.as_deref().unwrap_or_default(),
+            )
             .set("enable.idempotence", "true")
             .set("acks", "all")
             .set("linger.ms", "20")
@@ -268,7 +303,8 @@ impl BulkProducer {
     }
 
     pub fn send(&self, topic: &str, partition: i32, key: &str, value: Option<&str>) -> R<()> {
-        let mut record: BaseRecord<'_, str, str> = BaseRecord::to(topic).partition(partition).key(key);
+        let mut record: BaseRecord<'_, str, str> =
+            BaseRecord::to(topic).partition(partition).key(key);
         if let Some(value) = value {
             record = record.payload(value);
         }

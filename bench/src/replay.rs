@@ -31,8 +31,16 @@ const STALL_TIMEOUT_MS: u32 = 30_000;
 enum Variant {
     Native,
     Component,
+    /// Diagnostic: the core's session natively (no WebAssembly boundary).
     Core,
+    /// Diagnostic: C, keeping the first consumer assignment.
+    CoreKeepAssignment,
+    /// Diagnostic: B with `fetch.queue.backoff.ms=10` on its consumer.
+    ComponentShortBackoff,
 }
+
+/// librdkafka property of variant E.
+const SHORT_BACKOFF: &str = "fetch.queue.backoff.ms=10";
 
 impl Variant {
     fn label(self) -> &'static str {
@@ -40,6 +48,8 @@ impl Variant {
             Variant::Native => "A native consumer",
             Variant::Component => "B component session",
             Variant::Core => "C native core session",
+            Variant::CoreKeepAssignment => "D = C keeping its first assignment",
+            Variant::ComponentShortBackoff => "E = B with fetch.queue.backoff.ms=10",
         }
     }
 }
@@ -88,11 +98,52 @@ impl State {
 }
 
 /// Accumulates the time spent fetching vs applying.
-#[derive(Default)]
 struct Split {
     setup: f64,
     fetch: f64,
     apply: f64,
+    /// Consumer polls, and batches the loop received (next-batch calls).
+    polls: u32,
+    batches: u32,
+    /// Seconds in the consumer's position() (variant C only).
+    position: f64,
+    /// CPU seconds (user + system) of the whole process and of the calling thread at the start.
+    cpu_start: (f64, f64),
+}
+
+impl Default for Split {
+    fn default() -> Self {
+        Split {
+            setup: 0.0,
+            fetch: 0.0,
+            apply: 0.0,
+            polls: 0,
+            batches: 0,
+            position: f64::NAN,
+            cpu_start: (
+                cpu_seconds("/proc/self/stat"),
+                cpu_seconds("/proc/thread-self/stat"),
+            ),
+        }
+    }
+}
+
+/// utime + stime of a /proc stat file, in seconds (clock ticks of 10 ms).
+fn cpu_seconds(path: &str) -> f64 {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return f64::NAN;
+    };
+    let Some(rest) = text.rfind(')').map(|i| &text[i + 1..]) else {
+        return f64::NAN;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 impl Split {
@@ -103,6 +154,17 @@ impl Split {
                 ("setup", self.setup),
                 ("fetch", self.fetch),
                 ("apply to map", self.apply),
+                (
+                    "cpu process",
+                    cpu_seconds("/proc/self/stat") - self.cpu_start.0,
+                ),
+                (
+                    "cpu main thread",
+                    cpu_seconds("/proc/thread-self/stat") - self.cpu_start.1,
+                ),
+                ("polls", f64::from(self.polls)),
+                ("batches", f64::from(self.batches)),
+                ("position", self.position),
             ],
         }
     }
@@ -179,7 +241,12 @@ fn ensure_data(ctx: &Ctx, records: u64, value_bytes: usize, tombstones: u64) -> 
             let k = n % distinct;
             let key = format!("action-{k:08}");
             let value = value_text(n, &key, value_bytes);
-            producer.send(&topic, (k % u64::from(PARTITIONS)) as i32, &key, Some(&value))?;
+            producer.send(
+                &topic,
+                (k % u64::from(PARTITIONS)) as i32,
+                &key,
+                Some(&value),
+            )?;
             if last_report.elapsed() > Duration::from_secs(5) {
                 last_report = Instant::now();
                 let secs = started.elapsed().as_secs_f64();
@@ -254,6 +321,8 @@ fn replay_native(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     while next.iter().zip(&end).any(|(n, e)| n < e) {
         let t = Instant::now();
         let batch = consumer.poll(BATCH, Duration::from_millis(u64::from(POLL_TIMEOUT_MS)))?;
+        split.polls += 1;
+        split.batches += 1;
         let t2 = Instant::now();
         split.fetch += (t2 - t).as_secs_f64();
         if batch.is_empty() {
@@ -282,8 +351,12 @@ fn replay_native(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     Ok((split.timing(total), state.outcome()))
 }
 
-fn replay_component(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
-    let kafka = ctx.kafka()?;
+fn replay_component(ctx: &Ctx, data: &Data, short_backoff: bool) -> R<(Timing, Outcome)> {
+    let mut settings = ctx.settings()?;
+    if short_backoff {
+        settings.set_pair(SHORT_BACKOFF).map_err(fail)?;
+    }
+    let kafka = action_state_cleanup::kafka::KafkaClients::new(settings)?;
     let mut instance = w(ctx.component.instantiate(kafka, Box::new(NoEvents)))?;
     let policy = RecoveryPolicy {
         topic: Some(data.topic.clone()),
@@ -303,6 +376,7 @@ fn replay_component(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     loop {
         let t = Instant::now();
         let batch = call(instance.next_batch(&session, BATCH))?;
+        split.batches += 1;
         let t2 = Instant::now();
         split.fetch += (t2 - t).as_secs_f64();
         for record in batch.records {
@@ -314,11 +388,12 @@ fn replay_component(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         }
     }
     let total = started.elapsed().as_secs_f64();
+    split.polls = instance.counts().consumer_polls;
     w(instance.end_session(session))?;
     Ok((split.timing(total), state.outcome()))
 }
 
-fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
+fn replay_core(ctx: &Ctx, data: &Data, keep_assignment: bool) -> R<(Timing, Outcome)> {
     let mut kafka = ctx.kafka()?;
     let started = Instant::now();
     let mut split = Split::default();
@@ -330,7 +405,8 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     };
     let core = |e: action_state_core::CleanupError| fail(e.to_string());
     let mut session = RecoverySession::start(&mut ops, &data.topic, policy).map_err(core)?;
-    let mut source = NativeSource(ops.kafka.replay_consumer(&data.topic)?);
+    let mut source = NativeSource::new(ops.kafka.replay_consumer(&data.topic)?);
+    source.keep_assignment = keep_assignment;
     let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(core)?;
     let options = CoreOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,
@@ -346,6 +422,7 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         let batch = session
             .next_batch(&mut ops, &mut source, BATCH)
             .map_err(core)?;
+        split.batches += 1;
         let t2 = Instant::now();
         split.fetch += (t2 - t).as_secs_f64();
         for record in batch.records {
@@ -357,6 +434,8 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         }
     }
     let total = started.elapsed().as_secs_f64();
+    split.polls = source.polls;
+    split.position = source.position_secs;
     Ok((split.timing(total), state.outcome()))
 }
 
@@ -368,24 +447,30 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         (records / 1000).min(1000) as usize,
     )? as u64;
     let rounds = env_usize("ASC_BENCH_REPLAY_ROUNDS", 3)?.max(1);
-    let with_core = env_usize("ASC_BENCH_REPLAY_CORE", 1)? != 0;
+    let diagnostics = env_usize("ASC_BENCH_REPLAY_DIAGNOSTICS", 1)? != 0;
     let data = ensure_data(ctx, records, value_bytes, tombstones)?;
 
     let mut variants = vec![Variant::Native, Variant::Component];
-    if with_core {
-        variants.push(Variant::Core);
+    if diagnostics {
+        variants.extend([
+            Variant::Core,
+            Variant::CoreKeepAssignment,
+            Variant::ComponentShortBackoff,
+        ]);
     }
     let mut samples: Vec<Samples> = variants.iter().map(|_| Samples::default()).collect();
     let mut expected: Option<Outcome> = None;
     for round in 0..rounds {
-        // Rotate the order each round: A B C, B C A, C A B, …
+        // Rotate the order each round: A B C …, B C … A, …
         for k in 0..variants.len() {
             let i = (round + k) % variants.len();
             let variant = variants[i];
             let (timing, outcome) = match variant {
                 Variant::Native => replay_native(ctx, &data)?,
-                Variant::Component => replay_component(ctx, &data)?,
-                Variant::Core => replay_core(ctx, &data)?,
+                Variant::Component => replay_component(ctx, &data, false)?,
+                Variant::Core => replay_core(ctx, &data, false)?,
+                Variant::CoreKeepAssignment => replay_core(ctx, &data, true)?,
+                Variant::ComponentShortBackoff => replay_component(ctx, &data, true)?,
             };
             if outcome.records != data.total {
                 return Err(fail(format!(
@@ -417,8 +502,14 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     }
     let outcome = expected.ok_or_else(|| fail("no replay ran"))?;
     let total = data.total as f64;
-    let (a, b) = (&samples[0], &samples[1]);
-    let rate_ratio = b.rate_median(total) / a.rate_median(total);
+    let rate = |v: Variant| {
+        variants
+            .iter()
+            .position(|x| *x == v)
+            .map_or(f64::NAN, |i| samples[i].rate_median(total))
+    };
+    let sample = |v: Variant| variants.iter().position(|x| *x == v).map(|i| &samples[i]);
+    let rate_ratio = rate(Variant::Component) / rate(Variant::Native);
 
     let mut out = String::from(
         "## 3. Replay throughput: component recovery session (B) vs native consumer (A)\n\n",
@@ -426,28 +517,32 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let _ = write!(
         out,
         "Topic `{}`: {} records with {value_bytes}-byte values ({:.0} MiB of values, {} distinct keys) \
-         + {tombstones} tombstones over {PARTITIONS} partitions, replayed from offset 0 to the end captured \
-         at the start; every record applied as a put or tombstone to a `HashMap<String, String>`. \
-         A = `KafkaClients::replay_consumer` → assign → `poll({BATCH}, {POLL_TIMEOUT_MS} ms)` loop; \
-         B = `start_session` → `restore` → `next_batch({BATCH})` loop (as the `recover` CLI does); \
+         + {tombstones} tombstones over {PARTITIONS} partitions, replayed from offset 0 to the end \
+         captured at the start; every record applied as a put or tombstone to a \
+         `HashMap<String, String>`. A = `KafkaClients::replay_consumer` → assign → \
+         `poll({BATCH}, {POLL_TIMEOUT_MS} ms)` loop; B = `start_session` → `restore` → \
+         `next_batch({BATCH})` loop (as the `recover` CLI does). Diagnostics, for the analysis only: \
          C = `action_state_core::replay::RecoverySession` natively over the same consumer (no wasm \
-         boundary). All variants end with the same {} states (checked by digest). {rounds} rounds, order \
-         rotated each round; times include session set-up (describe, list-offsets, assign).\n\n",
+         boundary); D = C with the consumer keeping its first assignment (the core re-assigns the \
+         unfinished partitions each time one reaches its target; with no concurrent writer that \
+         changes nothing but the fetching); E = B with `{SHORT_BACKOFF}` on its consumer. Every \
+         variant ends with the same {} states (checked by digest). {rounds} rounds, order rotated \
+         each round; times include session set-up (describe, list-offsets, assign).\n\n",
         data.topic,
         num(records as f64),
         mib(data.bytes as f64),
         num((records / 10).max(1) as f64),
         num(outcome.states as f64),
     );
+    let a = &samples[0];
     let mut rows = Vec::new();
     for (variant, s) in variants.iter().zip(&samples) {
-        let vs = s.rate_median(total) / a.rate_median(total);
         rows.push(vec![
             variant.label().into(),
             s.rate_summary(total, "records/s"),
             format!("{:.0} MiB/s", mib(data.bytes as f64) / s.median()),
             s.summary(),
-            ratio(vs),
+            ratio(s.rate_median(total) / a.rate_median(total)),
         ]);
     }
     out.push_str(&table(
@@ -460,59 +555,123 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         ],
         &rows,
     ));
-    out.push_str("\nWhere the time goes (medians; *fetch* = inside `poll` / `next_batch`, *apply* = HashMap updates):\n\n");
+    out.push_str(
+        "\nWhere the time goes (medians; *fetch* = inside `poll` / `next_batch`, *apply* = HashMap \
+         updates; CPU = user + system time from `/proc` (10 ms ticks) of the whole process, \
+         librdkafka's threads included, and of the thread running the loop, guest code and the \
+         boundary included):\n\n",
+    );
+    let cpu = |s: &Samples, name: &str| s.phase_median(name).unwrap_or(f64::NAN) * 1e6 / total;
     let rows: Vec<Vec<String>> = variants
         .iter()
         .zip(&samples)
         .map(|(variant, s)| {
             let fetch = s.phase_median("fetch").unwrap_or(f64::NAN);
+            let polls = s.phase_median("polls").unwrap_or(f64::NAN);
             vec![
                 variant.label().into(),
                 dur(s.phase_median("setup").unwrap_or(f64::NAN)),
                 dur(fetch),
                 format!("{:.2} µs", fetch * 1e6 / total),
                 dur(s.phase_median("apply to map").unwrap_or(f64::NAN)),
+                format!("{} ({:.0} records each)", num(polls), total / polls),
+                format!(
+                    "{:.2} µs / {:.2} µs",
+                    cpu(s, "cpu process"),
+                    cpu(s, "cpu main thread")
+                ),
             ]
         })
         .collect();
     out.push_str(&table(
-        &["variant", "setup", "fetch", "fetch per record", "apply"],
+        &[
+            "variant",
+            "setup",
+            "fetch",
+            "fetch per record",
+            "apply",
+            "consumer polls",
+            "CPU per record: process / loop thread",
+        ],
         &rows,
     ));
 
-    let per_record = |s: &Samples| s.phase_median("fetch").unwrap_or(f64::NAN) * 1e6 / total;
     let mut analysis = format!(
-        "{} vs {} records/s over {} records of {value_bytes} B.",
-        num(b.rate_median(total)),
-        num(a.rate_median(total)),
+        "B {} vs A {} records/s over {} records of {value_bytes} B.",
+        num(rate(Variant::Component)),
+        num(rate(Variant::Native)),
         num(total)
     );
-    if rate_ratio < 0.9 {
-        let core_note = if with_core {
-            format!(
-                " The native core session (C) fetches at {:.2} µs per record, so the core's own per-record \
-                 work costs {:.2} µs over the plain consumer's {:.2} µs, and the WebAssembly boundary \
-                 {:.2} µs more.",
-                per_record(&samples[2]),
-                per_record(&samples[2]) - per_record(a),
-                per_record(a),
-                per_record(b) - per_record(&samples[2])
-            )
-        } else {
-            String::new()
-        };
+    let b = &samples[1];
+    let boundary_cpu = sample(Variant::Core)
+        .map(|c| cpu(b, "cpu main thread") - cpu(c, "cpu main thread"))
+        .unwrap_or(f64::NAN);
+    if rate_ratio < 0.9 && diagnostics {
+        let (rc, rd, re) = (
+            rate(Variant::Core),
+            rate(Variant::CoreKeepAssignment),
+            rate(Variant::ComponentShortBackoff),
+        );
+        let (ra, rb) = (rate(Variant::Native), rate(Variant::Component));
         let _ = write!(
             analysis,
-            " The component path fetches at {:.2} µs per record against {:.2} µs natively.{core_note} Every \
-             record crosses the boundary twice as owned strings: the host lowers each consumed key and \
-             value into guest memory (two `cabi_realloc` calls and copies), the guest copies them into \
-             a `replayed-record`, and the host lifts them back out (two allocations, copies and UTF-8 \
-             validation). What would close it: keep the values on the host — the guest needs only \
-             partition, offset, key presence and decode status to decide, so `next-batch` could return \
-             accepted offset ranges (or indices into the host's batch) and the host would hand out its \
-             own records; or at least poll inside the guest with `list<u8>` values the guest never copies.",
-            per_record(b),
-            per_record(a)
+            " Diagnostics: the same core natively (C) reaches {} ({} of A){}. Keeping the first \
+             assignment (D) gives {} ({} of C){}. The component with a {} ms fetch-queue backoff (E) \
+             gives {} ({} of B){}. The boundary itself costs {:.2} µs of CPU per record on the replay \
+             thread (B vs C): each record's key and value are lowered into guest memory, copied into \
+             a `replayed-record` and lifted back out.",
+            num(rc),
+            ratio(rc / ra),
+            if rc / ra < 0.9 {
+                ", so the core's replay loop alone already misses the goal"
+            } else {
+                ", so the core's loop keeps up and the gap is the component"
+            },
+            num(rd),
+            ratio(rd / rc),
+            if rd / rc > 1.1 {
+                ": every re-assignment makes librdkafka drop what it had prefetched for the \
+                 remaining partitions and fetch it again"
+            } else {
+                ": re-assignment is not what limits it"
+            },
+            10,
+            num(re),
+            ratio(re / rb),
+            if re / rb > 1.1 {
+                ": when the loop drains the consumer more slowly than the broker fills it, \
+                 librdkafka's queue limits postpone the next fetch by `fetch.queue.backoff.ms` \
+                 (1 s by default), so a small per-record overhead becomes whole-second idle gaps"
+            } else {
+                ": fetch back-off is not what limits it"
+            },
+            boundary_cpu,
+        );
+        let mut fixes: Vec<&str> = Vec::new();
+        if rd / rc > 1.1 {
+            fixes.push(
+                "in the core, stop re-assigning the consumer when a partition finishes: keep \
+                 fetching it and ignore records at or past its target (`accept` already does), or \
+                 pause it (`rd_kafka_pause_partitions` keeps the other partitions' prefetched data), \
+                 with stall detection over the unfinished partitions only",
+            );
+        }
+        if re / rb > 1.1 {
+            fixes.push(
+                "in the host, give the replay consumer a short `fetch.queue.backoff.ms` (10–50 ms) \
+                 so that a loop briefly slower than the broker never idles for a second",
+            );
+        }
+        fixes.push(
+            "across the boundary, copy less per record: the guest needs only partition, offset, \
+             key presence and decode status to decide, so `next-batch` could return the accepted \
+             offsets and let the host hand out the records it already holds",
+        );
+        let _ = write!(analysis, " What would close it: {}.", fixes.join("; "));
+    } else if rate_ratio < 0.9 {
+        let _ = write!(
+            analysis,
+            " Run with ASC_BENCH_REPLAY_DIAGNOSTICS=1 for the variants that locate the gap."
         );
     }
     report.goals.push(Goal {
