@@ -347,7 +347,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 format!("{side:?}"),
                 dur(o.timing.total),
                 counts_text(&o.counts),
-                calls_text(&o.calls),
+                if o.calls.is_empty() {
+                    "(not visible inside the component)".into()
+                } else {
+                    calls_text(&o.calls)
+                },
             ]
         })
         .collect();
@@ -549,6 +553,25 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             .get("fresh")
             .map(|ab| ab.b.median())
             .unwrap_or(f64::NAN);
+        if let Some(ab) = results.get("fresh") {
+            let mut spent: Vec<(&str, f64)> =
+                ab.a.phase_names()
+                    .iter()
+                    .map(|p| (*p, ab.a.phase_median(p).unwrap_or(0.0)))
+                    .collect();
+            spent.sort_by(|x, y| y.1.total_cmp(&x.1));
+            let top: Vec<String> = spent
+                .iter()
+                .take(3)
+                .map(|(p, t)| format!("{p} {}", dur(*t)))
+                .collect();
+            let _ = write!(
+                analysis,
+                " Wall time is spent mostly in {} (native side, medians); round trips on an \
+                 idle local broker cost about a millisecond each.",
+                top.join(", ")
+            );
+        }
         let _ = write!(
             analysis,
             " Wall time of a fresh apply: {} (component).",

@@ -177,8 +177,10 @@ fn run(args: &[String]) -> R<()> {
     let broker_state = std::env::var_os("ASC_BENCH_BROKER_STATE").map(PathBuf::from);
 
     let started = Instant::now();
-    let mut report = Report::default();
-    report.environment = environment(&repo, &cli, bootstrap.as_deref());
+    let mut report = Report {
+        environment: environment(&repo, &cli, bootstrap.as_deref()),
+        ..Report::default()
+    };
     let engine = w(new_engine())?;
     let component = w(CleanupComponent::new(&engine, CLEANUP_COMPONENT))?;
     let ctx = Ctx {
@@ -227,6 +229,18 @@ fn run(args: &[String]) -> R<()> {
         started.elapsed().as_secs_f64(),
         load_average()
     ));
+    let busy = load_average()
+        .split_whitespace()
+        .next()
+        .and_then(|l| l.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    if busy > cores {
+        report.environment.push(format!(
+            "**Caution:** the machine was busy (load {busy:.1} on {cores:.0} cores): absolute times \
+             are inflated and spreads wide; the alternated ratios are the numbers to compare."
+        ));
+    }
     let text = report.render();
     println!("{text}");
     std::fs::write(&report_path, &text)?;

@@ -224,10 +224,12 @@ pub fn num(value: f64) -> String {
 }
 
 pub fn ratio(value: f64) -> String {
-    if value.is_finite() {
-        format!("{value:.2}×")
-    } else {
+    if !value.is_finite() {
         "n/a".into()
+    } else if value < 0.1 {
+        format!("{value:.4}× (1/{:.0})", 1.0 / value)
+    } else {
+        format!("{value:.2}×")
     }
 }
 
