@@ -62,6 +62,8 @@ struct Replay {
     active: Vec<u32>,
     options: ReplayOptions,
     stalled_ms: u64,
+    /// Consecutive non-empty polls that moved no position.
+    idle_polls: u32,
     /// Set when a batch failed: records it had already taken were never handed out, so the
     /// replay cannot continue; only a new restore can.
     failed: Option<String>,
@@ -85,6 +87,9 @@ pub struct RecoverySession {
 }
 
 const WHILE_RUNNING: &str = "while the job was running";
+/// Polls in a row that return records yet move no partition forward before the replay counts
+/// as stalled (such polls return at once, so the stall timeout cannot measure them).
+const MAX_IDLE_POLLS: u32 = 10_000;
 
 impl RecoverySession {
     /// Starts a session for `topic`, fixing its identity.
@@ -166,6 +171,7 @@ impl RecoverySession {
                 .collect(),
             options,
             stalled_ms: 0,
+            idle_polls: 0,
             failed: None,
         };
         source.assign(&replay.active_start())?;
@@ -219,6 +225,7 @@ impl RecoverySession {
             }
             let before = replay.positions.clone();
             let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
+            let polled = consumed.len();
             let mut records = Vec::with_capacity(consumed.len());
             for record in consumed {
                 if let Some(replayed) = replay.accept(&topic, record)? {
@@ -227,26 +234,28 @@ impl RecoverySession {
             }
             replay.advance_from(&source.position()?);
             if replay.positions == before {
-                replay.stalled_ms += u64::from(replay.options.poll_timeout_ms);
-                if replay.stalled_ms >= u64::from(replay.options.stall_timeout_ms) {
+                // An empty poll waited its whole timeout; a poll that returned only records past
+                // the targets (written after the capture) came back early, so it is counted,
+                // not timed, and too many of them in a row are a stall as well.
+                if polled == 0 {
+                    replay.stalled_ms += u64::from(replay.options.poll_timeout_ms);
+                } else {
+                    replay.idle_polls += 1;
+                }
+                if replay.stalled_ms >= u64::from(replay.options.stall_timeout_ms)
+                    || replay.idle_polls >= MAX_IDLE_POLLS
+                {
                     return Err(replay.stalled(&topic));
                 }
             } else {
                 replay.stalled_ms = 0;
+                replay.idle_polls = 0;
             }
-            let still_active: Vec<u32> = replay
+            // Finished partitions stay assigned: re-assigning would make the consumer drop what
+            // it prefetched for the others. Their later records are simply not accepted.
+            replay
                 .active
-                .iter()
-                .copied()
-                .filter(|p| replay.positions.get(*p) < replay.targets.get(*p))
-                .collect();
-            if still_active.len() != replay.active.len() {
-                replay.active = still_active;
-                // Stop fetching finished partitions, so their new records cannot mask a stall.
-                if !replay.active.is_empty() {
-                    source.assign(&replay.active_start())?;
-                }
-            }
+                .retain(|p| replay.positions.get(*p) < replay.targets.get(*p));
             if !records.is_empty() {
                 return Ok(ReplayBatch {
                     records,
@@ -316,8 +325,8 @@ impl Replay {
         else {
             return Ok(None);
         };
-        if !self.active.contains(&partition) || record.offset < position || record.offset >= target
-        {
+        // A finished partition's position equals its target, so this drops its late records too.
+        if record.offset < position || record.offset >= target {
             return Ok(None);
         }
         let invalid = |why: String| {

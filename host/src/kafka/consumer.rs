@@ -62,7 +62,10 @@ impl ReplayConsumer {
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false")
             .set("auto.offset.reset", "error")
-            .set("isolation.level", "read_committed");
+            .set("isolation.level", "read_committed")
+            // A replay drains as fast as it can; when it falls briefly behind the fetcher, the
+            // default 1 s queue back-off would turn that into whole seconds of idle.
+            .set("fetch.queue.backoff.ms", "10");
         let consumer = config.create().map_err(|e| error("consumer-create", e))?;
         Ok(ReplayConsumer {
             topic: topic.to_owned(),

@@ -791,6 +791,9 @@ class ReplayConsumer:
                 "enable.auto.offset.store": "false",
                 "auto.offset.reset": "error",
                 "isolation.level": "read_committed",
+                # As the Rust host: a replay briefly behind the fetcher must not idle for the
+                # default 1 s queue back-off.
+                "fetch.queue.backoff.ms": "10",
             }
         )
         try:
