@@ -24,10 +24,18 @@ fn host_contract(operation: &str, why: String) -> core::KafkaError {
 }
 
 impl KafkaOps for HostKafka {
-    fn inspect_topics(&mut self, topics: &[&str], names: &[&str]) -> KafkaResult<Vec<Option<core::ops::TopicState>>> {
-        let answer = kafka_admin::inspect_topics(&owned(topics), &owned(names)).map_err(core::KafkaError::from)?;
+    fn inspect_topics(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<core::ops::TopicState>>> {
+        let answer = kafka_admin::inspect_topics(&owned(topics), &owned(names))
+            .map_err(core::KafkaError::from)?;
         if answer.len() != topics.len() {
-            return Err(host_contract("inspect-topics", format!("{} answers for {} topics", answer.len(), topics.len())));
+            return Err(host_contract(
+                "inspect-topics",
+                format!("{} answers for {} topics", answer.len(), topics.len()),
+            ));
         }
         Ok(answer
             .into_iter()
@@ -37,17 +45,36 @@ impl KafkaOps for HostKafka {
                     partitions.sort_unstable();
                     partitions.dedup();
                     core::ops::TopicState {
-                        description: TopicDescription { topic: s.description.topic, topic_id: s.description.topic_id, partitions },
-                        configs: s.configs.into_iter().map(|c| ConfigEntry { name: c.name, value: c.value }).collect(),
+                        description: TopicDescription {
+                            topic: s.description.topic,
+                            topic_id: s.description.topic_id,
+                            partitions,
+                        },
+                        configs: s
+                            .configs
+                            .into_iter()
+                            .map(|c| ConfigEntry {
+                                name: c.name,
+                                value: c.value,
+                            })
+                            .collect(),
                     }
                 })
             })
             .collect())
     }
 
-    fn offset_range(&mut self, topic: &str, partitions: &[u32]) -> KafkaResult<Vec<core::ops::PartitionRange>> {
-        let answer = kafka_admin::offset_range(topic, partitions).map_err(core::KafkaError::from)?;
-        Ok(answer.into_iter().map(|r| (r.partition, r.beginning, r.end)).collect())
+    fn offset_range(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+    ) -> KafkaResult<Vec<core::ops::PartitionRange>> {
+        let answer =
+            kafka_admin::offset_range(topic, partitions).map_err(core::KafkaError::from)?;
+        Ok(answer
+            .into_iter()
+            .map(|r| (r.partition, r.beginning, r.end))
+            .collect())
     }
 
     fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
