@@ -110,7 +110,7 @@ const USAGE: &str = "usage: action-state-bench [--only plan,apply,replay,startup
 Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
-ASC_BENCH_REPLAY_ROUNDS (3), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
+ASC_BENCH_REPLAY_ROUNDS (5), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
 ASC_BENCH_KAFKA_PROPERTIES (k=v,… librdkafka properties for every harness client; experiments),
 ASC_CACHE_DIR (warm component cache).";
 

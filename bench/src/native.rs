@@ -223,9 +223,6 @@ pub struct NativeSource {
     pub positions: u32,
     pub position_secs: f64,
     pub assigns: u32,
-    /// Diagnostic: keep the first assignment, ignoring the core's later re-assignments (which
-    /// only drop finished partitions; with no concurrent writer they have nothing more to fetch).
-    pub keep_assignment: bool,
 }
 
 impl NativeSource {
@@ -237,7 +234,6 @@ impl NativeSource {
             positions: 0,
             position_secs: 0.0,
             assigns: 0,
-            keep_assignment: false,
         }
     }
 }
@@ -245,9 +241,6 @@ impl NativeSource {
 impl RecordSource for NativeSource {
     fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         self.assigns += 1;
-        if self.keep_assignment && self.assigns > 1 {
-            return Ok(());
-        }
         let start: Vec<(u32, u64)> = start.iter().collect();
         self.consumer.assign(&start).map_err(kafka_error)
     }
