@@ -611,10 +611,24 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
              copies and UTF-8 validation).{}",
             num(rc),
             ratio(rc / ra),
-            if rc / ra < 0.9 {
-                ", so the core's replay loop alone already misses the goal"
-            } else {
-                ", so the core's loop keeps up and the gap is the component boundary"
+            {
+                let core_cpu = sample(Variant::Core)
+                    .map(|c| cpu(c, "cpu process") / cpu(a, "cpu process"))
+                    .unwrap_or(f64::NAN);
+                if rc / ra >= 0.9 {
+                    ", so the core's loop keeps up and the gap is the component boundary".to_owned()
+                } else if core_cpu < 1.15 {
+                    format!(
+                        " while using {core_cpu:.2}× A's CPU per record: the core's own work per \
+                         record is small, and C's lower rate is contention on the busy machine \
+                         rather than work"
+                    )
+                } else {
+                    format!(
+                        ", using {core_cpu:.2}× A's CPU per record: the core's replay loop itself \
+                         costs throughput"
+                    )
+                }
             },
             boundary_cpu,
             if wall_gap > boundary_cpu * 1.2 {
