@@ -589,22 +589,37 @@ impl KafkaClients {
             message: "producer unavailable".into(),
             retriable: false,
         })?;
-        let mut pending = Vec::with_capacity(rest.len());
+        // `send_result` enqueues at once (an awaited `send` would only enqueue when polled, one
+        // record per round trip); a full local queue is drained by waiting for earlier records.
+        let mut pending = std::collections::VecDeque::with_capacity(rest.len());
         for (partition, key, value) in rest {
-            let record: FutureRecord<'_, str, str> = FutureRecord::to(topic)
+            let mut record: FutureRecord<'_, str, str> = FutureRecord::to(topic)
                 .partition(i32::try_from(*partition).unwrap_or(0))
                 .key(key.as_str())
                 .payload(value.as_str());
-            pending.push(producer.send(record, Timeout::After(self.settings.timeout)));
+            loop {
+                match producer.send_result(record) {
+                    Ok(delivery) => {
+                        pending.push_back(delivery);
+                        break;
+                    }
+                    Err((RdError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                        record = back;
+                        let Some(oldest) = pending.pop_front() else {
+                            std::thread::sleep(Duration::from_millis(10));
+                            continue;
+                        };
+                        wait_delivered(&self.runtime, oldest)?;
+                    }
+                    Err((error, _)) => return Err(from_rd(op, &error)),
+                }
+            }
         }
         for delivery in pending {
-            if let Err((error, _)) = self.runtime.block_on(delivery) {
-                return Err(from_rd(op, &error));
-            }
+            wait_delivered(&self.runtime, delivery)?;
         }
         Ok(())
     }
-
     /// Replaces a topic's dynamic configuration with exactly these entries (AlterConfigs is not
     /// incremental: anything not named returns to the broker default). For tests and failpoints.
     pub fn alter_topic_configs(
@@ -660,5 +675,20 @@ impl KafkaClients {
                 retriable: true,
             }),
         }
+    }
+}
+
+fn wait_delivered(
+    runtime: &tokio::runtime::Runtime,
+    delivery: rdkafka::producer::DeliveryFuture,
+) -> CapResult<()> {
+    match runtime.block_on(delivery) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err((error, _))) => Err(from_rd("produce", &error)),
+        Err(_) => Err(CapabilityError {
+            operation: "produce",
+            message: "the producer was closed before delivery".into(),
+            retriable: false,
+        }),
     }
 }
