@@ -379,8 +379,10 @@ fn finish_list_offsets(event: Event) -> Result<Vec<(u32, u64)>, NativeError> {
             u32::try_from(partition.partition),
             u64::try_from(partition.offset),
         ) else {
+            // An invalid offset without an error comes from a leader that just died (librdkafka
+            // still asks the cached one): retriable, like a leader change.
             return Err(NativeError::new(
-                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
                 Some(format!(
                     "partition {} reported offset {}",
                     partition.partition, partition.offset

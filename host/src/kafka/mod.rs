@@ -455,6 +455,16 @@ impl KafkaClients {
                         position = position.max(next);
                     }
                 }
+                // A lost connection is reported as an event while librdkafka reconnects (a
+                // broker died, a leader moved): keep reading until the deadline.
+                Some(Err(error))
+                    if matches!(
+                        error.rdkafka_error_code(),
+                        Some(
+                            RDKafkaErrorCode::BrokerTransportFailure
+                                | RDKafkaErrorCode::AllBrokersDown
+                        )
+                    ) => {}
                 Some(Err(error)) => return Err(from_rd(op, &error)),
             }
         }
