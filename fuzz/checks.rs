@@ -23,8 +23,11 @@ use action_state_core::{
 };
 use arbitrary::Unstructured;
 
+/// One check: panics when the core breaks a promise on this input.
+pub type Check = fn(&[u8]);
+
 /// The fuzz targets, by the name of their corpus folder (`fuzz/corpus/<name>/`).
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [(&str, Check); 4] = [
     ("plan", check_plan),
     ("marker", check_marker),
     ("control_record", check_control_record),
@@ -259,7 +262,7 @@ pub fn decode_control_log(data: &[u8]) -> Vec<ControlEntry> {
             3 if !entries.is_empty() => {
                 let index = usize::from(byte(&mut u)) % entries.len();
                 let earlier = &entries[index];
-                let flip = byte(&mut u) % 2 == 1;
+                let flip = !byte(&mut u).is_multiple_of(2);
                 let value = match (&earlier.value, flip) {
                     (Some(value), true) => Some(flip_status(value)),
                     (value, _) => value.clone(),
@@ -298,7 +301,7 @@ fn pick<T: Copy>(u: &mut Unstructured<'_>, pool: &[T]) -> T {
 /// A well-formed record (key = plan ID) from small pools; the zero topic ID makes a plan that
 /// `Plan::new` refuses, which is then written by hand with its hash so replay must refuse it.
 fn generated(u: &mut Unstructured<'_>) -> (String, String) {
-    let status = if byte(u) % 2 == 0 {
+    let status = if byte(u).is_multiple_of(2) {
         Status::Committed
     } else {
         Status::Applied
@@ -360,7 +363,7 @@ fn mutate(
         ),
         11 => (Some(key), None),
         12 => {
-            let status = if byte(u) % 2 == 0 {
+            let status = if byte(u).is_multiple_of(2) {
                 "\"committed\""
             } else {
                 "\"DELETED\""
