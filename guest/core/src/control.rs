@@ -3,7 +3,7 @@
 use crate::boundary::{advances_or_equals, effective_boundary};
 use crate::error::{CleanupError, Result};
 use crate::fields::Fields;
-use crate::json::{self, Value};
+use crate::json::{self, Value, excerpt};
 use crate::offsets::{PartitionOffsets, format_partitions};
 use crate::plan::Plan;
 
@@ -52,7 +52,8 @@ impl ControlRecord {
             Value::String(s) if s == "APPLIED" => Status::Applied,
             Value::String(s) => {
                 return Err(format!(
-                    "Cleanup control record status must be COMMITTED or APPLIED, but was {s:?}"
+                    "Cleanup control record status must be COMMITTED or APPLIED, but was {}",
+                    excerpt(s)
                 ));
             }
             other => {
@@ -114,16 +115,22 @@ impl ControlHistory {
         let Some(key) = &entry.key else {
             return Err(corrupt("has no plan ID key".into()));
         };
+        // The key is input: messages show it escaped and short (a real plan ID is 64 hex digits).
+        let shown = if key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit()) {
+            key.clone()
+        } else {
+            excerpt(key)
+        };
         let Some(value) = &entry.value else {
             return Err(corrupt(format!(
-                "is a tombstone for plan {key}; cleanup boundaries cannot be deleted"
+                "is a tombstone for plan {shown}; cleanup boundaries cannot be deleted"
             )));
         };
         let record = ControlRecord::parse_value(value)
-            .map_err(|why| corrupt(format!("(key {key}) is invalid: {why}")))?;
+            .map_err(|why| corrupt(format!("(key {shown}) is invalid: {why}")))?;
         if *key != record.plan.plan_id {
             return Err(corrupt(format!(
-                "has key {key}, which does not match its plan ID {}",
+                "has key {shown}, which does not match its plan ID {}",
                 record.plan.plan_id
             )));
         }

@@ -2,7 +2,7 @@
 //! partition→offset objects that markers, plans and control records share. Every message names
 //! the object (`subject`, e.g. "Cleanup plan") and the field.
 
-use crate::json::Value;
+use crate::json::{Value, excerpt};
 use crate::offsets::{MAX_OFFSET, MAX_PARTITION, PartitionOffsets};
 
 /// The members of an object whose field names must be exactly `expected` (in any order).
@@ -27,10 +27,26 @@ impl<'a> Fields<'a> {
         let names: Vec<&str> = members.iter().map(|(name, _)| name.as_str()).collect();
         let same = names.len() == expected.len() && expected.iter().all(|e| names.contains(e));
         if !same {
+            // Field names are input: show a few, escaped, never the whole of a hostile object.
+            const LISTED: usize = 12;
+            let mut found: Vec<String> = names
+                .iter()
+                .take(LISTED)
+                .map(|n| {
+                    if expected.contains(n) {
+                        (*n).to_owned()
+                    } else {
+                        excerpt(n)
+                    }
+                })
+                .collect();
+            if names.len() > LISTED {
+                found.push(format!("… and {} more", names.len() - LISTED));
+            }
             return Err(format!(
                 "{subject} fields must be exactly [{}], but were [{}]",
                 expected.join(", "),
-                names.join(", ")
+                found.join(", ")
             ));
         }
         Ok(Fields { subject, members })
@@ -96,7 +112,8 @@ pub fn parse_partition(subject: &str, key: &str) -> Result<u32, String> {
     let numeric = !signed.is_empty() && signed.bytes().all(|b| b.is_ascii_digit());
     if !numeric {
         return Err(format!(
-            "{subject} contains a non-integer Kafka partition: {key:?}"
+            "{subject} contains a non-integer Kafka partition: {}",
+            excerpt(key)
         ));
     }
     if key.starts_with('-') && signed.bytes().any(|b| b != b'0') {
@@ -117,6 +134,21 @@ pub fn parse_partition(subject: &str, key: &str) -> Result<u32, String> {
     }
 }
 
+/// A partition key as messages show it: as written when it looks like a number (so messages
+/// match the Java tool's), escaped and shortened otherwise.
+fn partition_label(key: &str) -> String {
+    let numeric = !key.is_empty()
+        && key.len() <= 12
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+');
+    if numeric {
+        key.to_owned()
+    } else {
+        excerpt(key)
+    }
+}
+
 /// Parses an offset value: a JSON integer within Kafka's `long`, not negative.
 pub fn parse_offset(subject: &str, key: &str, value: &Value) -> Result<u64, String> {
     let Some(offset) = value.as_i64() else {
@@ -125,11 +157,15 @@ pub fn parse_offset(subject: &str, key: &str, value: &Value) -> Result<u64, Stri
             other => other.kind().to_owned(),
         };
         return Err(format!(
-            "{subject} offset for partition {key} must be an integer between 0 and {MAX_OFFSET}, but was {shown}"
+            "{subject} offset for partition {} must be an integer between 0 and {MAX_OFFSET}, but was {shown}",
+            partition_label(key)
         ));
     };
     u64::try_from(offset).map_err(|_| {
-        format!("{subject} offset for partition {key} must be non-negative, but was {offset}")
+        format!(
+            "{subject} offset for partition {} must be non-negative, but was {offset}",
+            partition_label(key)
+        )
     })
 }
 

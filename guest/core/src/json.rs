@@ -197,7 +197,11 @@ impl Reader<'_> {
             if !seen.insert(name.clone()) {
                 return Err(SyntaxError {
                     offset: name_at,
-                    reason: format!("Duplicate field '{name}'"),
+                    reason: if name.chars().all(|c| !c.is_control()) && name.len() <= 60 {
+                        format!("Duplicate field '{name}'")
+                    } else {
+                        format!("Duplicate field {}", excerpt(&name))
+                    },
                 });
             }
             self.skip_whitespace();
@@ -369,6 +373,22 @@ impl Reader<'_> {
     }
 }
 
+/// Input text as a message may show it: control characters escaped (no terminal escapes or
+/// line breaks reach the operator) and at most 60 characters, with the full length noted.
+pub fn excerpt(text: &str) -> String {
+    const SHOWN: usize = 60;
+    let mut out = String::from("\"");
+    for c in text.chars().take(SHOWN) {
+        out.extend(c.escape_debug());
+    }
+    out.push('"');
+    let count = text.chars().count();
+    if count > SHOWN {
+        out.push_str(&format!("… ({} bytes)", text.len()));
+    }
+    out
+}
+
 /// Appends `s` as a JSON string literal, escaped the way Jackson does: short escapes for
 /// `\b \t \n \f \r`, `\u00XX` (uppercase hex) for other control characters, everything else raw.
 pub fn write_string(out: &mut String, s: &str) {
@@ -492,6 +512,16 @@ mod tests {
     fn refuses_hostile_nesting_depth() {
         let deep = "[".repeat(10_000);
         assert!(reason(&deep).contains("nested deeper"));
+    }
+
+    #[test]
+    fn excerpts_escape_control_characters_and_stay_short() {
+        assert_eq!(excerpt("a\u{1b}[2J\nb"), "\"a\\u{1b}[2J\\nb\"");
+        let long = excerpt(&"x".repeat(10_000));
+        assert!(
+            long.len() < 100 && long.ends_with("(10000 bytes)"),
+            "{long}"
+        );
     }
 
     #[test]

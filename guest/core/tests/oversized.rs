@@ -219,13 +219,12 @@ fn peak_rss_mib() -> Option<u64> {
     Some(kib / 1024)
 }
 
-/// A measurement of memory amplification: a document inside every limit (64 MiB, 262,144 items
-/// per array, depth 2) made only of one-digit numbers is read into ~33.5 million `Value`s before
-/// any field is checked. Ignored because it needs gigabytes; run it alone to see the numbers:
-/// `cargo test -p action-state-core --release --test oversized -- --ignored --nocapture`.
+/// A document inside the size and member limits (64 MiB, 262,144 items per array, depth 2) made
+/// only of one-digit numbers would be ~33.5 million values (2.1 GB natively, far past the
+/// guest's 512 MiB): the reader's value budget refuses it after 1,048,576 values, quickly and
+/// with a clear error, before memory grows.
 #[test]
-#[ignore = "allocates gigabytes; run alone with --ignored --nocapture"]
-fn memory_peak_of_a_64_mib_document_of_small_numbers() {
+fn a_64_mib_document_of_small_numbers_is_refused_by_the_value_budget() {
     let row = format!("[{}0]", "0,".repeat(MAX_MEMBERS - 1));
     let rows = MAX_DOCUMENT_BYTES / (row.len() + 1);
     let mut text = String::with_capacity(MAX_DOCUMENT_BYTES);
@@ -243,11 +242,11 @@ fn memory_peak_of_a_64_mib_document_of_small_numbers() {
         Plan::parse(&text)
     });
     let message = result.unwrap_err().to_string();
-    assert!(message.contains("must be a JSON object"), "{message}");
+    assert!(message.contains("more than 1048576 values"), "{message}");
+    // Printed, not asserted: the peak is process-wide and other tests run alongside.
     println!(
-        "  {} bytes, {} numbers; peak RSS {:?} MiB before, {:?} MiB after",
+        "  {} bytes; peak RSS {:?} MiB before, {:?} MiB after",
         text.len(),
-        rows * MAX_MEMBERS,
         before,
         peak_rss_mib()
     );
