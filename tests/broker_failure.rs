@@ -12,19 +12,24 @@
 //!   every partition begins exactly at the boundary and every record in [boundary, end) is still
 //!   there with the key and value it was written with.
 //!
-//! What the host does today (Kafka 4.3.1, librdkafka 2.12.1): the interrupted apply almost always
-//! exits 4 with its plan COMMITTED, because its next request goes to the dead leader (librdkafka
-//! keeps the cached leader) and is not retried: ListOffsets comes back as offset -1001 without an
-//! error (`_BAD_MSG`), DeleteRecords and DescribeTopics time out. Safe, and the re-run finishes it.
-//! Known bug, tolerated here: with the killed node still down, a control-topic read (the
-//! re-run's, `status`'s, or the read that explains a failure) can fail on librdkafka's transient
-//! `BrokerTransportFailure`; the test retries such a re-run (exit 4 only, at most twice) and
-//! shows it in its summary; `ASC_BROKER_FAILURE_STRICT=1` makes it fail instead.
+//! What the host does today (Kafka 4.3.1, librdkafka 2.12.1): the interrupted apply often exits
+//! 4 with its plan COMMITTED, because its next request goes to the dead leader (librdkafka keeps
+//! the cached leader) and waits out the request timeout: ListOffsets comes back as offset -1001,
+//! DeleteRecords and DescribeTopics time out. Safe, and the re-run finishes it. Re-runs and
+//! `status` with the killed node still down must succeed at the first attempt (before 099639d a
+//! control-topic read failed on librdkafka's transient `BrokerTransportFailure`: 4 of 13 such
+//! re-runs did).
+//!
+//! Known bug, tolerated once unless `ASC_BROKER_FAILURE_STRICT=1`: the apply that creates the
+//! control topic (replication factor 3) may ask a broker that does not know the new topic yet and
+//! refuse with exit 3, "control topic ... was created but cannot be described" (nothing durable
+//! happened; seen once in 9 runs).
 //!
 //! Rounds per stage: `ASC_BROKER_FAILURE_ROUNDS`, default 2 (6 kills), which is what CI runs: a
-//! round costs 30-70 s (the interrupted apply waits out its 30 s request timeout, a restart is a
-//! JVM start). Run locally before commit: 2 rounds per stage twice and 4 rounds per stage
-//! (12 kills) twice, so 36 kills in all.
+//! round costs 20-90 s (the interrupted apply may wait out its 30 s request timeout twice, a
+//! restart is a JVM start), so the default takes 6-7 minutes. Run locally before commit: 2 per
+//! stage three times and 4 per stage twice to the end, plus four runs stopped by the bugs above:
+//! 52 kills (19 before-commit, 18 after-commit, 15 after-delete).
 
 #![allow(
     clippy::unwrap_used,
@@ -134,33 +139,16 @@ fn json(output: &Output) -> serde_json::Value {
     })
 }
 
-/// `status --json`; retried a few times, since right after a broker died a read may time out.
+/// `status --json`, which must succeed even while the killed node is still down.
 fn status(cluster: &Cluster, control: &str) -> serde_json::Value {
-    let mut last = None;
-    for attempt in 0..5 {
-        let output = Command::new(CLI)
-            .arg("status")
-            .args(cluster.cli_args(None))
-            .args(["--control-topic", control, "--json"])
-            .output()
-            .unwrap();
-        if output.status.code() == Some(0) {
-            return json(&output);
-        }
-        eprintln!(
-            "status attempt {attempt} failed ({:?}): {}",
-            output.status.code(),
-            stderr(&output).trim()
-        );
-        last = Some(output);
-        std::thread::sleep(Duration::from_secs(2));
-    }
-    let output = last.unwrap();
-    panic!(
-        "status kept failing\n--- stdout\n{}\n--- stderr\n{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    let output = Command::new(CLI)
+        .arg("status")
+        .args(cluster.cli_args(None))
+        .args(["--control-topic", control, "--json"])
+        .output()
+        .unwrap();
+    expect_code(&output, 0);
+    json(&output)
 }
 
 /// (plan id, status) of every operation `status` lists, in order.
@@ -312,32 +300,60 @@ fn a_broker_killed_during_apply_never_loses_a_boundary_or_a_record_above_it() {
 
             // The pause file has no extension: the host derives `<file>.reached` and `<file>.go`.
             let pause = dir.join(format!("pause-{g}"));
-            let child = apply_command(&cluster, &plan, &control)
-                .env("ASC_FAILPOINT_PAUSE", stage)
-                .env("ASC_FAILPOINT_PAUSE_FILE", &pause)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
             let reached = pause.with_extension("reached");
             let go = pause.with_extension("go");
-            let mut child = child;
-            let wait_start = Instant::now();
-            while !reached.exists() {
-                if let Some(code) = child.try_wait().unwrap() {
-                    let output = child.wait_with_output().unwrap();
-                    panic!(
-                        "round {g} ({stage}): apply ended ({code}) before reaching the pause\n{}\n{}",
-                        stdout(&output),
-                        stderr(&output)
+            let mut attempts = 0;
+            let mut child = loop {
+                attempts += 1;
+                let mut child = apply_command(&cluster, &plan, &control)
+                    .env("ASC_FAILPOINT_PAUSE", stage)
+                    .env("ASC_FAILPOINT_PAUSE_FILE", &pause)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let wait_start = Instant::now();
+                let mut exited = false;
+                while !reached.exists() {
+                    if child.try_wait().unwrap().is_some() {
+                        exited = true;
+                        break;
+                    }
+                    assert!(
+                        wait_start.elapsed() < Duration::from_secs(120),
+                        "round {g} ({stage}): pause not reached in 120 s"
                     );
+                    std::thread::sleep(Duration::from_millis(50));
                 }
-                assert!(
-                    wait_start.elapsed() < Duration::from_secs(120),
-                    "round {g} ({stage}): pause not reached in 120 s"
+                if !exited {
+                    break child;
+                }
+                let output = child.wait_with_output().unwrap();
+                // KNOWN BUG (see the module comment): the apply that creates the control topic
+                // on a multi-broker cluster may not see it yet and refuses (exit 3) with nothing
+                // durable done. Tolerated once here unless ASC_BROKER_FAILURE_STRICT=1.
+                let known = g == 1
+                    && output.status.code() == Some(3)
+                    && stderr(&output).contains("was created but cannot be described");
+                if known && attempts == 1 && !strict() {
+                    assert_eq!(
+                        operations(&status(&cluster, &control)),
+                        [],
+                        "nothing committed"
+                    );
+                    eprintln!(
+                        "round {g} ({stage}): KNOWN BUG, the apply that created the control topic refused: {}; starting it again",
+                        stderr(&output).trim()
+                    );
+                    continue;
+                }
+                panic!(
+                    "round {g} ({stage}): apply ended ({}) before reaching the pause\n{}\n{}",
+                    output.status,
+                    stdout(&output),
+                    stderr(&output)
                 );
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            };
 
             let (role, watched) = if kill_control_leader {
                 ("control leader", control.as_str())
@@ -454,45 +470,14 @@ fn a_broker_killed_during_apply_never_loses_a_boundary_or_a_record_above_it() {
                 restart(&mut restart_secs, &mut isr_secs);
             }
             let t = Instant::now();
-            let mut failed_reruns = Vec::new();
-            let again = loop {
-                let again = apply_command(&cluster, &plan, &control).output().unwrap();
-                // Known product bug (see the module comment): with a node down, the control-log
-                // read may fail on a transient broker-transport error. A Kafka failure (exit 4)
-                // of the re-run is retried, at most twice, and shown in the summary; a refusal
-                // (exit 3) never is. ASC_BROKER_FAILURE_STRICT=1 turns the retry off.
-                if again.status.code() == Some(4) && failed_reruns.len() < 2 && !strict() {
-                    let message = json(&again)["error"]["message"]
-                        .as_str()
-                        .unwrap_or("")
-                        .to_owned();
-                    eprintln!(
-                        "round {g} ({stage}): re-run failed with exit 4 (node {victim} {}): {message}; retrying",
-                        if restart_first {
-                            "restarted"
-                        } else {
-                            "still down"
-                        }
-                    );
-                    failed_reruns.push(message);
-                    std::thread::sleep(Duration::from_secs(1));
-                    continue;
-                }
-                break again;
-            };
+            let again = apply_command(&cluster, &plan, &control).output().unwrap();
             let rerun_secs = t.elapsed().as_secs_f64();
             expect_code(&again, 0);
-            let mut rerun = json(&again)["outcome"].as_str().unwrap().to_owned();
+            let rerun = json(&again)["outcome"].as_str().unwrap().to_owned();
             assert!(
                 ["applied", "resumed", "already-applied"].contains(&rerun.as_str()),
                 "round {g}: {rerun}"
             );
-            if !failed_reruns.is_empty() {
-                rerun = format!(
-                    "{rerun} after {} failed re-run(s): {failed_reruns:?}",
-                    failed_reruns.len()
-                );
-            }
             if !restart_first {
                 restart(&mut restart_secs, &mut isr_secs);
             }
