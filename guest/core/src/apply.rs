@@ -246,8 +246,14 @@ impl Session<'_> {
                 name: CLEANUP_POLICY.into(),
                 value: Some("compact".into()),
             };
+            // With three or more replicas, a COMMITTED record acknowledged by acks=all is on at
+            // least two of them, so losing one broker cannot lose a binding boundary.
+            let min_isr = ConfigEntry {
+                name: "min.insync.replicas".into(),
+                value: Some(if replication_factor >= 3 { "2" } else { "1" }.into()),
+            };
             self.kafka
-                .create_topic(control, 1, replication_factor, &[compact])
+                .create_topic(control, 1, replication_factor, &[compact, min_isr])
                 .map_err(CleanupError::Kafka)?;
             control_state = self
                 .kafka

@@ -87,6 +87,9 @@ pub struct KafkaClients {
     admin: Option<AdminClient<DefaultClientContext>>,
     producer: Option<FutureProducer>,
     writer: Option<fence::FencedWriter>,
+    /// Topics this host created: metadata reaches every broker a little later, and a later call
+    /// answered by a broker that has not seen the topic yet must not report it missing.
+    created: Vec<String>,
     pub counts: RequestCounts,
 }
 
@@ -101,6 +104,7 @@ impl KafkaClients {
             admin: None,
             producer: None,
             writer: None,
+            created: Vec::new(),
             counts: RequestCounts::default(),
         })
     }
@@ -188,6 +192,25 @@ impl KafkaClients {
     /// Describes topics and reads their configuration with both requests in flight at once.
     /// A topic that does not exist comes back as `None` (its configuration error is expected).
     pub fn inspect_topics(
+        &mut self,
+        topics: &[String],
+        names: &[String],
+    ) -> CapResult<Vec<Option<(ffi::DescribedTopic, ConfigValues)>>> {
+        let deadline = Instant::now() + self.settings.timeout;
+        loop {
+            let answer = self.inspect_topics_once(topics, names)?;
+            let unseen_created = topics
+                .iter()
+                .zip(&answer)
+                .any(|(topic, state)| state.is_none() && self.created.contains(topic));
+            if !unseen_created || Instant::now() > deadline {
+                return Ok(answer);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn inspect_topics_once(
         &mut self,
         topics: &[String],
         names: &[String],
@@ -280,6 +303,7 @@ impl KafkaClients {
         match results.into_iter().next() {
             Some(Ok(_)) => {
                 self.await_topic(topic, partitions.unsigned_abs())?;
+                self.created.push(topic.to_owned());
                 Ok(true)
             }
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
