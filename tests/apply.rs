@@ -187,21 +187,7 @@ fn recreated_data_topic_is_refused_before_anything_durable() {
     let plan = plan_file(&dir, &c1, "C1");
     let mut kafka = kafka();
     let old_id = topic_id(&mut kafka, &topic);
-    kafka.delete_topic(&topic).unwrap();
-    // Deletion is asynchronous on the broker; retry creation until the name is free.
-    let mut created = false;
-    for _ in 0..100 {
-        if kafka
-            .create_topic(&topic, 2, 1, &configs(&SAFE))
-            .is_ok_and(|c| c)
-        {
-            created = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    assert!(created, "topic recreated");
-    wait_for_topic(&mut kafka, &topic, 2);
+    recreate_topic(&mut kafka, &topic, 2);
     assert_ne!(topic_id(&mut kafka, &topic), old_id);
     let refused = apply(&plan, &control, &[]);
     expect_code(&refused, 3);

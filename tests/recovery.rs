@@ -171,19 +171,7 @@ fn recreated_topic_between_checkpoint_and_restore_is_reported_as_such() {
     let dir = scratch("recreated");
     let (topic, _c0, c1) = story(&dir);
     let mut kafka = kafka();
-    kafka.delete_topic(&topic).unwrap();
-    let mut created = false;
-    for _ in 0..100 {
-        if kafka
-            .create_topic(&topic, 2, 1, &configs(&SAFE))
-            .is_ok_and(|c| c)
-        {
-            created = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    assert!(created);
+    recreate_topic(&mut kafka, &topic, 2);
     let output = recover(&[&c1], &[], &[]);
     expect_code(&output, 3);
     assert!(

@@ -239,3 +239,21 @@ pub fn plan_file(dir: &Path, markers: &Path, recovery_point: &str) -> PathBuf {
     expect_code(&output, 0);
     output_path
 }
+
+/// Deletes `topic` and creates it again under the same name (a new topic ID), with the safe
+/// configuration; deletion is asynchronous on the broker, so creation is retried until the name
+/// is free.
+pub fn recreate_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32) {
+    kafka.delete_topic(topic).expect("delete topic");
+    for _ in 0..100 {
+        if kafka
+            .create_topic(topic, partitions, 1, &configs(&SAFE))
+            .is_ok_and(|created| created)
+        {
+            wait_for_topic(kafka, topic, partitions);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("topic {topic} could not be created again");
+}
