@@ -14,18 +14,30 @@ use std::path::Path;
 use support::*;
 
 fn apply(plan: &Path, control: &str, envs: &[(&str, &str)]) -> std::process::Output {
-    run(
-        &[
-            "apply",
-            "--plan",
-            plan.to_str().unwrap(),
-            "--bootstrap-servers",
-            bootstrap(),
-            "--control-topic",
-            control,
-        ],
-        envs,
-    )
+    apply_with(plan, control, &[], envs)
+}
+
+fn apply_with(
+    plan: &Path,
+    control: &str,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> std::process::Output {
+    let mut args = vec![
+        "apply",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        control,
+    ];
+    args.extend_from_slice(extra);
+    run(&args, envs)
+}
+
+fn apply_json(plan: &Path, control: &str) -> std::process::Output {
+    apply_with(plan, control, &["--json"], &[])
 }
 
 fn check_recovery(markers: &Path, control: &str) -> std::process::Output {
@@ -216,22 +228,9 @@ fn unsafe_data_topic_configuration_is_refused_before_commit() {
     let marker = marker_file(&dir, "m", &topic);
     let plan = plan_file(&dir, &marker, "cp-1");
     let control = format!("{topic}-control");
-    let refused = run(
-        &[
-            "apply",
-            "--plan",
-            plan.to_str().unwrap(),
-            "--bootstrap-servers",
-            bootstrap(),
-            "--control-topic",
-            &control,
-            "--json",
-        ],
-        &[],
-    );
+    let refused = apply_json(&plan, &control);
     expect_code(&refused, 3);
-    let json: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
-    assert_eq!(json["error"]["kind"], "unsafe-topic-config");
+    assert_eq!(error_kind(&refused), "unsafe-topic-config");
     assert_eq!(beginnings(&mut kafka, &topic, &[0]), [(0, 0)]);
     assert!(
         kafka
@@ -296,22 +295,9 @@ fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
             .unwrap();
 
         let plan1 = plan_file(&dir, &c1, "C1");
-        let refused = run(
-            &[
-                "apply",
-                "--plan",
-                plan1.to_str().unwrap(),
-                "--bootstrap-servers",
-                bootstrap(),
-                "--control-topic",
-                &control,
-                "--json",
-            ],
-            &[],
-        );
+        let refused = apply_json(&plan1, &control);
         expect_code(&refused, 3);
-        let json: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
-        assert_eq!(json["error"]["kind"], "control-topic-corrupt", "{forgery}");
+        assert_eq!(error_kind(&refused), "control-topic-corrupt", "{forgery}");
         let recovery = check_recovery(&c1, &control);
         expect_code(&recovery, 3);
         assert!(

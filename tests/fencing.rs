@@ -11,7 +11,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use support::*;
 
@@ -67,13 +67,6 @@ fn spawn_apply(plan: &Path, control: &str) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn error_kind(output: &Output) -> String {
-    serde_json::from_str::<serde_json::Value>(&stdout(output))
-        .ok()
-        .and_then(|v| v["error"]["kind"].as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// A data topic with 2 partitions and `records` records on each.

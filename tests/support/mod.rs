@@ -257,3 +257,11 @@ pub fn recreate_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32) {
     }
     panic!("topic {topic} could not be created again");
 }
+
+/// The `kind` of a `--json` error object on stdout ("" when there is none).
+pub fn error_kind(output: &Output) -> String {
+    serde_json::from_str::<serde_json::Value>(&stdout(output))
+        .ok()
+        .and_then(|v| v["error"]["kind"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
