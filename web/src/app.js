@@ -1,5 +1,6 @@
-// The page: wires the form to the validator component. Nothing leaves the tab; the only
-// requests are for the page's own files (the Content-Security-Policy forbids anything else).
+// The page: wires the form to the package (../dist/index.js, the same modules the npm package
+// ships). Nothing leaves the tab; the only requests are for the page's own files (the
+// Content-Security-Policy forbids anything else).
 import { drawTable, partitionRows } from './table.js';
 
 const $ = (id) => document.getElementById(id);
@@ -39,8 +40,8 @@ const el = {
   checkBuilt: $('check-built'),
 };
 
+/** The package's module, loaded dynamically so that a failure to load can be shown. */
 let validator;
-let inputs;
 /** The exact text of a dropped or chosen file (a textarea would normalise its line ends). */
 let fileText = null;
 /** The plan file built from markers, exactly as render-plan wrote it. */
@@ -48,6 +49,16 @@ let builtPlan = null;
 let pendingRows = null;
 /** Where a pasted status came from, appended to the advance verdict. */
 let compared = '';
+
+/** A package call as `{ ok: true, value }`, or `{ ok: false, error }` for a CleanupError. */
+function attempt(call) {
+  try {
+    return { ok: true, value: call() };
+  } catch (e) {
+    if (e instanceof validator.CleanupError) return { ok: false, error: e };
+    throw e;
+  }
+}
 
 const plural = (n, word) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 
@@ -71,14 +82,14 @@ function compareWithBoundary(plan) {
   let boundary;
   compared = '';
   try {
-    boundary = inputs.parseBoundary(el.boundaryInput.value);
+    boundary = validator.parseBoundary(el.boundaryInput.value);
   } catch (e) {
-    if (!(e instanceof inputs.InputError)) throw e;
+    if (!(e instanceof validator.InputError)) throw e;
     showAdvance('error', 'Could not read the committed boundary', e.message);
     return { rows: partitionRows(plan), withBoundary: false };
   }
   compared = boundary.controlTopic ? `(Boundary of control topic ${boundary.controlTopic}, from status --json.)` : '';
-  const checked = validator.checkAdvance(plan, boundary.offsets);
+  const checked = attempt(() => validator.checkAdvance(plan, boundary.offsets));
   const rows = partitionRows(plan, checked.ok ? checked.value : null, boundary.offsets);
   if (boundary.topic !== undefined && (boundary.topic !== plan.topic || (boundary.topicId ?? plan.topicId) !== plan.topicId)) {
     showAdvance(
@@ -88,8 +99,8 @@ function compareWithBoundary(plan) {
         `(ID ${boundary.topicId ?? 'unknown'}); its control topic would refuse the plan.`,
     );
   } else if (!checked.ok) {
-    const backwards = checked.error.tag === 'boundary-regression';
-    showAdvance('false', backwards ? 'Moves the committed boundary backwards' : 'Does not match the committed boundary', checked.message);
+    const backwards = checked.error.kind === 'boundary-regression';
+    showAdvance('false', backwards ? 'Moves the committed boundary backwards' : 'Does not match the committed boundary', checked.error.message);
   } else if (boundary.offsets.length === 0) {
     showAdvance('true', 'No plan is committed yet', 'Everything below the plan’s offsets becomes eligible for deletion.');
   } else {
@@ -118,7 +129,7 @@ function validate() {
   const text = fileText ?? el.planInput.value;
   // Only the component call is timed: this is the cost of one strict parse + plan-ID check.
   const started = performance.now();
-  const result = validator.verifyPlan(text);
+  const result = attempt(() => validator.verifyPlan(text));
   const ms = performance.now() - started;
 
   el.result.hidden = false;
@@ -129,7 +140,7 @@ function validate() {
   el.canonical.hidden = true;
 
   if (!result.ok) {
-    setVerdict(el.verdict, false, 'Invalid plan', result.message);
+    setVerdict(el.verdict, false, 'Invalid plan', result.error.message);
     el.planId.textContent = '';
     for (const row of el.facts.children) row.hidden = !row.contains(el.timing);
     el.tableWrap.hidden = true;
@@ -175,12 +186,12 @@ async function loadFile(file) {
 function build() {
   let markers;
   try {
-    markers = inputs.markerTexts(el.markersInput.value);
+    markers = validator.markerTexts(el.markersInput.value);
   } catch (e) {
-    if (!(e instanceof inputs.InputError)) throw e;
-    return showBuilt({ ok: false, message: e.message });
+    if (!(e instanceof validator.InputError)) throw e;
+    return showBuilt({ ok: false, error: e });
   }
-  showBuilt(validator.planFromMarkers(el.recoveryPoint.value, markers), markers.length);
+  showBuilt(attempt(() => validator.planFromMarkers(el.recoveryPoint.value, markers)), markers.length);
 }
 
 function showBuilt(result, markerCount) {
@@ -188,7 +199,7 @@ function showBuilt(result, markerCount) {
   if (!result.ok) {
     builtPlan = null;
     el.buildOutputBlock.hidden = true;
-    setVerdict(el.buildVerdict, false, 'No plan: the markers were refused', result.message);
+    setVerdict(el.buildVerdict, false, 'No plan: the markers were refused', result.error.message);
     return;
   }
   builtPlan = { plan: result.value, text: validator.renderPlan(result.value) };
@@ -214,7 +225,26 @@ function download() {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/**
+ * After a paste or drop that replaces a field's whole text, shows that text from its first line:
+ * the browser leaves the caret (and so the view) at the end, which hides the start of a plan
+ * (for a plan just one line longer than the box, exactly its first line).
+ */
+function showPastesFromTheTop(field) {
+  let replacesAll = false;
+  field.addEventListener('beforeinput', () => {
+    replacesAll = field.selectionStart === 0 && field.selectionEnd === field.value.length;
+  });
+  field.addEventListener('input', (e) => {
+    if (!replacesAll || (e.inputType !== 'insertFromPaste' && e.inputType !== 'insertFromDrop')) return;
+    field.setSelectionRange(0, 0);
+    field.scrollTop = 0;
+    field.scrollLeft = 0;
+  });
+}
+
 function wire() {
+  for (const field of [el.planInput, el.boundaryInput, el.markersInput]) showPastesFromTheTop(field);
   el.validate.addEventListener('click', validate);
   el.build.addEventListener('click', build);
   el.download.addEventListener('click', download);
@@ -249,7 +279,7 @@ function wire() {
 }
 
 try {
-  [validator, inputs] = await Promise.all([import('./validator.js'), import('./inputs.js')]);
+  validator = await import('../dist/index.js');
   wire();
   el.validate.disabled = false;
   el.build.disabled = false;
