@@ -45,7 +45,7 @@ def test_the_imported_package_is_the_installed_wheel_not_the_source_tree():
     module = Path(action_state_cleanup.__file__).resolve()
     site_packages = Path(sysconfig.get_paths()["purelib"]).resolve()
     assert module.is_relative_to(site_packages), f"{module} is not in {site_packages}"
-    assert not module.is_relative_to(PYTHON_DIR.resolve())
+    assert not module.is_relative_to((PYTHON_DIR / "src").resolve())
     assert Path(sys.prefix).resolve() != Path(sys.base_prefix).resolve(), "the tests must run inside a venv"
     # Installed from a wheel (pip records it), not an editable or in-tree install.
     direct_url = json.loads(metadata.distribution("action_state_cleanup").read_text("direct_url.json") or "{}")

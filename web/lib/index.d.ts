@@ -78,8 +78,8 @@ export interface TopicChange {
   context: string;
   expectedTopicId: string;
   foundTopicId: string;
-  expectedPartitions: Uint32Array | number[];
-  foundPartitions: Uint32Array | number[];
+  expectedPartitions: Uint32Array;
+  foundPartitions: Uint32Array;
 }
 
 export interface RangeViolation {

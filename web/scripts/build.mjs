@@ -53,6 +53,9 @@ if (!/export\s+action-state:cleanup\/plans@0\.1\.0;/.test(wit)) fail(`${componen
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 jco('transpile', component, '-o', out, '--name', 'validator', '--minify', '--no-wasi-shim', '--no-typescript', '-q');
+// jco 1.35 writes its .d.ts files despite --no-typescript; the package ships its own (lib/index.d.ts).
+rmSync(join(out, 'interfaces'), { recursive: true, force: true });
+rmSync(join(out, 'validator.d.ts'), { force: true });
 
 // 3. Check what came out.
 const js = readFileSync(join(out, 'validator.js'), 'utf8');

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const moduleUrl = process.env.ASC_VALIDATOR_MODULE ?? new URL('../dist/index.js', import.meta.url).href;
 const validator = await import(moduleUrl);
 const { CleanupError, javaMap } = validator;
-console.log(`# validator module: ${moduleUrl}`);
+console.log(`validator module: ${moduleUrl}`);
 
 const root = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 // Byte for byte: invalid UTF-8 is an error and a BOM is kept, as Rust's read_to_string does.
