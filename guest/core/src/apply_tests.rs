@@ -641,3 +641,37 @@ fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind
         "nothing committed"
     );
 }
+
+#[test]
+fn check_recovery_refuses_markers_of_another_topic_than_the_configured_one() {
+    let mut kafka = FakeKafka::new();
+    // Another job's topic exists too, and the markers name it.
+    kafka.topics.insert(
+        "other-job".into(),
+        crate::fake::safe_topic("other-id", &[0, 1], 1_000),
+    );
+    let foreign = Marker::Versioned(VersionedMarker {
+        topic: "other-job".into(),
+        topic_id: "other-id".into(),
+        offsets: [(0, 10), (1, 20)].into_iter().collect(),
+    });
+    let expected = "Kafka action-state recovery marker references topic other-job, but the configured topic is action-state";
+    let standard = RecoveryPolicy {
+        topic: Some(DATA.into()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let error = check_recovery(&mut kafka, std::slice::from_ref(&foreign), &standard).unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidMarker(_)), "{error}");
+    assert_eq!(error.to_string(), expected);
+    // With a control topic set, the same sentence (not "not dedicated").
+    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    let enforced = RecoveryPolicy {
+        topic: Some(DATA.into()),
+        ..enforced()
+    };
+    let error = check_recovery(&mut kafka, std::slice::from_ref(&foreign), &enforced).unwrap_err();
+    assert_eq!(error.to_string(), expected);
+    // Markers of the configured topic are still allowed.
+    assert!(check_recovery(&mut kafka, &[marker(10, 20)], &enforced).is_ok());
+}
