@@ -36,7 +36,7 @@ fn statuses(kafka: &mut FakeKafka) -> Vec<(String, Status)> {
         .unwrap()
         .operations
         .into_iter()
-        .map(|op| (op.plan.plan_id, op.status))
+        .map(|op| (op.plan.plan_id.clone(), op.status))
         .collect()
 }
 
@@ -674,4 +674,39 @@ fn check_recovery_refuses_markers_of_another_topic_than_the_configured_one() {
     assert_eq!(error.to_string(), expected);
     // Markers of the configured topic are still allowed.
     assert!(check_recovery(&mut kafka, &[marker(10, 20)], &enforced).is_ok());
+}
+
+/// A plan value that no checked constructor would return: the zero topic ID, with a plan ID
+/// computed over its (otherwise valid) contents.
+fn forged_zero_id_plan() -> Plan {
+    let offsets: crate::offsets::PartitionOffsets = [(0, 10), (1, 20)].into_iter().collect();
+    let zero = crate::plan::ZERO_TOPIC_ID;
+    Plan::forged(crate::plan::PlanFields {
+        plan_id: crate::plan::compute_plan_id("c1", DATA, zero, &offsets),
+        source_recovery_point: "c1".into(),
+        topic: DATA.into(),
+        topic_id: zero.into(),
+        offsets,
+    })
+}
+
+#[test]
+fn apply_validates_the_plan_value_before_anything_durable() {
+    let mut kafka = FakeKafka::new();
+    kafka.data().topic_id = crate::plan::ZERO_TOPIC_ID.into();
+    let error = run(&mut kafka, &forged_zero_id_plan()).unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidPlan(_)), "{error}");
+    assert!(error.to_string().contains("broker-provided"), "{error}");
+    assert!(
+        kafka.events.is_empty(),
+        "durable effects: {:?}",
+        kafka.events
+    );
+    assert!(kafka.fenced.is_empty() && kafka.control_log.is_empty());
+    // Later applies and recoveries are not blocked by a record nobody can read.
+    kafka.data().topic_id = "topic-id".into();
+    assert_eq!(
+        run(&mut kafka, &plan("c1", 10, 20)),
+        Ok(ApplyOutcome::Applied)
+    );
 }

@@ -5,7 +5,7 @@ use crate::error::{CleanupError, Result};
 use crate::fields::Fields;
 use crate::json::{self, Value, excerpt};
 use crate::offsets::{PartitionOffsets, format_partitions};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanFields};
 
 pub const CONTROL_SCHEMA_VERSION: u32 = 1;
 const SUBJECT: &str = "Cleanup control record";
@@ -69,14 +69,20 @@ impl ControlRecord {
 
     /// The compact JSON value written to the control topic.
     pub fn render(&self) -> String {
-        let mut out = String::with_capacity(220 + self.plan.offsets.len() * 16);
-        out.push_str("{\"schemaVersion\":1,\"status\":\"");
-        out.push_str(self.status.as_str());
-        out.push_str("\",\"plan\":");
-        self.plan.write_compact(&mut out);
-        out.push('}');
-        out
+        render_value(self.status, &self.plan)
     }
+}
+
+/// The compact JSON value of a control record, for a plan's fields as given (a pure writer: it
+/// does not check them; only a checked [`ControlRecord`] is ever appended).
+pub fn render_value(status: Status, plan: &PlanFields) -> String {
+    let mut out = String::with_capacity(220 + plan.offsets.len() * 16);
+    out.push_str("{\"schemaVersion\":1,\"status\":\"");
+    out.push_str(status.as_str());
+    out.push_str("\",\"plan\":");
+    plan.write_compact(&mut out);
+    out.push('}');
+    out
 }
 
 /// One record read from the control topic, exactly as Kafka returned it.
@@ -174,7 +180,7 @@ impl ControlHistory {
 
     /// The effective boundary over every known plan, COMMITTED and APPLIED alike.
     pub fn boundary(&self) -> PartitionOffsets {
-        effective_boundary(self.operations.iter().map(|op| &op.plan))
+        effective_boundary(self.operations.iter().map(|op| &op.plan.offsets))
     }
 
     /// The control topic is dedicated to one job: every plan must name `topic`/`topic_id` and

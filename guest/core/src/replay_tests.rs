@@ -380,9 +380,15 @@ fn a_failed_restore_with_no_unfinished_replay_refuses_checkpoints_until_one_comp
     let error = session
         .restore(&mut kafka, &mut source, &[marker(11, 1)], OPTIONS)
         .unwrap_err();
-    assert!(matches!(error, CleanupError::OffsetsUnavailable(_)), "{error}");
+    assert!(
+        matches!(error, CleanupError::OffsetsUnavailable(_)),
+        "{error}"
+    );
     let refused = session.snapshot_marker(&mut kafka).unwrap_err();
-    assert!(matches!(refused, CleanupError::RecoveryRefused(_)), "{refused}");
+    assert!(
+        matches!(refused, CleanupError::RecoveryRefused(_)),
+        "{refused}"
+    );
     let message = refused.to_string();
     assert!(
         message.contains("restore of action-state failed") && message.contains("restore again"),

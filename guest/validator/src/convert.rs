@@ -52,8 +52,8 @@ pub fn checked_offsets(
 }
 
 /// A plan record taken as given, for pure writers and arithmetic that do not trust its ID.
-pub fn plan_unchecked(p: Plan) -> core::Plan {
-    core::Plan {
+pub fn plan_unchecked(p: Plan) -> core::PlanFields {
+    core::PlanFields {
         plan_id: p.plan_id,
         source_recovery_point: p.source_recovery_point,
         topic: p.topic,
@@ -64,6 +64,7 @@ pub fn plan_unchecked(p: Plan) -> core::Plan {
 
 impl From<core::Plan> for Plan {
     fn from(p: core::Plan) -> Self {
+        let p = p.into_fields();
         Plan {
             schema_version: core::plan::PLAN_SCHEMA_VERSION,
             offsets: from_offsets(&p.offsets),

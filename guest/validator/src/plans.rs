@@ -18,14 +18,7 @@ impl Guest for Component {
 
     fn render_plan(p: Plan) -> String {
         // Rendering is a pure writer: it does not validate (seal-plan and verify-plan do).
-        core::Plan {
-            plan_id: p.plan_id,
-            source_recovery_point: p.source_recovery_point,
-            topic: p.topic,
-            topic_id: p.topic_id,
-            offsets: to_offsets(&p.offsets),
-        }
-        .render_pretty()
+        crate::convert::plan_unchecked(p).render_pretty()
     }
 
     fn plan_from_markers(
@@ -76,11 +69,7 @@ impl Guest for Component {
     }
 
     fn render_control_record(r: ControlRecord) -> String {
-        core::ControlRecord {
-            status: r.status.into(),
-            plan: crate::convert::plan_unchecked(r.plan),
-        }
-        .render()
+        core::control::render_value(r.status.into(), &crate::convert::plan_unchecked(r.plan))
     }
 
     fn replay_control_log(entries: Vec<ControlEntry>) -> Result<Vec<ControlRecord>, CleanupError> {
@@ -95,11 +84,9 @@ impl Guest for Component {
     }
 
     fn effective_boundary(plans: Vec<Plan>) -> Vec<PartitionOffset> {
-        let plans: Vec<core::Plan> = plans
-            .into_iter()
-            .map(crate::convert::plan_unchecked)
-            .collect();
-        from_offsets(&core::boundary::effective_boundary(&plans))
+        let offsets: Vec<core::PartitionOffsets> =
+            plans.iter().map(|p| to_offsets(&p.offsets)).collect();
+        from_offsets(&core::boundary::effective_boundary(&offsets))
     }
 
     fn check_advance(
