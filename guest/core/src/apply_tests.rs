@@ -710,3 +710,74 @@ fn apply_validates_the_plan_value_before_anything_durable() {
         Ok(ApplyOutcome::Applied)
     );
 }
+
+#[test]
+fn check_recovery_without_markers_or_topic_names_what_is_missing() {
+    let mut kafka = FakeKafka::new();
+    let policy = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let error = check_recovery(&mut kafka, &[], &policy).unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error}");
+    let message = error.to_string();
+    assert!(
+        !message.contains("egacy"),
+        "no legacy marker was given: {message}"
+    );
+    assert_eq!(
+        message,
+        "No recovery markers were given and no data topic is configured; name the data topic explicitly"
+    );
+    // Legacy markers alone still get their own explanation.
+    let legacy = Marker::Legacy([(0, 10), (1, 20)].into_iter().collect());
+    let error = check_recovery(&mut kafka, &[legacy], &policy).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("Legacy recovery markers do not name"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed() {
+    let mut kafka = FakeKafka::new();
+    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    // The topic is recreated under the same name; a plan is made from its new markers.
+    kafka.data().topic_id = "recreated-id".into();
+    kafka.data().beginnings = [(0, 0), (1, 0)].into_iter().collect();
+    let fresh = Plan::new(
+        "c2",
+        DATA,
+        "recreated-id",
+        [(0, 30), (1, 40)].into_iter().collect(),
+    )
+    .unwrap();
+    let error = run(&mut kafka, &fresh).unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("the topic was recreated"), "{message}");
+    assert!(
+        message.contains("topic-id") && message.contains("recreated-id"),
+        "{message}"
+    );
+    assert!(!message.contains("not dedicated"), "{message}");
+    // Recovery of the recreated topic against the old control topic says the same.
+    let error = check_recovery(
+        &mut kafka,
+        &[Marker::Versioned(VersionedMarker {
+            topic: DATA.into(),
+            topic_id: "recreated-id".into(),
+            offsets: [(0, 30), (1, 40)].into_iter().collect(),
+        })],
+        &enforced(),
+    )
+    .unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    assert!(
+        error.to_string().contains("the topic was recreated"),
+        "{error}"
+    );
+}

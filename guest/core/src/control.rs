@@ -1,7 +1,7 @@
 //! Control records and the replay of a control-topic log with every integrity rule of SPEC §7.
 
 use crate::boundary::{advances_or_equals, effective_boundary};
-use crate::error::{CleanupError, Result};
+use crate::error::{CleanupError, Result, TopicChange};
 use crate::fields::Fields;
 use crate::json::{self, Value, excerpt};
 use crate::offsets::{PartitionOffsets, format_partitions};
@@ -189,6 +189,21 @@ impl ControlHistory {
         let corrupt = CleanupError::ControlTopicCorrupt;
         for op in &self.operations {
             let plan = &op.plan;
+            if plan.topic == topic && plan.topic_id != topic_id {
+                // Same name, another physical topic: the data topic was recreated since this
+                // control topic's plans were committed.
+                return Err(CleanupError::TopicChanged(Box::new(TopicChange {
+                    topic: topic.to_owned(),
+                    context: format!(
+                        "the topic was recreated after control topic plan {} was committed",
+                        plan.plan_id
+                    ),
+                    expected_topic_id: plan.topic_id.clone(),
+                    found_topic_id: topic_id.to_owned(),
+                    expected_partitions: plan.offsets.partitions(),
+                    found_partitions: partitions.to_vec(),
+                })));
+            }
             if plan.topic != topic || plan.topic_id != topic_id {
                 return Err(corrupt(format!(
                     "Cleanup control topic is not dedicated to one Kafka action-state history: plan {} is for topic {} (ID {}), not {} (ID {})",

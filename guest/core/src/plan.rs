@@ -156,6 +156,8 @@ impl Plan {
         offsets: PartitionOffsets,
     ) -> Result<Plan> {
         let invalid = CleanupError::InvalidPlan;
+        // The parser reads the offsets before the text fields; so does this.
+        offsets.check_ranges(SUBJECT).map_err(invalid)?;
         check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
         check_text(SUBJECT, "topic", topic).map_err(invalid)?;
         check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
@@ -427,6 +429,42 @@ mod tests {
             message(Plan::new("rp", "t", "id", PartitionOffsets::new()))
                 .contains("must not be empty")
         );
+    }
+
+    #[test]
+    fn new_refuses_exactly_what_the_parser_refuses() {
+        use crate::offsets::{MAX_OFFSET, MAX_PARTITION};
+        // The same values written into a plan document (the plan ID is checked last).
+        let parsed = |partition: u32, offset: u64| {
+            let text = example()
+                .render_pretty()
+                .replace("\"0\" : 10", &format!("\"{partition}\" : {offset}"));
+            message(Plan::parse(&text))
+        };
+        let built = |partition: u32, offset: u64| {
+            message(Plan::new(
+                "checkpoint-42",
+                "action-state",
+                "topic-id",
+                offsets(&[(partition, offset), (MAX_PARTITION - 1, 20)]),
+            ))
+        };
+        for (partition, offset) in [
+            (0, MAX_OFFSET + 1),
+            (0, u64::MAX),
+            (MAX_PARTITION + 1, 10),
+            (u32::MAX, 10),
+            (u32::MAX, u64::MAX),
+        ] {
+            let error = built(partition, offset);
+            assert!(
+                !error.starts_with("accepted"),
+                "{partition}={offset}: {error}"
+            );
+            assert_eq!(error, parsed(partition, offset), "{partition}={offset}");
+        }
+        // The largest values the parser reads are accepted by both.
+        assert!(built(MAX_PARTITION, MAX_OFFSET).starts_with("accepted"));
     }
 
     #[test]

@@ -249,10 +249,12 @@ fn data_topic(markers: &[Marker], policy: &RecoveryPolicy) -> Result<String> {
         Marker::Legacy(_) => None,
     });
     named.ok_or_else(|| {
-        CleanupError::InvalidArgument(
+        CleanupError::InvalidArgument(if markers.is_empty() {
+            "No recovery markers were given and no data topic is configured; name the data topic explicitly".into()
+        } else {
             "Legacy recovery markers do not name their Kafka topic; name the data topic explicitly"
-                .into(),
-        )
+                .into()
+        })
     })
 }
 
