@@ -126,10 +126,12 @@ fn tampered_plan_is_refused_through_the_component_with_a_typed_error() {
 fn offsets(pairs: &[(u32, u64)]) -> Vec<action_state_cleanup::validator::PartitionOffset> {
     pairs
         .iter()
-        .map(|&(partition, offset)| action_state_cleanup::validator::PartitionOffset {
-            partition,
-            offset,
-        })
+        .map(
+            |&(partition, offset)| action_state_cleanup::validator::PartitionOffset {
+                partition,
+                offset,
+            },
+        )
         .collect()
 }
 
@@ -170,14 +172,24 @@ fn effective_boundary_and_check_advance_refuse_duplicate_partitions() {
         .check_advance(&valid, &offsets(&[(0, 50), (0, 5), (1, 20)]))
         .unwrap()
         .unwrap_err();
-    assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error:?}");
+    assert!(
+        matches!(error, CleanupError::InvalidArgument(_)),
+        "{error:?}"
+    );
     assert_eq!(
         instance.message(&error).unwrap(),
         "Cleanup boundary contains duplicate Kafka partition 0 (offsets 50 and 5)"
     );
     // Well-formed input still works.
-    let boundary = instance.effective_boundary(&[valid.clone()]).unwrap().unwrap();
-    assert_eq!(boundary, offsets(&[(0, 10), (1, 20)]));
+    let boundary = instance
+        .effective_boundary(&[valid.clone()])
+        .unwrap()
+        .unwrap();
+    let pairs: Vec<(u32, u64)> = boundary
+        .iter()
+        .map(|po| (po.partition, po.offset))
+        .collect();
+    assert_eq!(pairs, [(0, 10), (1, 20)]);
     assert_eq!(
         instance
             .check_advance(&valid, &offsets(&[(0, 5), (1, 20)]))
@@ -194,14 +206,12 @@ fn seal_plan_refuses_offsets_and_partitions_the_parser_refuses() {
     let validator =
         ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
     let mut instance = validator.instantiate().unwrap();
-    let mut seal = |pairs: &[(u32, u64)]| {
-        match instance
-            .seal_plan("rp", "action-state", "topic-id", &offsets(pairs))
-            .unwrap()
-        {
-            Ok(plan) => Ok(plan),
-            Err(error) => Err(instance.message(&error).unwrap()),
-        }
+    let mut seal = |pairs: &[(u32, u64)]| match instance
+        .seal_plan("rp", "action-state", "topic-id", &offsets(pairs))
+        .unwrap()
+    {
+        Ok(plan) => Ok(plan),
+        Err(error) => Err(instance.message(&error).unwrap()),
     };
     assert_eq!(
         seal(&[(0, u64::MAX)]).unwrap_err(),
@@ -214,5 +224,7 @@ fn seal_plan_refuses_offsets_and_partitions_the_parser_refuses() {
     let largest = seal(&[(2_147_483_647, 9_223_372_036_854_775_807)]).unwrap();
     // What seal-plan returns, the parser reads back.
     let text = instance.render_plan(&largest).unwrap();
-    assert_eq!(instance.verify_plan(&text).unwrap().unwrap(), largest);
+    let read = instance.verify_plan(&text).unwrap().unwrap();
+    assert_eq!(read.plan_id, largest.plan_id);
+    assert_eq!(instance.render_plan(&read).unwrap(), text);
 }
