@@ -562,3 +562,48 @@ fn check_recovery_refuses_markers_of_another_topic_naming_both() {
     ]);
     expect_code(&own, 0);
 }
+
+#[test]
+fn a_recreated_topic_against_its_old_control_topic_is_reported_as_recreated() {
+    let dir = scratch("recreated-control");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    apply_plan(&dir, &c1, &control);
+    let mut kafka = kafka();
+    let old_id = topic_id(&mut kafka, &topic);
+    recreate_topic(&mut kafka, &topic, 2);
+    produce(&mut kafka, &topic, 0, 5);
+    let new_id = topic_id(&mut kafka, &topic);
+    let fresh = marker_file(&dir, "after-recreate", &topic);
+    // Planning and applying from the recreated topic's markers against the old control topic.
+    let plan = plan_file(&dir, &fresh, "after-recreate");
+    let applied = cli(&[
+        "apply",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--json",
+    ]);
+    // Restoring the recreated topic's marker with the old control topic.
+    let checked = cli(&[
+        "check-recovery",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--markers",
+        fresh.to_str().unwrap(),
+        "--json",
+    ]);
+    for output in [&applied, &checked] {
+        expect_code(output, 3);
+        assert_eq!(error_kind(output), "topic-changed", "{}", stdout(output));
+        let text = stdout(output);
+        assert!(text.contains("the topic was recreated"), "{text}");
+        assert!(text.contains(&old_id) && text.contains(&new_id), "{text}");
+        assert!(!text.contains("not dedicated"), "{text}");
+    }
+}
