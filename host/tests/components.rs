@@ -182,7 +182,7 @@ fn effective_boundary_and_check_advance_refuse_duplicate_partitions() {
     );
     // Well-formed input still works.
     let boundary = instance
-        .effective_boundary(&[valid.clone()])
+        .effective_boundary(std::slice::from_ref(&valid))
         .unwrap()
         .unwrap();
     let pairs: Vec<(u32, u64)> = boundary
