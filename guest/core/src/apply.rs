@@ -87,6 +87,9 @@ pub fn apply(
     plan: &Plan,
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
+    // Before anything durable (creating the control topic, fencing, COMMITTED): a record the
+    // integrity rules refuse would stop every later apply and recovery.
+    plan.verify()?;
     let mut outcome = apply_once(kafka, observer, plan, options, true);
     for _ in 1..MAX_ATTEMPTS {
         // Fenced before committing: another apply took over. Decide again, from the start, on
