@@ -168,7 +168,7 @@ export function renderControlRecord(record: ControlRecord): string;
 /** Replays a control log (SPEC §7): the known plans with their latest status. Throws `control-topic-corrupt`. */
 export function replayControlLog(entries: readonly ControlEntry[]): ControlRecord[];
 
-/** The effective boundary of a set of plans: the per-partition maximum. */
+/** The effective boundary of a set of plans: the per-partition maximum. Throws CleanupError (`invalid-plan`) when a plan lists a partition twice. */
 export function effectiveBoundary(plans: readonly Plan[]): PartitionOffset[];
 
 /** How far `plan` moves each partition past `boundary`. Throws `boundary-regression` or `invalid-plan`. */

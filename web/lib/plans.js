@@ -44,8 +44,8 @@ export const renderControlRecord = (record) => plans.renderControlRecord(record)
 /** Replays a control log with every integrity rule of SPEC §7. */
 export const replayControlLog = (entries) => call(plans.replayControlLog, entries);
 
-/** The per-partition maximum over plans. */
-export const effectiveBoundary = (planList) => plans.effectiveBoundary(planList);
+/** The per-partition maximum over plans; throws `invalid-plan` when a plan lists a partition twice. */
+export const effectiveBoundary = (planList) => call(plans.effectiveBoundary, planList);
 
 /** Per partition `{ partition, from, to }`; throws `boundary-regression` or `invalid-plan`. */
 export const checkAdvance = (plan, boundary) => call(plans.checkAdvance, plan, boundary);
