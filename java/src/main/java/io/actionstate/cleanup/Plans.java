@@ -106,6 +106,14 @@ public final class Plans {
     if (!exports.contains("cabi_realloc")) {
       missing.add("cabi_realloc");
     }
+    if (module.importSection().importCount() > 0) {
+      throw new IllegalArgumentException(
+          "the component's core module imports "
+              + module.importSection().importCount()
+              + " functions (e.g. "
+              + module.importSection().getImport(0).module()
+              + "): load validator.wasm, which imports nothing");
+    }
     if (!missing.isEmpty()) {
       throw new IllegalArgumentException(
           "the component does not export the plans interface this library calls: missing "
@@ -115,7 +123,10 @@ public final class Plans {
     this.guest = instantiate();
   }
 
-  /** Loads {@code validator.wasm} (or {@code cleanup.wasm}, which includes {@code plans}). */
+  /**
+   * Loads {@code validator.wasm}. ({@code cleanup.wasm} also exports {@code plans}, but its core
+   * module imports the Kafka capabilities, which this class does not supply.)
+   */
   public static Plans load(Path component) throws IOException {
     return load(component, Engine.COMPILER);
   }

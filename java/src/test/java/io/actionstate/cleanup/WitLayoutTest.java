@@ -41,6 +41,26 @@ class WitLayoutTest {
     }
   }
 
+  @Test
+  void aComponentWhoseCoreModuleNeedsImportsIsRefusedClearly() throws Exception {
+    java.nio.file.Path cleanup = Components.validatorPath().resolveSibling("cleanup.wasm");
+    IllegalArgumentException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class,
+            () -> Plans.load(cleanup, Plans.Engine.INTERPRETER));
+    org.junit.jupiter.api.Assertions.assertTrue(
+        e.getMessage().contains("load validator.wasm"), e.getMessage());
+  }
+
+  @Test
+  void aFileThatIsNotAComponentIsRefusedClearly() {
+    IllegalArgumentException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class,
+            () -> Plans.load("{}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Plans.Engine.INTERPRETER));
+    org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("preamble"), e.getMessage());
+  }
+
   private static FunctionType exportType(WasmModule module, String name) {
     var exports = module.exportSection();
     for (int i = 0; i < exports.exportCount(); i++) {
