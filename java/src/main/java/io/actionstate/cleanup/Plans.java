@@ -182,6 +182,9 @@ public final class Plans {
     try {
       return guest.call(function.export(), function.params(), function.result(), args);
     } catch (CanonicalAbi.UnencodableStringException e) {
+      // Arguments lowered before the refused string were never handed to the guest: start
+      // afresh rather than leak them.
+      guest = null;
       throw e;
     } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
       // A trap or an ABI violation leaves the instance in an unknown state: never reuse it.

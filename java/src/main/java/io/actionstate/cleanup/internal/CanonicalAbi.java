@@ -299,20 +299,18 @@ public final class CanonicalAbi {
         lowerFlat(record.fields().get(i), fields[i], out);
       }
     } else {
-      {
-        Variant variant = (Variant) type;
-        Case c = (Case) value;
-        List<CoreType> joined = variant.flat().subList(1, variant.flat().size());
-        out.add((long) c.index());
-        List<Long> payload = new ArrayList<>();
-        AbiType caseType = variant.cases().get(c.index());
-        if (caseType != null) {
-          lowerFlat(caseType, c.payload(), payload);
-        }
-        // i32 values in a slot joined to i64 are zero-extended; the long form already is.
-        for (int i = 0; i < joined.size(); i++) {
-          out.add(i < payload.size() ? payload.get(i) : 0L);
-        }
+      Variant variant = (Variant) type;
+      Case c = (Case) value;
+      List<CoreType> joined = variant.flat().subList(1, variant.flat().size());
+      out.add((long) c.index());
+      List<Long> payload = new ArrayList<>();
+      AbiType caseType = variant.cases().get(c.index());
+      if (caseType != null) {
+        lowerFlat(caseType, c.payload(), payload);
+      }
+      // i32 values in a slot joined to i64 are zero-extended; the long form already is.
+      for (int i = 0; i < joined.size(); i++) {
+        out.add(i < payload.size() ? payload.get(i) : 0L);
       }
     }
   }
@@ -346,25 +344,21 @@ public final class CanonicalAbi {
       }
       return fields;
     }
-    {
-      {
-        Variant variant = (Variant) type;
-        int index = (int) narrow(values.next(), slots.next());
-        int width = variant.flat().size() - 1;
-        List<Long> payload = new ArrayList<>(width);
-        List<CoreType> payloadSlots = new ArrayList<>(width);
-        for (int i = 0; i < width; i++) {
-          payload.add(values.next());
-          payloadSlots.add(slots.next());
-        }
-        AbiType caseType = caseType(variant, index);
-        return new Case(
-            index,
-            caseType == null
-                ? null
-                : liftFlat(caseType, payload.iterator(), payloadSlots.iterator()));
-      }
+    Variant variant = (Variant) type;
+    int index = (int) narrow(values.next(), slots.next());
+    int width = variant.flat().size() - 1;
+    List<Long> payload = new ArrayList<>(width);
+    List<CoreType> payloadSlots = new ArrayList<>(width);
+    for (int i = 0; i < width; i++) {
+      payload.add(values.next());
+      payloadSlots.add(slots.next());
     }
+    AbiType caseType = caseType(variant, index);
+    return new Case(
+        index,
+        caseType == null
+            ? null
+            : liftFlat(caseType, payload.iterator(), payloadSlots.iterator()));
   }
 
   /** A core value as the unsigned 32-bit or 64-bit number its slot holds. */
