@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use action_state_core::decode;
 use action_state_core::json::write_string;
 use action_state_core::plan::ZERO_TOPIC_ID;
 use action_state_core::{
@@ -55,7 +56,20 @@ fn recomputed_id(plan: &Plan) -> String {
 
 pub fn check_plan(data: &[u8]) {
     let text = text(data);
-    let plan = match Plan::parse(&text) {
+    let parsed = Plan::parse(&text);
+    // The fast decoder never decides alone: `parse` answers exactly what the reference reader
+    // (JSON tree, then fields) answers, refusals and their messages included ...
+    let reference = Plan::parse_tree(&text);
+    assert_eq!(
+        parsed, reference,
+        "Plan::parse and Plan::parse_tree disagree"
+    );
+    // ... and it takes the fast path for every accepted plan without escapes.
+    let fast = decode::plan(&text);
+    if fast.is_some() || (reference.is_ok() && !text.contains('\\')) {
+        assert_eq!(fast.as_ref(), reference.as_ref().ok(), "decode::plan");
+    }
+    let plan = match parsed {
         Ok(plan) => plan,
         Err(error) => {
             assert!(
@@ -111,7 +125,19 @@ pub fn check_plan(data: &[u8]) {
 
 pub fn check_marker(data: &[u8]) {
     let text = text(data);
-    let marker = match Marker::parse(&text) {
+    let parsed = Marker::parse(&text);
+    // As for plans: the same answer as the reference reader, and the fast path for every
+    // accepted versioned marker without escapes.
+    let reference = Marker::parse_tree(&text);
+    assert_eq!(
+        parsed, reference,
+        "Marker::parse and Marker::parse_tree disagree"
+    );
+    let fast = decode::marker(&text);
+    if fast.is_some() || (matches!(reference, Ok(Marker::Versioned(_))) && !text.contains('\\')) {
+        assert_eq!(fast.as_ref(), reference.as_ref().ok(), "decode::marker");
+    }
+    let marker = match parsed {
         Ok(marker) => marker,
         Err(error) => {
             assert!(
@@ -173,7 +199,23 @@ pub fn check_marker(data: &[u8]) {
 
 pub fn check_control_record(data: &[u8]) {
     let text = text(data);
-    let record = match ControlRecord::parse_value(&text) {
+    let parsed = ControlRecord::parse_value(&text);
+    // As for plans: the same answer as the reference reader, and the fast path for every
+    // accepted record without escapes.
+    let reference = ControlRecord::parse_value_tree(&text);
+    assert_eq!(
+        parsed, reference,
+        "ControlRecord::parse_value and parse_value_tree disagree"
+    );
+    let fast = decode::control_record(&text);
+    if fast.is_some() || (reference.is_ok() && !text.contains('\\')) {
+        assert_eq!(
+            fast.as_ref(),
+            reference.as_ref().ok(),
+            "decode::control_record"
+        );
+    }
+    let record = match parsed {
         Ok(record) => record,
         Err(why) => {
             assert!(!why.is_empty());

@@ -8,6 +8,7 @@
 pub mod apply;
 pub mod boundary;
 pub mod control;
+pub mod decode;
 pub mod error;
 pub mod fields;
 pub mod json;
