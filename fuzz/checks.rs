@@ -20,7 +20,8 @@ use action_state_core::json::write_string;
 use action_state_core::plan::ZERO_TOPIC_ID;
 use action_state_core::{
     CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, PartitionOffsets, Plan,
-    Status, VersionedMarker, compute_plan_id, plan_from_markers,
+    Status, VersionedMarker, compute_plan_id, parse_markers, plan_from_marker_texts,
+    plan_from_markers,
 };
 use arbitrary::Unstructured;
 
@@ -136,6 +137,22 @@ pub fn check_marker(data: &[u8]) {
     let fast = decode::marker(&text);
     if fast.is_some() || (matches!(reference, Ok(Marker::Versioned(_))) && !text.contains('\\')) {
         assert_eq!(fast.as_ref(), reference.as_ref().ok(), "decode::marker");
+    }
+    // Planning straight from texts answers what parsing and then planning answers, alone, twice,
+    // and next to the SPEC marker (same topic, other offsets: the minimum of two).
+    const SPEC_MARKER: &str = r#"{"schemaVersion":1,"topic":"action-state","topicId":"topic-id","offsets":{"0":10,"1":20}}"#;
+    for texts in [
+        vec![text.as_str()],
+        vec![text.as_str(), text.as_str()],
+        vec![SPEC_MARKER, text.as_str()],
+        vec![text.as_str(), SPEC_MARKER],
+    ] {
+        let reference = parse_markers(&texts).and_then(|m| plan_from_markers("rp", &m));
+        assert_eq!(
+            plan_from_marker_texts("rp", &texts),
+            reference,
+            "plan_from_marker_texts disagrees with parse_markers + plan_from_markers"
+        );
     }
     let marker = match parsed {
         Ok(marker) => marker,

@@ -25,6 +25,22 @@ type Fast<T> = Result<T, GiveUp>;
 
 /// A versioned marker, when the text is one the fast decoder can accept.
 pub fn marker(text: &str) -> Option<Marker> {
+    let parts = marker_parts(text)?;
+    let offsets = PartitionOffsets(parts.offsets.into_iter().collect());
+    VersionedMarker::new(parts.topic, parts.topic_id, offsets)
+        .map(Marker::Versioned)
+        .ok()
+}
+
+/// The parts of a versioned marker: topic and topic ID (borrowed, not yet checked as text) and
+/// its offsets in ascending partition order, for planning without building a map per marker.
+pub(crate) struct MarkerParts<'a> {
+    pub topic: &'a str,
+    pub topic_id: &'a str,
+    pub offsets: Vec<(u32, u64)>,
+}
+
+pub(crate) fn marker_parts(text: &str) -> Option<MarkerParts<'_>> {
     document(text, |cursor| {
         let mut seen = 0u8;
         let (mut topic, mut topic_id, mut offsets) = ("", "", None);
@@ -45,15 +61,17 @@ pub fn marker(text: &str) -> Option<Marker> {
                 1 => cursor.schema_version(MARKER_SCHEMA_VERSION),
                 2 => cursor.string().map(|s| topic = s),
                 4 => cursor.string().map(|s| topic_id = s),
-                _ => cursor.offsets().map(|o| offsets = Some(o)),
+                _ => cursor.pairs().map(|o| offsets = Some(o)),
             }
         })?;
-        let Some(offsets) = offsets.filter(|_| seen == 0b1111) else {
-            return Err(GiveUp);
-        };
-        VersionedMarker::new(topic, topic_id, offsets)
-            .map(Marker::Versioned)
-            .map_err(|_| GiveUp)
+        match offsets {
+            Some(offsets) if seen == 0b1111 => Ok(MarkerParts {
+                topic,
+                topic_id,
+                offsets,
+            }),
+            _ => Err(GiveUp),
+        }
     })
 }
 
@@ -259,9 +277,18 @@ impl<'a> Cursor<'a> {
 
     /// A non-empty partition→offset object; partitions in any order, each once.
     fn offsets(&mut self) -> Fast<PartitionOffsets> {
+        // Sorted and unique: the map is built in one pass.
+        Ok(PartitionOffsets(self.pairs()?.into_iter().collect()))
+    }
+
+    /// The pairs of a non-empty partition→offset object, in ascending partition order.
+    fn pairs(&mut self) -> Fast<Vec<(u32, u64)>> {
         self.eat(b'{')?;
         self.whitespace();
-        let mut pairs: Vec<(u32, u64)> = Vec::new();
+        // A partition takes at least 6 bytes (`"0":0,`): room for all of them up front, within
+        // the member limit, so the vector never grows while reading.
+        let room = (self.bytes.len() - self.pos) / 6 + 1;
+        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(room.min(MAX_MEMBERS));
         let mut ascending = true;
         loop {
             let partition = self.partition()?;
@@ -287,8 +314,7 @@ impl<'a> Cursor<'a> {
                 return Err(GiveUp);
             }
         }
-        // Sorted and unique: the map is built in one pass.
-        Ok(PartitionOffsets(pairs.into_iter().collect()))
+        Ok(pairs)
     }
 
     /// A plan object (the file form or the compact form, any member order).

@@ -11,7 +11,10 @@
 
 use action_state_core::decode;
 use action_state_core::offsets::MAX_OFFSET;
-use action_state_core::{ControlRecord, Marker, PartitionOffsets, Plan, Status, parse_markers};
+use action_state_core::{
+    ControlRecord, Marker, PartitionOffsets, Plan, Status, parse_markers, plan_from_marker_texts,
+    plan_from_markers,
+};
 use proptest::prelude::*;
 
 const PLAN: &str = "{\n  \"schemaVersion\" : 1,\n  \"planId\" : \"99cdeb76488b04bd18cea47a474733f1d33aaf1e6f5007af15f2e4cd128d856d\",\n  \"sourceRecoveryPoint\" : \"checkpoint-42\",\n  \"topic\" : \"action-state\",\n  \"topicId\" : \"topic-id\",\n  \"offsets\" : {\n    \"0\" : 10,\n    \"1\" : 20\n  }\n}\n";
@@ -400,6 +403,99 @@ fn markers_follow_every_rule_on_both_paths() {
         message.starts_with("marker 2: Recovery marker is not one valid JSON document: lone surrogate in \\u escape in field 'topic' at byte "),
         "{message}"
     );
+}
+
+/// Planning from texts (the component's path) against parsing and then planning (the reference).
+#[test]
+fn planning_from_texts_answers_what_parsing_then_planning_answers() {
+    let m = |offsets: &str| MARKER.replacen(r#"{"0":10,"1":20}"#, offsets, 1);
+    let cases: Vec<(&str, Vec<String>, Option<&str>)> = vec![
+        ("one marker", vec![MARKER.into()], None),
+        (
+            "minimum of three",
+            vec![
+                m(r#"{"0":15,"1":30}"#),
+                m(r#"{"0":10,"1":35}"#),
+                m(r#"{"1":31,"0":12}"#),
+            ],
+            None,
+        ),
+        (
+            "escaped topic in one marker",
+            vec![
+                MARKER.into(),
+                MARKER.replacen("action-state", "action\\u002dstate", 1),
+            ],
+            None,
+        ),
+        ("no markers", vec![], Some("must not be empty")),
+        (
+            "other partition set",
+            vec![MARKER.into(), m(r#"{"0":10}"#)],
+            Some("different Kafka partition sets"),
+        ),
+        (
+            "other partitions, same count",
+            vec![MARKER.into(), m(r#"{"0":10,"2":20}"#)],
+            Some("different Kafka partition sets"),
+        ),
+        (
+            "other topic",
+            vec![MARKER.into(), MARKER.replacen("action-state", "other", 1)],
+            Some("one physical Kafka topic"),
+        ),
+        (
+            "other topic ID",
+            vec![MARKER.into(), MARKER.replacen("topic-id", "other-id", 1)],
+            Some("one physical Kafka topic"),
+        ),
+        (
+            "zero topic ID",
+            vec![MARKER.replacen("topic-id", "AAAAAAAAAAAAAAAAAAAAAA", 1)],
+            Some("broker-provided"),
+        ),
+        (
+            "legacy first",
+            vec![r#"{"0":1,"1":2}"#.into(), MARKER.into()],
+            Some("legacy marker"),
+        ),
+        (
+            "legacy second",
+            vec![MARKER.into(), r#"{"0":1,"1":2}"#.into()],
+            Some("legacy marker"),
+        ),
+        (
+            "bad marker after a foreign one",
+            vec![
+                MARKER.into(),
+                MARKER.replacen("action-state", "other", 1),
+                format!("{MARKER}x"),
+            ],
+            Some("marker 3: "),
+        ),
+        (
+            "blank topic everywhere",
+            vec![
+                MARKER.replacen("action-state", " ", 1),
+                MARKER.replacen("action-state", " ", 1),
+            ],
+            Some("must not be blank"),
+        ),
+    ];
+    for (case, texts, refused) in cases {
+        let reference = parse_markers(&texts).and_then(|m| plan_from_markers("rp", &m));
+        let fast = plan_from_marker_texts("rp", &texts);
+        assert_eq!(fast, reference, "{case}");
+        match refused {
+            None => assert!(fast.is_ok(), "{case}: {fast:?}"),
+            Some(why) => {
+                let message = fast.unwrap_err().to_string();
+                assert!(message.contains(why), "{case}: {message}");
+            }
+        }
+    }
+    let plan = plan_from_marker_texts("rp", &[m(r#"{"0":15,"1":30}"#), m(r#"{"1":35,"0":10}"#)]);
+    assert_eq!(plan.unwrap().offsets.to_string(), "{0=10, 1=30}");
 }
 
 #[test]
