@@ -647,6 +647,7 @@ mod strict {
     }
 
     #[cfg(test)]
+    #[allow(clippy::panic, reason = "tests: a failure is a failed test")]
     mod tests {
         use super::minima;
 
