@@ -677,7 +677,10 @@ mod strict {
                 GOOD.replace("{\"0\":10,\"1\":20}", "{}"),
                 format!("{GOOD}{{}}"),
             ] {
-                assert!(minima(&[bad.clone()]).is_err(), "accepted {bad}");
+                assert!(
+                    minima(std::slice::from_ref(&bad)).is_err(),
+                    "accepted {bad}"
+                );
             }
             let partitions = r#"{"schemaVersion":1,"topic":"t","topicId":"id","offsets":{"0":1}}"#;
             assert!(minima(&[GOOD.into(), partitions.into()]).is_err());
