@@ -15,11 +15,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use action_state_core::decode;
 use action_state_core::json::write_string;
 use action_state_core::plan::ZERO_TOPIC_ID;
 use action_state_core::{
     CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, PartitionOffsets, Plan,
-    Status, VersionedMarker, compute_plan_id, plan_from_markers,
+    Status, VersionedMarker, compute_plan_id, parse_markers, plan_from_marker_texts,
+    plan_from_markers,
 };
 use arbitrary::Unstructured;
 
@@ -55,7 +57,20 @@ fn recomputed_id(plan: &Plan) -> String {
 
 pub fn check_plan(data: &[u8]) {
     let text = text(data);
-    let plan = match Plan::parse(&text) {
+    let parsed = Plan::parse(&text);
+    // The fast decoder never decides alone: `parse` answers exactly what the reference reader
+    // (JSON tree, then fields) answers, refusals and their messages included ...
+    let reference = Plan::parse_tree(&text);
+    assert_eq!(
+        parsed, reference,
+        "Plan::parse and Plan::parse_tree disagree"
+    );
+    // ... and it takes the fast path for every accepted plan without escapes.
+    let fast = decode::plan(&text);
+    if fast.is_some() || (reference.is_ok() && !text.contains('\\')) {
+        assert_eq!(fast.as_ref(), reference.as_ref().ok(), "decode::plan");
+    }
+    let plan = match parsed {
         Ok(plan) => plan,
         Err(error) => {
             assert!(
@@ -111,7 +126,35 @@ pub fn check_plan(data: &[u8]) {
 
 pub fn check_marker(data: &[u8]) {
     let text = text(data);
-    let marker = match Marker::parse(&text) {
+    let parsed = Marker::parse(&text);
+    // As for plans: the same answer as the reference reader, and the fast path for every
+    // accepted versioned marker without escapes.
+    let reference = Marker::parse_tree(&text);
+    assert_eq!(
+        parsed, reference,
+        "Marker::parse and Marker::parse_tree disagree"
+    );
+    let fast = decode::marker(&text);
+    if fast.is_some() || (matches!(reference, Ok(Marker::Versioned(_))) && !text.contains('\\')) {
+        assert_eq!(fast.as_ref(), reference.as_ref().ok(), "decode::marker");
+    }
+    // Planning straight from texts answers what parsing and then planning answers, alone, twice,
+    // and next to the SPEC marker (same topic, other offsets: the minimum of two).
+    const SPEC_MARKER: &str = r#"{"schemaVersion":1,"topic":"action-state","topicId":"topic-id","offsets":{"0":10,"1":20}}"#;
+    for texts in [
+        vec![text.as_str()],
+        vec![text.as_str(), text.as_str()],
+        vec![SPEC_MARKER, text.as_str()],
+        vec![text.as_str(), SPEC_MARKER],
+    ] {
+        let reference = parse_markers(&texts).and_then(|m| plan_from_markers("rp", &m));
+        assert_eq!(
+            plan_from_marker_texts("rp", &texts),
+            reference,
+            "plan_from_marker_texts disagrees with parse_markers + plan_from_markers"
+        );
+    }
+    let marker = match parsed {
         Ok(marker) => marker,
         Err(error) => {
             assert!(
@@ -173,7 +216,23 @@ pub fn check_marker(data: &[u8]) {
 
 pub fn check_control_record(data: &[u8]) {
     let text = text(data);
-    let record = match ControlRecord::parse_value(&text) {
+    let parsed = ControlRecord::parse_value(&text);
+    // As for plans: the same answer as the reference reader, and the fast path for every
+    // accepted record without escapes.
+    let reference = ControlRecord::parse_value_tree(&text);
+    assert_eq!(
+        parsed, reference,
+        "ControlRecord::parse_value and parse_value_tree disagree"
+    );
+    let fast = decode::control_record(&text);
+    if fast.is_some() || (reference.is_ok() && !text.contains('\\')) {
+        assert_eq!(
+            fast.as_ref(),
+            reference.as_ref().ok(),
+            "decode::control_record"
+        );
+    }
+    let record = match parsed {
         Ok(record) => record,
         Err(why) => {
             assert!(!why.is_empty());

@@ -38,9 +38,25 @@ pub struct ControlRecord {
 impl ControlRecord {
     /// Parses a record value strictly, including the embedded plan and its ID.
     pub fn parse_value(text: &str) -> Result<ControlRecord, String> {
+        // The common case decodes straight into the record; the reference reader decides the rest.
+        if let Some(record) = crate::decode::control_record(text) {
+            return Ok(record);
+        }
+        ControlRecord::parse_value_tree(text)
+    }
+
+    /// The reference path of `parse_value`: the whole document read into a JSON tree, then its
+    /// fields checked. It decides every refusal and its message; `parse_value` only takes a
+    /// faster way to the same answer when it can (see `decode`).
+    pub fn parse_value_tree(text: &str) -> Result<ControlRecord, String> {
         let value =
             json::parse(text).map_err(|e| format!("it is not one valid JSON document: {e}"))?;
-        let fields = Fields::exactly(SUBJECT, &value, &FIELDS)?;
+        ControlRecord::from_value(&value)
+    }
+
+    /// Reads a record value already parsed as JSON (the reference path of `parse_value`).
+    pub fn from_value(value: &Value) -> Result<ControlRecord, String> {
+        let fields = Fields::exactly(SUBJECT, value, &FIELDS)?;
         let schema = fields.get("schemaVersion");
         if schema.as_i64() != Some(i64::from(CONTROL_SCHEMA_VERSION)) {
             return Err(format!(

@@ -74,10 +74,74 @@ fn is_integer_literal(text: &str) -> bool {
 }
 
 /// Why a text is not one strict JSON document, with the byte offset where reading stopped.
+/// An error inside a string (a lone surrogate, a bad escape, a raw control character) names the
+/// field it is in, e.g. `lone surrogate in \u escape in field 'topic'` or `… in a field name of
+/// 'offsets'`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     pub offset: usize,
     pub reason: String,
+    /// For an error inside a string: where the string is, filled in while the error leaves the
+    /// objects and arrays around it.
+    place: Option<StringPlace>,
+}
+
+/// Where a string with an error sits: in a member name or a value, under a path of member
+/// names and array indexes (innermost first while the error propagates).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StringPlace {
+    in_name: bool,
+    path: Vec<String>,
+}
+
+impl SyntaxError {
+    fn new(offset: usize, reason: impl Into<String>) -> SyntaxError {
+        SyntaxError {
+            offset,
+            reason: reason.into(),
+            place: None,
+        }
+    }
+
+    /// Marks an error as one inside a string (a member name when `in_name`).
+    fn in_string(mut self, in_name: bool) -> SyntaxError {
+        self.place = Some(StringPlace {
+            in_name,
+            path: Vec::new(),
+        });
+        self
+    }
+
+    /// Adds the member name or array index under which the failing value sits.
+    fn under(mut self, segment: impl FnOnce() -> String) -> SyntaxError {
+        if let Some(place) = &mut self.place {
+            place.path.push(segment());
+        }
+        self
+    }
+
+    /// Writes the place of a string error into the reason, once, at the top.
+    fn finish(mut self) -> SyntaxError {
+        if let Some(place) = self.place.take() {
+            // Segments are `.name` or `[index]`, innermost first.
+            let path: String = place.path.iter().rev().map(String::as_str).collect();
+            let path = path.strip_prefix('.').unwrap_or(&path);
+            let shown = if path.chars().all(|c| !c.is_control()) && path.chars().count() <= 60 {
+                format!("'{path}'")
+            } else {
+                excerpt(path)
+            };
+            match (place.in_name, path.is_empty()) {
+                (true, true) => self.reason.push_str(" in a field name"),
+                (true, false) => self
+                    .reason
+                    .push_str(&format!(" in a field name of {shown}")),
+                (false, true) => {}
+                (false, false) => self.reason.push_str(&format!(" in field {shown}")),
+            }
+        }
+        self
+    }
 }
 
 impl fmt::Display for SyntaxError {
@@ -88,14 +152,18 @@ impl fmt::Display for SyntaxError {
 
 /// Parses exactly one JSON document; whitespace may surround it, nothing else may follow it.
 pub fn parse(text: &str) -> Result<Value, SyntaxError> {
+    parse_document(text).map_err(SyntaxError::finish)
+}
+
+fn parse_document(text: &str) -> Result<Value, SyntaxError> {
     if text.len() > MAX_DOCUMENT_BYTES {
-        return Err(SyntaxError {
-            offset: 0,
-            reason: format!(
+        return Err(SyntaxError::new(
+            0,
+            format!(
                 "the document is {} bytes, more than the {MAX_DOCUMENT_BYTES} bytes accepted",
                 text.len()
             ),
-        });
+        ));
     }
     let mut reader = Reader {
         bytes: text.as_bytes(),
@@ -122,10 +190,7 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn error(&self, reason: impl Into<String>) -> SyntaxError {
-        SyntaxError {
-            offset: self.pos,
-            reason: reason.into(),
-        }
+        SyntaxError::new(self.pos, reason)
     }
 
     fn peek(&self) -> Option<u8> {
@@ -159,7 +224,10 @@ impl Reader<'_> {
             None => Err(self.error("unexpected end of input")),
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
-            Some(b'"') => self.string().map(Value::String),
+            Some(b'"') => self
+                .string()
+                .map(Value::String)
+                .map_err(|e| e.in_string(false)),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b't') => self.literal("true", Value::Bool(true)),
             Some(b'f') => self.literal("false", Value::Bool(false)),
@@ -193,26 +261,28 @@ impl Reader<'_> {
                 return Err(self.error("expected a member name"));
             }
             let name_at = self.pos;
-            let name = self.string()?;
+            let name = self.string().map_err(|e| e.in_string(true))?;
             if !seen.insert(name.clone()) {
-                return Err(SyntaxError {
-                    offset: name_at,
-                    reason: if name.chars().all(|c| !c.is_control()) && name.len() <= 60 {
+                return Err(SyntaxError::new(
+                    name_at,
+                    if name.chars().all(|c| !c.is_control()) && name.len() <= 60 {
                         format!("Duplicate field '{name}'")
                     } else {
                         format!("Duplicate field {}", excerpt(&name))
                     },
-                });
+                ));
             }
             self.skip_whitespace();
             self.expect(b':')?;
             self.skip_whitespace();
-            let value = self.value(depth + 1)?;
+            let value = self
+                .value(depth + 1)
+                .map_err(|e| e.under(|| format!(".{name}")))?;
             if members.len() == MAX_MEMBERS {
-                return Err(SyntaxError {
-                    offset: name_at,
-                    reason: format!("an object with more than {MAX_MEMBERS} members"),
-                });
+                return Err(SyntaxError::new(
+                    name_at,
+                    format!("an object with more than {MAX_MEMBERS} members"),
+                ));
             }
             members.push((name, value));
             self.skip_whitespace();
@@ -240,7 +310,11 @@ impl Reader<'_> {
             if items.len() == MAX_MEMBERS {
                 return Err(self.error(format!("an array with more than {MAX_MEMBERS} items")));
             }
-            items.push(self.value(depth + 1)?);
+            let index = items.len();
+            items.push(
+                self.value(depth + 1)
+                    .map_err(|e| e.under(|| format!("[{index}]")))?,
+            );
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.pos += 1,
@@ -465,6 +539,36 @@ mod tests {
         assert_eq!(reason(r#""\ud800""#), "lone surrogate in \\u escape");
         assert_eq!(reason(r#""\udc00x""#), "lone surrogate in \\u escape");
         assert_eq!(parse(r#""\ud83d\ude00""#), Ok(Value::String("😀".into())));
+    }
+
+    #[test]
+    fn string_errors_name_their_field() {
+        let at = |text: &str| parse(text).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            at(r#"{"topic":"a\udc00"}"#),
+            "lone surrogate in \\u escape in field 'topic' at byte 17"
+        );
+        assert_eq!(
+            at(r#"{"plan":{"topic":"\ud800x"}}"#),
+            "lone surrogate in \\u escape in field 'plan.topic' at byte 24"
+        );
+        assert_eq!(
+            at(r#"{"plan":{"offsets":{"\ud800":1}}}"#),
+            "lone surrogate in \\u escape in a field name of 'plan.offsets' at byte 27"
+        );
+        assert_eq!(
+            at(r#"{"\udc00":1}"#),
+            "lone surrogate in \\u escape in a field name at byte 8"
+        );
+        assert_eq!(
+            at(r#"{"a":[1,"\q"]}"#),
+            "invalid escape sequence in field 'a[1]' at byte 11"
+        );
+        // Names are input: shown escaped and short.
+        let long = format!(r#"{{"{}\n":"\ud800"}}"#, "x".repeat(70));
+        assert!(at(&long).contains(r#"in field "xxxx"#), "{}", at(&long));
+        // Errors outside strings name no field.
+        assert_eq!(at(r#"{"a":01}"#), "expected ',' or '}' at byte 6");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod apply;
 pub mod boundary;
 pub mod control;
+pub mod decode;
 pub mod error;
 pub mod fields;
 pub mod json;
@@ -34,4 +35,4 @@ pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
 pub use offsets::PartitionOffsets;
 pub use plan::{Plan, PlanFields, compute_plan_id};
-pub use planning::{parse_markers, plan_from_markers};
+pub use planning::{parse_markers, plan_from_marker_texts, plan_from_markers};

@@ -205,6 +205,17 @@ impl Plan {
 
     /// Parses one plan document strictly and verifies its ID (SPEC §2).
     pub fn parse(text: &str) -> Result<Plan> {
+        // The common case decodes straight into the plan; the reference reader decides the rest.
+        if let Some(plan) = crate::decode::plan(text) {
+            return Ok(plan);
+        }
+        Plan::parse_tree(text)
+    }
+
+    /// The reference path of `parse`: the whole document read into a JSON tree, then its fields
+    /// checked. It decides every refusal and its message; `parse` only takes a faster way to the
+    /// same answer when it can (see `decode`).
+    pub fn parse_tree(text: &str) -> Result<Plan> {
         let value = json::parse(text).map_err(|e| {
             CleanupError::InvalidPlan(format!("{SUBJECT} is not one valid JSON document: {e}"))
         })?;

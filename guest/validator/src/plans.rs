@@ -25,8 +25,7 @@ impl Guest for Component {
         recovery_point: String,
         markers: Vec<String>,
     ) -> Result<Plan, CleanupError> {
-        let parsed = core::planning::parse_markers(&markers)?;
-        Ok(core::plan_from_markers(&recovery_point, &parsed)?.into())
+        Ok(core::plan_from_marker_texts(&recovery_point, &markers)?.into())
     }
 
     fn seal_plan(
