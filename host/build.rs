@@ -30,7 +30,7 @@ fn build() -> Result<(), String> {
         .parent()
         .ok_or("the host crate must live inside the workspace")?
         .to_path_buf();
-    for watched in ["guest", "wit", "Cargo.toml", "Cargo.lock"] {
+    for watched in ["guest", "wit", "wit-0.1", "Cargo.toml", "Cargo.lock"] {
         println!(
             "cargo:rerun-if-changed={}",
             workspace.join(watched).display()

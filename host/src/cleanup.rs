@@ -17,7 +17,7 @@ use crate::kafka::{
 pub mod bindings {
     wasmtime::component::bindgen!({
         world: "cleanup",
-        path: "../wit",
+        path: "../wit-0.1",
         with: {
             "action-state:cleanup/kafka-consumer.replay-consumer": crate::kafka::consumer::ReplayConsumer,
         },
