@@ -293,8 +293,7 @@ impl Session<'_> {
         let control = self.control;
         let entries = self
             .kafka
-            .read_control_log(control)
-            .map_err(CleanupError::Kafka)?;
+            .read_control_log(control)?;
         let history = ControlHistory::replay(&entries)?;
         let plan = self.plan;
         history.check_dedicated(&plan.topic, &plan.topic_id, &plan.offsets.partitions())?;
@@ -349,8 +348,7 @@ impl Session<'_> {
             .map_err(|error| {
                 CleanupError::Kafka(KafkaError {
                     operation: "delete-records (permission probe before commit)".into(),
-                    message: error.message,
-                    retriable: error.retriable,
+                    ..error
                 })
             })?;
         Ok(preview)
