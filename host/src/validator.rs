@@ -9,7 +9,7 @@ use crate::engine::{GUEST_MEMORY_LIMIT, load_component};
 
 /// Generated bindings of the `validator` world.
 pub mod bindings {
-    wasmtime::component::bindgen!({ world: "validator", path: "../wit-0.1" });
+    wasmtime::component::bindgen!({ world: "validator", path: "../wit" });
 }
 
 pub use bindings::action_state::cleanup::types::{CleanupError, Plan};

@@ -32,7 +32,9 @@ mod policy_tests;
 #[cfg(test)]
 mod replay_tests;
 
-pub use apply::{ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply};
+pub use apply::{
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply, apply_with_status,
+};
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
