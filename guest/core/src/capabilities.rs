@@ -81,6 +81,8 @@ impl fmt::Display for HostError {
     }
 }
 
+impl std::error::Error for HostError {}
+
 pub type CapResult<T> = Result<T, HostError>;
 
 /// One partition's readable range: log start offset and last stable offset.
