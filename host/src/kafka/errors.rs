@@ -10,9 +10,12 @@ pub type KafkaResult<T> = Result<T, HostError>;
 /// The case of a librdkafka code (broker codes are positive, the client's own negative).
 pub fn kind_of(code: C) -> ErrorKind {
     match code {
-        C::UnknownTopicOrPartition | C::UnknownTopicId | C::UnknownTopic | C::UnknownPartition => {
-            ErrorKind::UnknownTopic
-        }
+        // librdkafka's ListOffsets answers a missing topic with _NOENT ("No leaders found").
+        C::UnknownTopicOrPartition
+        | C::UnknownTopicId
+        | C::UnknownTopic
+        | C::UnknownPartition
+        | C::NoEnt => ErrorKind::UnknownTopic,
         C::TopicAuthorizationFailed
         | C::GroupAuthorizationFailed
         | C::ClusterAuthorizationFailed
