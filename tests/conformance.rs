@@ -56,7 +56,11 @@ fn failed(report: &Report) -> Vec<String> {
 
 #[test]
 fn the_rust_host_passes_every_check_against_a_live_broker() {
-    let report = suite(settings(bootstrap(), Duration::from_secs(30)), Target::Live, None);
+    let report = suite(
+        settings(bootstrap(), Duration::from_secs(30)),
+        Target::Live,
+        None,
+    );
     assert!(report.checks.len() >= 30, "{} checks", report.checks.len());
     assert_eq!(failed(&report), Vec::<String>::new());
 }
@@ -64,7 +68,11 @@ fn the_rust_host_passes_every_check_against_a_live_broker() {
 #[test]
 fn the_rust_host_passes_every_check_on_a_dead_connection() {
     // Nothing listens on port 1.
-    let report = suite(settings("127.0.0.1:1", Duration::from_secs(3)), Target::Unreachable, None);
+    let report = suite(
+        settings("127.0.0.1:1", Duration::from_secs(3)),
+        Target::Unreachable,
+        None,
+    );
     assert!(report.checks.len() >= 6, "{} checks", report.checks.len());
     assert_eq!(failed(&report), Vec::<String>::new());
 }
@@ -74,14 +82,30 @@ fn the_rust_host_passes_every_check_on_a_dead_connection() {
 fn the_suite_fails_a_host_that_lies() {
     let cases: [(Lie, &str); 6] = [
         (Lie::EndPlusOne, "list-offsets latest is the end"),
-        (Lie::NoFencing, "the older writer's append fails with fenced"),
-        (Lie::MissingIsError, "describe answers none for a topic that does not exist"),
-        (Lie::EverythingIsOther, "list-offsets of a missing topic fails with unknown-topic"),
-        (Lie::DataAlways, "poll without data gives presence but no texts"),
+        (
+            Lie::NoFencing,
+            "the older writer's append fails with fenced",
+        ),
+        (
+            Lie::MissingIsError,
+            "describe answers none for a topic that does not exist",
+        ),
+        (
+            Lie::EverythingIsOther,
+            "list-offsets of a missing topic fails with unknown-topic",
+        ),
+        (
+            Lie::DataAlways,
+            "poll without data gives presence but no texts",
+        ),
         (Lie::NoSleep, "sleep-ms(30) lets now-ms advance"),
     ];
     for (lie, check) in cases {
-        let report = suite(settings(bootstrap(), Duration::from_secs(30)), Target::Live, Some(lie));
+        let report = suite(
+            settings(bootstrap(), Duration::from_secs(30)),
+            Target::Live,
+            Some(lie),
+        );
         let failures = failed(&report);
         assert!(
             failures.iter().any(|f| f.contains(check)),
@@ -99,7 +123,9 @@ fn the_suite_fails_a_host_that_reports_a_dead_connection_as_other() {
     );
     let failures = failed(&report);
     assert!(
-        failures.iter().any(|f| f.contains("fails with transport or timeout")),
+        failures
+            .iter()
+            .any(|f| f.contains("fails with transport or timeout")),
         "{failures:?}"
     );
 }

@@ -68,7 +68,11 @@ impl KafkaOps for NativeOps<'_> {
         self.run("inspect-topics", |p| p.inspect_topics(topics, names))
     }
 
-    fn offset_range(&mut self, topic: &str, partitions: &[u32]) -> KafkaResult<Vec<PartitionRange>> {
+    fn offset_range(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+    ) -> KafkaResult<Vec<PartitionRange>> {
         self.run("offset-range", |p| p.offset_range(topic, partitions))
     }
 

@@ -211,7 +211,11 @@ impl kafka_admin::Host for HostState {
             .kafka
             .admin()
             .and_then(|a| a.list_offsets(&topic, &partitions, spec))
-            .map(|all| all.into_iter().map(|(p, o)| (p, o + u64::from(lie))).collect());
+            .map(|all| {
+                all.into_iter()
+                    .map(|(p, o)| (p, o + u64::from(lie)))
+                    .collect()
+            });
         Ok(result.map(offsets).map_err(|e| self.error(e)))
     }
 
@@ -270,7 +274,10 @@ impl kafka_writer::HostWriter for HostState {
         if commit {
             failpoint::pause(failpoint::Stage::BeforeCommit);
         }
-        let result = self.table.get(&writer)?.append(&topic, partition, &key, &value);
+        let result = self
+            .table
+            .get(&writer)?
+            .append(&topic, partition, &key, &value);
         if commit && result.is_ok() {
             self.committed = true;
             failpoint::pause(failpoint::Stage::AfterCommit);
@@ -372,10 +379,11 @@ fn take_records(state: &mut HostState, indices: &[u32]) -> wasmtime::Result<Vec<
         .get_mut(&Resource::<Consumer>::new_borrow(rep))?;
     let mut records = Vec::with_capacity(indices.len());
     for &index in indices {
-        let held = consumer
-            .held
-            .get_mut(index as usize)
-            .ok_or_else(|| wasmtime::Error::msg(format!("next-batch named record {index}, which the last poll did not return")))?;
+        let held = consumer.held.get_mut(index as usize).ok_or_else(|| {
+            wasmtime::Error::msg(format!(
+                "next-batch named record {index}, which the last poll did not return"
+            ))
+        })?;
         let (Some(key), value) = (held.key.take(), held.value.take()) else {
             return Err(wasmtime::Error::msg(format!(
                 "next-batch named record {index} twice or a record without a key"
@@ -479,10 +487,7 @@ impl CleanupInstance {
         self.store.data().kafka.counts
     }
 
-    pub fn verify_plan(
-        &mut self,
-        json: &str,
-    ) -> wasmtime::Result<Result<Plan, CleanupError>> {
+    pub fn verify_plan(&mut self, json: &str) -> wasmtime::Result<Result<Plan, CleanupError>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_plans()

@@ -33,7 +33,10 @@ impl TestConsumer {
     }
 
     pub fn poll(&mut self, max: u32, timeout: Duration) -> KafkaResult<Vec<TestRecord>> {
-        let text = |b: &Option<Vec<u8>>| b.as_deref().map(|b| String::from_utf8_lossy(b).into_owned());
+        let text = |b: &Option<Vec<u8>>| {
+            b.as_deref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        };
         Ok(self
             .0
             .poll(max, timeout)?
@@ -115,7 +118,11 @@ impl KafkaClients {
     }
 
     /// Replaces a topic's dynamic configuration with exactly these entries.
-    pub fn alter_topic_configs(&mut self, topic: &str, entries: &[(String, String)]) -> KafkaResult<()> {
+    pub fn alter_topic_configs(
+        &mut self,
+        topic: &str,
+        entries: &[(String, String)],
+    ) -> KafkaResult<()> {
         let admin = self.admin()?;
         let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
         for (name, value) in entries {
@@ -123,7 +130,12 @@ impl KafkaClients {
         }
         let options = rdkafka::admin::AdminOptions::new().request_timeout(Some(admin.timeout));
         let future = admin.client.alter_configs([&alter], &options);
-        match admin.runtime.block_on(future).map_err(|e| from_rd(&e))?.pop() {
+        match admin
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd(&e))?
+            .pop()
+        {
             Some(Ok(_)) => Ok(()),
             Some(Err((_, code))) => Err(from_code(code, format!("topic {topic}: {code}"))),
             None => Err(invalid("no result")),
@@ -134,7 +146,12 @@ impl KafkaClients {
         let admin = self.admin()?;
         let options = rdkafka::admin::AdminOptions::new().request_timeout(Some(admin.timeout));
         let future = admin.client.delete_topics(&[topic], &options);
-        match admin.runtime.block_on(future).map_err(|e| from_rd(&e))?.pop() {
+        match admin
+            .runtime
+            .block_on(future)
+            .map_err(|e| from_rd(&e))?
+            .pop()
+        {
             Some(Ok(_)) => Ok(()),
             Some(Err((_, code))) => Err(from_code(code, format!("topic {topic}: {code}"))),
             None => Err(invalid("no result")),
@@ -216,7 +233,9 @@ impl caps::Capabilities for NativeCaps<'_> {
     }
 
     fn operation_timeout_ms(&mut self) -> u32 {
-        u32::try_from(self.kafka.settings().timeout.as_millis()).unwrap_or(u32::MAX).max(1)
+        u32::try_from(self.kafka.settings().timeout.as_millis())
+            .unwrap_or(u32::MAX)
+            .max(1)
     }
 
     fn describe(
@@ -227,7 +246,10 @@ impl caps::Capabilities for NativeCaps<'_> {
     ) -> CapResult<Vec<Option<TopicMetadata>>> {
         let topics: Vec<String> = topics.iter().map(|t| (*t).to_owned()).collect();
         let names: Vec<String> = names.iter().map(|t| (*t).to_owned()).collect();
-        let answer = self.kafka.admin()?.describe(&topics, &names, with_offsets)?;
+        let answer = self
+            .kafka
+            .admin()?
+            .describe(&topics, &names, with_offsets)?;
         Ok(answer
             .into_iter()
             .map(|t| {
@@ -283,7 +305,11 @@ impl caps::Capabilities for NativeCaps<'_> {
         self.kafka.admin()?.list_offsets(topic, partitions, spec)
     }
 
-    fn delete_records(&mut self, topic: &str, before: &PartitionOffsets) -> CapResult<Vec<(u32, u64)>> {
+    fn delete_records(
+        &mut self,
+        topic: &str,
+        before: &PartitionOffsets,
+    ) -> CapResult<Vec<(u32, u64)>> {
         self.kafka
             .admin()?
             .delete_records(topic, &before.iter().collect::<Vec<_>>())

@@ -37,7 +37,11 @@ impl KafkaClients {
     }
 
     /// Produces many records (partition, key, value) with acks=all and waits for all of them.
-    pub fn produce_batch(&mut self, topic: &str, records: &[(u32, String, String)]) -> KafkaResult<()> {
+    pub fn produce_batch(
+        &mut self,
+        topic: &str,
+        records: &[(u32, String, String)],
+    ) -> KafkaResult<()> {
         let mut config = self.client_config();
         config
             .set("enable.idempotence", "true")

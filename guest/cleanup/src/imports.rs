@@ -27,8 +27,13 @@ fn owned(items: &[&str]) -> Vec<String> {
     items.iter().map(|t| (*t).to_owned()).collect()
 }
 
-fn pairs(offsets: Vec<crate::bindings::action_state::cleanup::types::PartitionOffset>) -> Vec<(u32, u64)> {
-    offsets.into_iter().map(|po| (po.partition, po.offset)).collect()
+fn pairs(
+    offsets: Vec<crate::bindings::action_state::cleanup::types::PartitionOffset>,
+) -> Vec<(u32, u64)> {
+    offsets
+        .into_iter()
+        .map(|po| (po.partition, po.offset))
+        .collect()
 }
 
 impl From<kafka_admin::ConfigEntry> for ConfigEntry {

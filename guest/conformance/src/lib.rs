@@ -110,53 +110,84 @@ fn unreachable(checks: &mut Checks, prefix: &str) {
     let topic = format!("{prefix}unreachable");
     let dead = ["transport", "timeout"];
     let (ms, described) = timed(|| kafka_admin::describe(&[topic.clone()], &[], false));
-    checks.expect_error("describe on a dead connection fails with transport or timeout", &described, &dead);
-    checks.check("describe on a dead connection ends within twice the timeout", ms <= limit, || {
-        format!("took {ms} ms")
-    });
-    let (ms, listed) = timed(|| {
-        kafka_admin::list_offsets(&topic, &[0], kafka_admin::OffsetSpec::Latest)
-    });
-    checks.expect_error("list-offsets on a dead connection fails with transport or timeout", &listed, &dead);
-    checks.check("list-offsets on a dead connection ends within twice the timeout", ms <= limit, || {
-        format!("took {ms} ms")
-    });
+    checks.expect_error(
+        "describe on a dead connection fails with transport or timeout",
+        &described,
+        &dead,
+    );
+    checks.check(
+        "describe on a dead connection ends within twice the timeout",
+        ms <= limit,
+        || format!("took {ms} ms"),
+    );
+    let (ms, listed) =
+        timed(|| kafka_admin::list_offsets(&topic, &[0], kafka_admin::OffsetSpec::Latest));
+    checks.expect_error(
+        "list-offsets on a dead connection fails with transport or timeout",
+        &listed,
+        &dead,
+    );
+    checks.check(
+        "list-offsets on a dead connection ends within twice the timeout",
+        ms <= limit,
+        || format!("took {ms} ms"),
+    );
     let (ms, opened) = timed(|| kafka_writer::Writer::open(Some(&format!("{prefix}dead"))));
     checks.expect_error(
         "opening a transactional writer on a dead connection fails with transport or timeout",
         &opened,
         &dead,
     );
-    checks.check("opening a writer on a dead connection ends within twice the timeout", ms <= limit, || {
-        format!("took {ms} ms")
-    });
+    checks.check(
+        "opening a writer on a dead connection ends within twice the timeout",
+        ms <= limit,
+        || format!("took {ms} ms"),
+    );
 }
 
 /// A principal without ACLs is refused with `authorization`.
 fn unauthorized(checks: &mut Checks, topic: Option<&str>) {
     let Some(topic) = topic else {
-        checks.check("the unauthorized target names an existing topic", false, || {
-            "inputs.existing-topic is none".into()
-        });
+        checks.check(
+            "the unauthorized target names an existing topic",
+            false,
+            || "inputs.existing-topic is none".into(),
+        );
         return;
     };
     let described = kafka_admin::describe(&[topic.to_owned()], &[], false);
-    checks.expect_error("describe of a forbidden topic fails with authorization", &described, &["authorization"]);
+    checks.expect_error(
+        "describe of a forbidden topic fails with authorization",
+        &described,
+        &["authorization"],
+    );
     let listed = kafka_admin::list_offsets(topic, &[0], kafka_admin::OffsetSpec::Earliest);
-    checks.expect_error("list-offsets of a forbidden topic fails with authorization", &listed, &["authorization"]);
+    checks.expect_error(
+        "list-offsets of a forbidden topic fails with authorization",
+        &listed,
+        &["authorization"],
+    );
     let before = [bindings::action_state::cleanup::types::PartitionOffset {
         partition: 0,
         offset: 0,
     }];
     let deleted = kafka_admin::delete_records(topic, &before);
-    checks.expect_error("delete-records of a forbidden topic fails with authorization", &deleted, &["authorization"]);
+    checks.expect_error(
+        "delete-records of a forbidden topic fails with authorization",
+        &deleted,
+        &["authorization"],
+    );
 }
 
 /// Wrong credentials are reported as `authentication`, quickly.
 fn unauthenticated(checks: &mut Checks) {
     let timeout = u64::from(clock::operation_timeout_ms());
     let (ms, described) = timed(|| kafka_admin::describe(&["any".to_owned()], &[], false));
-    checks.expect_error("describe with wrong credentials fails with authentication", &described, &["authentication"]);
+    checks.expect_error(
+        "describe with wrong credentials fails with authentication",
+        &described,
+        &["authentication"],
+    );
     checks.check(
         "an authentication failure ends in less than half the operation timeout",
         ms < timeout / 2,

@@ -52,7 +52,11 @@ pub fn run(checks: &mut Checks, prefix: &str) {
         || format!("got {described:?}"),
     );
     let listed = kafka_admin::list_offsets(&missing, &[0], OffsetSpec::Latest);
-    checks.expect_error("list-offsets of a missing topic fails with unknown-topic", &listed, &["unknown-topic"]);
+    checks.expect_error(
+        "list-offsets of a missing topic fails with unknown-topic",
+        &listed,
+        &["unknown-topic"],
+    );
 
     // Creation, and creating again.
     let configs = [ConfigEntry {
@@ -60,19 +64,27 @@ pub fn run(checks: &mut Checks, prefix: &str) {
         value: Some("compact,delete".into()),
     }];
     let created = kafka_admin::create_topic(&data, 2, 1, &configs);
-    checks.check("create-topic answers true for a new topic", matches!(created, Ok(true)), || {
-        format!("got {created:?}")
-    });
+    checks.check(
+        "create-topic answers true for a new topic",
+        matches!(created, Ok(true)),
+        || format!("got {created:?}"),
+    );
     let again = kafka_admin::create_topic(&data, 2, 1, &configs);
-    checks.check("create-topic answers false for an existing topic", matches!(again, Ok(false)), || {
-        format!("got {again:?}")
-    });
+    checks.check(
+        "create-topic answers false for an existing topic",
+        matches!(again, Ok(false)),
+        || format!("got {again:?}"),
+    );
     let invalid = [ConfigEntry {
         name: POLICY.into(),
         value: Some("no-such-policy".into()),
     }];
     let refused = kafka_admin::create_topic(&format!("{prefix}invalid"), 1, 1, &invalid);
-    checks.expect_error("create-topic with an invalid configuration fails with policy-violation", &refused, &["policy-violation"]);
+    checks.expect_error(
+        "create-topic with an invalid configuration fails with policy-violation",
+        &refused,
+        &["policy-violation"],
+    );
     let created = kafka_admin::create_topic(
         &control,
         1,
@@ -82,17 +94,21 @@ pub fn run(checks: &mut Checks, prefix: &str) {
             value: Some("compact".into()),
         }],
     );
-    checks.check("create-topic creates the single-partition topic", matches!(created, Ok(true)), || {
-        format!("got {created:?}")
-    });
+    checks.check(
+        "create-topic creates the single-partition topic",
+        matches!(created, Ok(true)),
+        || format!("got {created:?}"),
+    );
 
     // Metadata: ID, partitions, configs in order, offsets.
     let names = [UNKNOWN_NAME.to_owned(), POLICY.to_owned()];
     let seen = eventually(|| metadata(&data, &names, true).filter(|m| m.partitions.len() == 2));
     let Some(meta) = seen else {
-        checks.check("a created topic appears in describe with its partitions", false, || {
-            format!("{data} did not appear with 2 partitions within the operation timeout")
-        });
+        checks.check(
+            "a created topic appears in describe with its partitions",
+            false,
+            || format!("{data} did not appear with 2 partitions within the operation timeout"),
+        );
         return;
     };
     let id_ok = meta.topic_id.len() == 22
@@ -100,12 +116,16 @@ pub fn run(checks: &mut Checks, prefix: &str) {
             .topic_id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    checks.check("describe gives the topic ID as 22 characters of URL-safe base64", id_ok, || {
-        format!("got {:?}", meta.topic_id)
-    });
-    checks.check("describe lists the partitions ascending", meta.partitions == [0, 1], || {
-        format!("got {:?}", meta.partitions)
-    });
+    checks.check(
+        "describe gives the topic ID as 22 characters of URL-safe base64",
+        id_ok,
+        || format!("got {:?}", meta.topic_id),
+    );
+    checks.check(
+        "describe lists the partitions ascending",
+        meta.partitions == [0, 1],
+        || format!("got {:?}", meta.partitions),
+    );
     let configs: Vec<(&str, Option<&str>)> = meta
         .configs
         .iter()
@@ -116,14 +136,22 @@ pub fn run(checks: &mut Checks, prefix: &str) {
         configs == [(UNKNOWN_NAME, None), (POLICY, Some("compact,delete"))],
         || format!("got {configs:?}"),
     );
-    let ranges: Vec<(u32, u64, u64)> = meta.offsets.iter().map(|r| (r.partition, r.beginning, r.end)).collect();
-    checks.check("describe with offsets gives every partition's range", ranges == [(0, 0, 0), (1, 0, 0)], || {
-        format!("got {ranges:?}")
-    });
+    let ranges: Vec<(u32, u64, u64)> = meta
+        .offsets
+        .iter()
+        .map(|r| (r.partition, r.beginning, r.end))
+        .collect();
+    checks.check(
+        "describe with offsets gives every partition's range",
+        ranges == [(0, 0, 0), (1, 0, 0)],
+        || format!("got {ranges:?}"),
+    );
     let plain = metadata(&data, &[], false);
     checks.check(
         "describe without offsets or names answers no offsets and no configs",
-        plain.as_ref().is_some_and(|m| m.offsets.is_empty() && m.configs.is_empty()),
+        plain
+            .as_ref()
+            .is_some_and(|m| m.offsets.is_empty() && m.configs.is_empty()),
         || format!("got {plain:?}"),
     );
 
@@ -173,18 +201,24 @@ fn transactional_writes(checks: &mut Checks, prefix: &str, control: &str) {
     let older = match kafka_writer::Writer::open(Some(&id)) {
         Ok(writer) => writer,
         Err(error) => {
-            checks.check("a transactional writer opens", false, || format!("{error:?}"));
+            checks.check("a transactional writer opens", false, || {
+                format!("{error:?}")
+            });
             return;
         }
     };
     let offset = older.append(control, 0, "a", "1");
-    checks.check("a transactional append returns offset 0 of a new topic", matches!(offset, Ok(0)), || {
-        format!("got {offset:?}")
-    });
+    checks.check(
+        "a transactional append returns offset 0 of a new topic",
+        matches!(offset, Ok(0)),
+        || format!("got {offset:?}"),
+    );
     // The commit marker follows: the record becomes visible to read_committed readers.
     let visible = eventually(|| {
         let ends = kafka_admin::list_offsets(control, &[0], OffsetSpec::Latest).ok()?;
-        ends.iter().any(|e| e.partition == 0 && e.offset >= 2).then_some(())
+        ends.iter()
+            .any(|e| e.partition == 0 && e.offset >= 2)
+            .then_some(())
     });
     checks.check(
         "a committed transactional record becomes stable (latest passes it and its marker)",
@@ -193,18 +227,26 @@ fn transactional_writes(checks: &mut Checks, prefix: &str, control: &str) {
     );
     // A newer writer with the same id fences the older one.
     let newer = kafka_writer::Writer::open(Some(&id));
-    checks.check("a second writer with the same transactional id opens", newer.is_ok(), || {
-        format!("got {:?}", newer.as_ref().err())
-    });
+    checks.check(
+        "a second writer with the same transactional id opens",
+        newer.is_ok(),
+        || format!("got {:?}", newer.as_ref().err()),
+    );
     let fenced = older.append(control, 0, "b", "2");
-    checks.expect_error("the older writer's append fails with fenced", &fenced, &["fenced"]);
+    checks.expect_error(
+        "the older writer's append fails with fenced",
+        &fenced,
+        &["fenced"],
+    );
     let again = older.append(control, 0, "c", "3");
     checks.expect_error("a fenced writer stays fenced", &again, &["fenced"]);
     if let Ok(newer) = newer {
         let offset = newer.append(control, 0, "d", "4");
-        checks.check("the newer writer appends after the fenced attempt", matches!(offset, Ok(o) if o >= 2), || {
-            format!("got {offset:?}")
-        });
+        checks.check(
+            "the newer writer appends after the fenced attempt",
+            matches!(offset, Ok(o) if o >= 2),
+            || format!("got {offset:?}"),
+        );
     }
 }
 
@@ -217,7 +259,9 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
         }
     };
     let assigned = consumer.assign(&[po(0, 0)]);
-    checks.check("assign succeeds", assigned.is_ok(), || format!("{assigned:?}"));
+    checks.check("assign succeeds", assigned.is_ok(), || {
+        format!("{assigned:?}")
+    });
     let mut records = Vec::new();
     eventually(|| {
         if let Ok(batch) = consumer.poll(10, 200, true) {
@@ -227,7 +271,17 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
     });
     let got: Vec<(u32, u64, bool, bool, bool, Option<&str>, Option<&str>)> = records
         .iter()
-        .map(|r| (r.partition, r.offset, r.has_key, r.has_value, r.utf8, r.key.as_deref(), r.value.as_deref()))
+        .map(|r| {
+            (
+                r.partition,
+                r.offset,
+                r.has_key,
+                r.has_value,
+                r.utf8,
+                r.key.as_deref(),
+                r.value.as_deref(),
+            )
+        })
         .collect();
     checks.check(
         "poll with data delivers keys and values in offset order",
@@ -238,9 +292,11 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
         || format!("got {got:?}"),
     );
     let position = consumer.position();
-    checks.check("position is the next offset after the records read", matches!(&position, Ok(p) if pairs(p) == [(0, 2)]), || {
-        format!("got {position:?}")
-    });
+    checks.check(
+        "position is the next offset after the records read",
+        matches!(&position, Ok(p) if pairs(p) == [(0, 2)]),
+        || format!("got {position:?}"),
+    );
     let reassigned = consumer.assign(&[po(0, 1)]);
     let mut bare = Vec::new();
     eventually(|| {
@@ -253,20 +309,29 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
         "a new assignment seeks, and poll without data gives presence but no texts",
         reassigned.is_ok()
             && bare.first().is_some_and(|r| {
-                r.offset == 1 && r.has_key && r.has_value && r.utf8 && r.key.is_none() && r.value.is_none()
+                r.offset == 1
+                    && r.has_key
+                    && r.has_value
+                    && r.utf8
+                    && r.key.is_none()
+                    && r.value.is_none()
             }),
         || format!("got {bare:?}"),
     );
     let empty = consumer.poll(10, 100, true);
-    checks.check("a poll with nothing new returns an empty list", matches!(&empty, Ok(r) if r.is_empty()), || {
-        format!("got {empty:?}")
-    });
+    checks.check(
+        "a poll with nothing new returns an empty list",
+        matches!(&empty, Ok(r) if r.is_empty()),
+        || format!("got {empty:?}"),
+    );
 
     // Read-committed: the control topic holds committed records and their markers.
     let reader = match kafka_consumer::Consumer::open(control) {
         Ok(reader) => reader,
         Err(error) => {
-            checks.check("a consumer of the transactional topic opens", false, || format!("{error:?}"));
+            checks.check("a consumer of the transactional topic opens", false, || {
+                format!("{error:?}")
+            });
             return;
         }
     };
@@ -298,9 +363,11 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
 
 fn deletion(checks: &mut Checks, data: &str) {
     let deleted = kafka_admin::delete_records(data, &[po(0, 1)]);
-    checks.check("delete-records returns the new log start", matches!(&deleted, Ok(d) if pairs(d) == [(0, 1)]), || {
-        format!("got {deleted:?}")
-    });
+    checks.check(
+        "delete-records returns the new log start",
+        matches!(&deleted, Ok(d) if pairs(d) == [(0, 1)]),
+        || format!("got {deleted:?}"),
+    );
     let again = kafka_admin::delete_records(data, &[po(0, 0)]);
     checks.check(
         "delete-records below the log start deletes nothing and returns the log start",
@@ -308,11 +375,17 @@ fn deletion(checks: &mut Checks, data: &str) {
         || format!("got {again:?}"),
     );
     let beginnings = kafka_admin::list_offsets(data, &[0], OffsetSpec::Earliest);
-    checks.check("list-offsets earliest follows the deletion", matches!(&beginnings, Ok(b) if pairs(b) == [(0, 1)]), || {
-        format!("got {beginnings:?}")
-    });
+    checks.check(
+        "list-offsets earliest follows the deletion",
+        matches!(&beginnings, Ok(b) if pairs(b) == [(0, 1)]),
+        || format!("got {beginnings:?}"),
+    );
     let beyond = kafka_admin::delete_records(data, &[po(0, 99)]);
-    checks.expect_error("delete-records above the end fails with offset-out-of-range", &beyond, &["offset-out-of-range"]);
+    checks.expect_error(
+        "delete-records above the end fails with offset-out-of-range",
+        &beyond,
+        &["offset-out-of-range"],
+    );
     // A consumer positioned below the log start gets an error, never a silent jump.
     if let Ok(consumer) = kafka_consumer::Consumer::open(data) {
         let _ = consumer.assign(&[po(0, 0)]);

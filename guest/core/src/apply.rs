@@ -327,9 +327,7 @@ impl Session<'_> {
 
     fn read_history(&mut self) -> Result<ControlHistory> {
         let control = self.control;
-        let entries = self
-            .kafka
-            .read_control_log(control)?;
+        let entries = self.kafka.read_control_log(control)?;
         let history = ControlHistory::replay(&entries)?;
         let plan = self.plan;
         history.check_dedicated(&plan.topic, &plan.topic_id, &plan.offsets.partitions())?;

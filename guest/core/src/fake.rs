@@ -442,12 +442,15 @@ pub mod caps {
         }
 
         pub fn topic(&mut self, name: &str, partitions: &[u32]) {
-            self.topics
-                .insert(name.into(), super::safe_topic(&format!("id-{name}"), partitions, 0));
+            self.topics.insert(
+                name.into(),
+                super::safe_topic(&format!("id-{name}"), partitions, 0),
+            );
         }
 
         pub fn push(&mut self, topic: &str, offset: u64, key: Option<&[u8]>, value: Option<&[u8]>) {
-            let text = |b: Option<&[u8]>| b.and_then(|b| std::str::from_utf8(b).ok().map(String::from));
+            let text =
+                |b: Option<&[u8]>| b.and_then(|b| std::str::from_utf8(b).ok().map(String::from));
             let utf8 = [key, value]
                 .iter()
                 .all(|b| b.is_none_or(|b| std::str::from_utf8(b).is_ok()));
@@ -508,7 +511,13 @@ pub mod caps {
     }
 
     impl Writer for FakeWriter {
-        fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+        fn append(
+            &mut self,
+            topic: &str,
+            partition: u32,
+            key: &str,
+            value: &str,
+        ) -> CapResult<u64> {
             let mut c = self.cluster.borrow_mut();
             c.enter("append")?;
             if let Some(id) = &self.id
@@ -516,7 +525,11 @@ pub mod caps {
             {
                 return Err(error(ErrorKind::Fenced));
             }
-            let before = c.topics.get(topic).and_then(|t| t.ends.get(partition)).unwrap_or(0);
+            let before = c
+                .topics
+                .get(topic)
+                .and_then(|t| t.ends.get(partition))
+                .unwrap_or(0);
             c.push(topic, before, Some(key.as_bytes()), Some(value.as_bytes()));
             if self.id.is_some() && c.stable_lag > 0 {
                 c.lagging_end = Some(before);
@@ -536,12 +549,21 @@ pub mod caps {
             Ok(self.positions.clone())
         }
 
-        fn poll(&mut self, max: u32, _timeout: u32, with_data: bool) -> CapResult<Vec<PolledRecord>> {
+        fn poll(
+            &mut self,
+            max: u32,
+            _timeout: u32,
+            with_data: bool,
+        ) -> CapResult<Vec<PolledRecord>> {
             let mut c = self.cluster.borrow_mut();
             c.enter("poll")?;
             let mut out = Vec::new();
             for (partition, position) in self.positions.clone().iter() {
-                let log = c.logs.get(&(self.topic.clone(), partition)).cloned().unwrap_or_default();
+                let log = c
+                    .logs
+                    .get(&(self.topic.clone(), partition))
+                    .cloned()
+                    .unwrap_or_default();
                 for record in log.into_iter().filter(|r| r.offset >= position) {
                     if out.len() >= max as usize {
                         break;
@@ -556,9 +578,15 @@ pub mod caps {
                 }
                 // Past the delivered records lie only markers: the position reaches the end.
                 if out.len() < max as usize
-                    && let Some(end) = c.topics.get(&self.topic).and_then(|t| t.ends.get(partition))
+                    && let Some(end) = c
+                        .topics
+                        .get(&self.topic)
+                        .and_then(|t| t.ends.get(partition))
                 {
-                    self.positions.insert(partition, end.max(self.positions.get(partition).unwrap_or(0)));
+                    self.positions.insert(
+                        partition,
+                        end.max(self.positions.get(partition).unwrap_or(0)),
+                    );
                 }
             }
             Ok(out)
@@ -600,29 +628,31 @@ pub mod caps {
                     answer.push(None);
                     continue;
                 }
-                answer.push(c.topics.get(*topic).map(|t| TopicMetadata {
-                    topic: (*topic).to_owned(),
-                    topic_id: t.topic_id.clone(),
-                    partitions: t.partitions.clone(),
-                    configs: names
-                        .iter()
-                        .map(|n| ConfigEntry {
-                            name: (*n).to_owned(),
-                            value: t.configs.get(*n).cloned(),
-                        })
-                        .collect(),
-                    offsets: if with_offsets {
-                        t.partitions
+                answer.push(c.topics.get(*topic).map(|t| {
+                    TopicMetadata {
+                        topic: (*topic).to_owned(),
+                        topic_id: t.topic_id.clone(),
+                        partitions: t.partitions.clone(),
+                        configs: names
                             .iter()
-                            .map(|p| PartitionRange {
-                                partition: *p,
-                                beginning: t.beginnings.get(*p).unwrap_or(0),
-                                end: t.ends.get(*p).unwrap_or(0),
+                            .map(|n| ConfigEntry {
+                                name: (*n).to_owned(),
+                                value: t.configs.get(*n).cloned(),
                             })
-                            .collect()
-                    } else {
-                        Vec::new()
-                    },
+                            .collect(),
+                        offsets: if with_offsets {
+                            t.partitions
+                                .iter()
+                                .map(|p| PartitionRange {
+                                    partition: *p,
+                                    beginning: t.beginnings.get(*p).unwrap_or(0),
+                                    end: t.ends.get(*p).unwrap_or(0),
+                                })
+                                .collect()
+                        } else {
+                            Vec::new()
+                        },
+                    }
                 }));
             }
             Ok(answer)
@@ -692,7 +722,10 @@ pub mod caps {
                 let b = t.beginnings.get(p).unwrap_or(0).max(o);
                 t.beginnings.insert(p, b);
             }
-            Ok(before.iter().map(|(p, _)| (p, t.beginnings.get(p).unwrap_or(0))).collect())
+            Ok(before
+                .iter()
+                .map(|(p, _)| (p, t.beginnings.get(p).unwrap_or(0)))
+                .collect())
         }
 
         fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<FakeWriter> {

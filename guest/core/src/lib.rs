@@ -16,8 +16,8 @@ pub mod marker;
 pub mod offsets;
 pub mod ops;
 pub mod plan;
-pub mod policy;
 pub mod planning;
+pub mod policy;
 pub mod recovery;
 pub mod replay;
 pub mod status;
@@ -33,7 +33,8 @@ mod policy_tests;
 mod replay_tests;
 
 pub use apply::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply, apply_with_status,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply,
+    apply_with_status,
 };
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};

@@ -4,7 +4,7 @@
 //! transactional id, and strict decoding of control records. `Policy` implements `KafkaOps`, the
 //! operations the apply and recovery protocols are written against.
 
-use crate::capabilities::{Capabilities, CapResult, Consumer, ErrorKind, HostError, Writer};
+use crate::capabilities::{CapResult, Capabilities, Consumer, ErrorKind, HostError, Writer};
 use crate::control::ControlEntry;
 use crate::error::{CleanupError, KafkaError, Result};
 use crate::offsets::PartitionOffsets;
@@ -60,8 +60,8 @@ impl Deadline {
 
 /// A host error as the failure of a step: retriable when the cluster may answer differently later.
 fn failure(operation: &str, what: &str, error: HostError) -> KafkaError {
-    let retriable = error.kind.is_transient()
-        || matches!(error.kind, ErrorKind::Fenced | ErrorKind::Other);
+    let retriable =
+        error.kind.is_transient() || matches!(error.kind, ErrorKind::Fenced | ErrorKind::Other);
     KafkaError {
         operation: operation.to_owned(),
         message: format!("{what}: {} ({})", error, error.kind.name()),
@@ -222,9 +222,10 @@ impl<C: Capabilities> Policy<C> {
             })?;
             self.plain_writer = Some(writer);
         }
-        let writer = self.plain_writer.as_mut().ok_or_else(|| {
-            KafkaError::new("append-control", "no idempotent producer", false)
-        })?;
+        let writer = self
+            .plain_writer
+            .as_mut()
+            .ok_or_else(|| KafkaError::new("append-control", "no idempotent producer", false))?;
         writer
             .append(topic, 0, key, value)
             .map_err(|e| failure("append-control", &format!("appending to {topic}"), e))
@@ -283,7 +284,10 @@ fn checked(
                 ));
             }
             if with_offsets
-                && meta.partitions.iter().any(|p| !meta.offsets.iter().any(|r| r.partition == *p))
+                && meta
+                    .partitions
+                    .iter()
+                    .any(|p| !meta.offsets.iter().any(|r| r.partition == *p))
             {
                 return Err(KafkaError::new(
                     "describe",
@@ -408,9 +412,11 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         partitions: &[u32],
         spec: OffsetSpec,
     ) -> KafkaResult<PartitionOffsets> {
-        let answer = self.retry("list-offsets", &format!("listing offsets of {topic}"), |c| {
-            c.list_offsets(topic, partitions, spec)
-        })?;
+        let answer = self.retry(
+            "list-offsets",
+            &format!("listing offsets of {topic}"),
+            |c| c.list_offsets(topic, partitions, spec),
+        )?;
         Ok(answer.into_iter().collect())
     }
 
@@ -531,7 +537,9 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                     "this run holds no transactional writer of control topic {topic}"
                 )));
             }
-            return self.plain_append(topic, key, value).map_err(AppendError::Failed);
+            return self
+                .plain_append(topic, key, value)
+                .map_err(AppendError::Failed);
         };
         match writer.writer.append(topic, 0, key, value) {
             Ok(offset) => {
@@ -545,7 +553,8 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                     return Err(AppendError::Fenced(error.to_string()));
                 }
                 // Records that need no fencing are still written, by an idempotent producer.
-                self.plain_append(topic, key, value).map_err(AppendError::Failed)
+                self.plain_append(topic, key, value)
+                    .map_err(AppendError::Failed)
             }
             Err(error) => Err(AppendError::Failed(failure(
                 "append-control",

@@ -35,22 +35,34 @@ fn not_leader_and_transport_errors_are_retried_until_an_answer() {
         ("list_offsets", 2, error(ErrorKind::Transport)),
         ("list_offsets", 3, error(ErrorKind::Timeout)),
     ];
-    let offsets = policy.list_offsets("data", &[0, 1], OffsetSpec::Earliest).unwrap();
+    let offsets = policy
+        .list_offsets("data", &[0, 1], OffsetSpec::Earliest)
+        .unwrap();
     assert_eq!(offsets.get(1), Some(0));
     let c = cluster.borrow();
     assert_eq!(c.count("list_offsets"), 4);
-    assert!(c.slept.windows(2).all(|w| w[1] >= w[0]), "back-off grows: {:?}", c.slept);
+    assert!(
+        c.slept.windows(2).all(|w| w[1] >= w[0]),
+        "back-off grows: {:?}",
+        c.slept
+    );
 }
 
 #[test]
 fn a_transient_error_past_the_deadline_fails_retriable_with_its_cause() {
     let (cluster, mut policy) = setup();
     cluster.borrow_mut().always = Some(("*", error(ErrorKind::NotLeader)));
-    let failure = policy.delete_records("data", &[(0, 1)].into_iter().collect()).unwrap_err();
+    let failure = policy
+        .delete_records("data", &[(0, 1)].into_iter().collect())
+        .unwrap_err();
     assert!(failure.retriable);
     assert_eq!(failure.cause.map(|c| c.kind), Some(ErrorKind::NotLeader));
     let c = cluster.borrow();
-    assert!(c.now >= 1_000 && c.now < 1_600, "gave up at the deadline: {}", c.now);
+    assert!(
+        c.now >= 1_000 && c.now < 1_600,
+        "gave up at the deadline: {}",
+        c.now
+    );
 }
 
 #[test]
@@ -61,7 +73,11 @@ fn authentication_and_authorization_failures_end_at_once() {
         let failure = policy.describe_topics(&["data"]).unwrap_err();
         assert!(!failure.retriable, "{kind:?}");
         assert_eq!(failure.cause.map(|c| c.kind), Some(kind));
-        assert_eq!(cluster.borrow().count("describe"), 1, "{kind:?}: asked once");
+        assert_eq!(
+            cluster.borrow().count("describe"),
+            1,
+            "{kind:?}: asked once"
+        );
         assert_eq!(cluster.borrow().now, 0, "{kind:?}: no waiting");
     }
 }
@@ -90,16 +106,23 @@ fn the_control_log_is_read_to_its_end_riding_out_transport_errors_and_markers() 
 #[test]
 fn the_control_log_read_gives_up_on_a_permanent_error() {
     let (cluster, mut policy) = setup();
-    cluster.borrow_mut().push(CONTROL, 0, Some(b"a"), Some(b"1"));
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"1"));
     cluster.borrow_mut().script = vec![("poll", 1, error(ErrorKind::Authorization))];
     let error = policy.read_control_log(CONTROL).unwrap_err();
-    assert!(matches!(error, CleanupError::Kafka(ref k) if !k.retriable), "{error:?}");
+    assert!(
+        matches!(error, CleanupError::Kafka(ref k) if !k.retriable),
+        "{error:?}"
+    );
 }
 
 #[test]
 fn a_control_record_that_is_not_utf8_is_corruption() {
     let (cluster, mut policy) = setup();
-    cluster.borrow_mut().push(CONTROL, 0, Some(b"a"), Some(b"\xff\xfe"));
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"\xff\xfe"));
     let error = policy.read_control_log(CONTROL).unwrap_err();
     assert!(
         matches!(&error, CleanupError::ControlTopicCorrupt(m) if m.contains("offset 0") && m.contains("UTF-8")),
@@ -110,7 +133,9 @@ fn a_control_record_that_is_not_utf8_is_corruption() {
 #[test]
 fn a_missing_offsets_answer_for_the_control_partition_is_refused_not_read_as_empty() {
     let (cluster, mut policy) = setup();
-    cluster.borrow_mut().push(CONTROL, 0, Some(b"a"), Some(b"1"));
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"1"));
     cluster.borrow_mut().drop_partition_zero = true;
     let error = policy.read_control_log(CONTROL).unwrap_err();
     assert!(
@@ -143,7 +168,10 @@ fn a_created_topic_that_never_appears_fails_at_the_deadline() {
     let (cluster, mut policy) = setup();
     cluster.borrow_mut().hidden.insert("new".into(), u32::MAX);
     let failure = policy.create_topic("new", 1, 1, &[]).unwrap_err();
-    assert!(failure.retriable && failure.message.contains("did not appear"), "{failure:?}");
+    assert!(
+        failure.retriable && failure.message.contains("did not appear"),
+        "{failure:?}"
+    );
 }
 
 #[test]
@@ -166,19 +194,32 @@ fn a_fenced_writer_refuses_commits_but_still_writes_records_that_need_no_fence()
     let mut other = Policy::new(FakeCaps(cluster.clone()));
     other.fence_control(CONTROL).unwrap();
     let refused = policy.append_control(CONTROL, "k", "COMMITTED", true);
-    assert!(matches!(refused, Err(AppendError::Fenced(_))), "{refused:?}");
-    let offset = policy.append_control(CONTROL, "k", "APPLIED", false).unwrap();
+    assert!(
+        matches!(refused, Err(AppendError::Fenced(_))),
+        "{refused:?}"
+    );
+    let offset = policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
     assert_eq!(offset, 0);
     let opened = cluster.borrow().opened.clone();
-    assert_eq!(opened.last(), Some(&None), "an idempotent writer wrote it: {opened:?}");
+    assert_eq!(
+        opened.last(),
+        Some(&None),
+        "an idempotent writer wrote it: {opened:?}"
+    );
 }
 
 #[test]
 fn every_record_of_one_apply_goes_through_the_fenced_writer() {
     let (cluster, mut policy) = setup();
     policy.fence_control(CONTROL).unwrap();
-    policy.append_control(CONTROL, "k", "COMMITTED", true).unwrap();
-    policy.append_control(CONTROL, "k", "APPLIED", false).unwrap();
+    policy
+        .append_control(CONTROL, "k", "COMMITTED", true)
+        .unwrap();
+    policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
     assert_eq!(cluster.borrow().count("open_writer"), 1);
     assert_eq!(cluster.borrow().count("append"), 2);
 }
@@ -187,5 +228,8 @@ fn every_record_of_one_apply_goes_through_the_fenced_writer() {
 fn appending_a_commit_without_fencing_is_refused() {
     let (_cluster, mut policy) = setup();
     let refused = policy.append_control(CONTROL, "k", "v", true);
-    assert!(matches!(refused, Err(AppendError::Fenced(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(AppendError::Fenced(_))),
+        "{refused:?}"
+    );
 }

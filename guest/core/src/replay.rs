@@ -335,7 +335,9 @@ impl Replay {
             ))
         };
         if !record.utf8 {
-            return Err(invalid("cannot be decoded: its key or value is not valid UTF-8"));
+            return Err(invalid(
+                "cannot be decoded: its key or value is not valid UTF-8",
+            ));
         }
         if !record.has_key {
             return Err(invalid("has no key"));

@@ -6,7 +6,8 @@ use core::offsets::{MAX_OFFSET, MAX_PARTITION};
 
 use crate::bindings::action_state::cleanup::types::{
     BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaDetail,
-    KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange, VersionedMarker,
+    KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status,
+    TopicChange, VersionedMarker,
 };
 
 pub fn to_offsets(offsets: &[PartitionOffset]) -> core::PartitionOffsets {

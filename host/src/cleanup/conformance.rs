@@ -66,5 +66,7 @@ pub fn run_with(
     store.limiter(|state| &mut state.limits);
     store.set_epoch_deadline(super::epoch_ticks(super::CALL_LIMIT));
     let suite = suite_bindings::Conformance::instantiate(&mut store, &component, &linker)?;
-    suite.action_state_cleanup_suite().call_run(&mut store, inputs)
+    suite
+        .action_state_cleanup_suite()
+        .call_run(&mut store, inputs)
 }

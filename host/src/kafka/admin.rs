@@ -48,8 +48,8 @@ impl Admin {
             topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
         // rdkafka enqueues DescribeConfigs when the future is created: it is in flight while
         // DescribeTopics runs.
-        let configs = (!names.is_empty())
-            .then(|| self.client.describe_configs(specifiers.iter(), &options));
+        let configs =
+            (!names.is_empty()).then(|| self.client.describe_configs(specifiers.iter(), &options));
         let described = ffi::describe_topics(self.client.inner(), topics, self.timeout);
         let configs = match configs {
             Some(future) => Some(self.runtime.block_on(future).map_err(|e| from_rd(&e))?),
@@ -68,7 +68,10 @@ impl Admin {
                     .map(|n| (n.clone(), resource.get(n).and_then(|e| e.value.clone())))
                     .collect(),
                 Some(Err(code)) => {
-                    return Err(from_code(*code, format!("configuration of topic {topic}: {code}")));
+                    return Err(from_code(
+                        *code,
+                        format!("configuration of topic {topic}: {code}"),
+                    ));
                 }
                 None => Vec::new(),
             };
@@ -137,7 +140,11 @@ impl Admin {
     }
 
     /// Returns each partition's log start offset after the deletion.
-    pub fn delete_records(&self, topic: &str, before: &[(u32, u64)]) -> KafkaResult<Vec<(u32, u64)>> {
+    pub fn delete_records(
+        &self,
+        topic: &str,
+        before: &[(u32, u64)],
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let mut list = TopicPartitionList::with_capacity(before.len());
         for &(partition, offset) in before {
             let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {

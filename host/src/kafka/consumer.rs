@@ -79,7 +79,9 @@ impl Consumer {
             .elements()
             .iter()
             .filter_map(|e| match e.offset() {
-                Offset::Offset(o) => Some((u32::try_from(e.partition()).ok()?, u64::try_from(o).ok()?)),
+                Offset::Offset(o) => {
+                    Some((u32::try_from(e.partition()).ok()?, u64::try_from(o).ok()?))
+                }
                 _ => None,
             })
             .collect();

@@ -47,9 +47,10 @@ pub fn kind_of(code: C) -> ErrorKind {
         | C::WaitingForCoordinator
         | C::NoOffset => ErrorKind::NotLeader,
         C::ProducerFenced | C::InvalidProducerEpoch | C::Fenced => ErrorKind::Fenced,
-        C::PolicyViolation | C::InvalidPartitions | C::InvalidReplicationFactor | C::InvalidConfig => {
-            ErrorKind::PolicyViolation
-        }
+        C::PolicyViolation
+        | C::InvalidPartitions
+        | C::InvalidReplicationFactor
+        | C::InvalidConfig => ErrorKind::PolicyViolation,
         C::OffsetOutOfRange | C::AutoOffsetReset => ErrorKind::OffsetOutOfRange,
         _ => ErrorKind::Other,
     }

@@ -78,7 +78,11 @@ impl KafkaClients {
     }
 
     pub fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<writer::Writer> {
-        writer::Writer::open(self.client_config(), transactional_id, self.settings.timeout)
+        writer::Writer::open(
+            self.client_config(),
+            transactional_id,
+            self.settings.timeout,
+        )
     }
 
     pub fn open_consumer(&mut self, topic: &str) -> KafkaResult<consumer::Consumer> {
