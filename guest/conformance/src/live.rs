@@ -45,7 +45,7 @@ pub fn run(checks: &mut Checks, prefix: &str) {
     let missing = format!("{prefix}missing");
 
     // A missing topic is an answer for describe, an error elsewhere.
-    let described = kafka_admin::describe(&[missing.clone()], &[], true);
+    let described = kafka_admin::describe(std::slice::from_ref(&missing), &[], true);
     checks.check(
         "describe answers none for a topic that does not exist",
         matches!(&described, Ok(a) if a.len() == 1 && a[0].is_none()),
@@ -269,7 +269,8 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
         }
         (records.len() >= 2).then_some(())
     });
-    let got: Vec<(u32, u64, bool, bool, bool, Option<&str>, Option<&str>)> = records
+    type Seen<'a> = (u32, u64, bool, bool, bool, Option<&'a str>, Option<&'a str>);
+    let got: Vec<Seen<'_>> = records
         .iter()
         .map(|r| {
             (
