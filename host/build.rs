@@ -32,7 +32,7 @@ fn build() -> Result<(), String> {
         .parent()
         .ok_or("the host crate must live inside the workspace")?
         .to_path_buf();
-    for watched in ["guest", "wit", "wit-0.1", "Cargo.toml", "Cargo.lock"] {
+    for watched in ["guest", "wit", "Cargo.toml", "Cargo.lock"] {
         println!(
             "cargo:rerun-if-changed={}",
             workspace.join(watched).display()
@@ -40,6 +40,7 @@ fn build() -> Result<(), String> {
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
+    ensure_guest_target()?;
     let target_dir = target_dir(&workspace)?;
     let guest_target_dir = target_dir.join("wasm-guest");
     compile_guests(&workspace, &guest_target_dir)?;
@@ -91,6 +92,44 @@ fn target_dir(workspace: &Path) -> Result<PathBuf, String> {
         .nth(4)
         .map(Path::to_path_buf)
         .ok_or_else(|| format!("unexpected OUT_DIR layout: {}", out_dir.display()))
+}
+
+/// Makes sure the toolchain can build for the guest target. A fresh rustup install has only the
+/// host target, and rustup does not install the targets a toolchain file lists on every machine
+/// (auto-install may be off), so `cargo run` on a new machine would otherwise stop after minutes
+/// of building with "can't find crate for `core`". With rustup present the target is added for
+/// the toolchain running this build; without rustup the error says what to install.
+fn ensure_guest_target() -> Result<(), String> {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("cannot run {rustc} --print sysroot: {e}"))?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    let target_lib = sysroot.join("lib/rustlib").join(GUEST_TARGET).join("lib");
+    if target_lib.is_dir() {
+        return Ok(());
+    }
+    let mut rustup = Command::new("rustup");
+    rustup.args(["target", "add", GUEST_TARGET]);
+    // The rustup proxy names the toolchain it runs; add the target to that one, not the default.
+    if let Ok(toolchain) = env::var("RUSTUP_TOOLCHAIN") {
+        rustup.args(["--toolchain", &toolchain]);
+    }
+    println!(
+        "cargo:warning=the {GUEST_TARGET} Rust target was missing; adding it with rustup (once)"
+    );
+    match rustup.status() {
+        Ok(status) if status.success() && target_lib.is_dir() => Ok(()),
+        Ok(status) => Err(format!(
+            "rustup target add {GUEST_TARGET} failed ({status}); the wasm components need that target"
+        )),
+        Err(e) => Err(format!(
+            "the {GUEST_TARGET} Rust target is not installed in {} and rustup cannot be run ({e}); \
+             install the target for this toolchain, then build again",
+            sysroot.display()
+        )),
+    }
 }
 
 fn compile_guests(workspace: &Path, guest_target_dir: &Path) -> Result<(), String> {

@@ -217,3 +217,29 @@ fn verify_json_reports_the_plan() {
         serde_json::json!({"0": 10, "1": 20})
     );
 }
+
+#[test]
+fn a_marker_with_the_zero_topic_id_is_an_invalid_marker_named_by_position() {
+    let dir = scratch("zero-id");
+    let file = dir.join("markers.json");
+    fs::write(
+        &file,
+        r#"[{"schemaVersion":1,"topic":"action-state","topicId":"AAAAAAAAAAAAAAAAAAAAAA","offsets":{"0":15}}]"#,
+    )
+    .unwrap();
+    let output = cli(&[
+        "plan",
+        "--markers",
+        file.to_str().unwrap(),
+        "--recovery-point",
+        "rp",
+        "--json",
+    ]);
+    expect_code(&output, 3);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["error"]["kind"], "invalid-marker");
+    assert_eq!(
+        json["error"]["message"],
+        "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but marker 1 names topic action-state with the unknown ID AAAAAAAAAAAAAAAAAAAAAA"
+    );
+}

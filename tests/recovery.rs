@@ -441,3 +441,169 @@ fn snapshot_refuses_when_the_topic_changed_while_the_job_was_running() {
         "{message}"
     );
 }
+
+#[test]
+fn a_failed_restore_keeps_the_restored_offsets_of_the_unfinished_replay() {
+    let dir = scratch("failed-restore");
+    let (topic, _c0, c1) = story(&dir);
+    let c1_text = std::fs::read_to_string(&c1).unwrap();
+    let mut runtime = instance(bootstrap());
+    let policy = RecoveryPolicy {
+        topic: Some(topic.clone()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
+    runtime
+        .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+        .unwrap()
+        .unwrap();
+    let first = runtime.next_batch(&session, 10).unwrap().unwrap();
+    assert!(!first.done, "replay is under way");
+    // The retried restore fails (its marker asks for offset 500 of partition 0, past the end).
+    let beyond = c1_text.replace("\"0\":150", "\"0\":500");
+    assert_ne!(beyond, c1_text);
+    let error = runtime
+        .restore(&session, std::slice::from_ref(&beyond), REPLAY)
+        .unwrap()
+        .unwrap_err();
+    let message = runtime.message(&error).unwrap();
+    assert!(message.contains("is not available"), "{message}");
+    // A checkpoint now still carries C1's offsets: the state replayed only part of [C1, end).
+    let marker = runtime.session_snapshot(&session).unwrap().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&marker).unwrap();
+    assert_eq!(json["offsets"], serde_json::json!({"0": 150, "1": 60}));
+    // The interrupted replay cannot continue; a new restore can, and after it completes the
+    // session is live again.
+    let refused = runtime.next_batch(&session, 10).unwrap().unwrap_err();
+    let message = runtime.message(&refused).unwrap();
+    assert!(message.contains("restore again"), "{message}");
+    runtime
+        .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+        .unwrap()
+        .unwrap();
+    while !runtime.next_batch(&session, 1_000).unwrap().unwrap().done {}
+    let live = runtime.session_snapshot(&session).unwrap().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&live).unwrap();
+    assert_eq!(json["offsets"], serde_json::json!({"0": 180, "1": 60}));
+}
+
+#[test]
+fn a_fresh_start_with_nothing_to_replay_can_checkpoint_before_any_batch() {
+    let mut kafka = kafka();
+    let topic = unique("fresh");
+    create_topic(&mut kafka, &topic, 2, &SAFE);
+    produce(&mut kafka, &topic, 0, 7);
+    let mut runtime = instance(bootstrap());
+    let policy = RecoveryPolicy {
+        topic: Some(topic.clone()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
+    runtime.restore(&session, &[], REPLAY).unwrap().unwrap();
+    // No next-batch: with nothing to replay the session is live at once.
+    let marker = runtime.session_snapshot(&session).unwrap().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&marker).unwrap();
+    assert_eq!(json["offsets"], serde_json::json!({"0": 7, "1": 0}));
+    let batch = runtime.next_batch(&session, 10).unwrap().unwrap();
+    assert!(batch.done && batch.records.is_empty());
+}
+
+#[test]
+fn check_recovery_refuses_markers_of_another_topic_naming_both() {
+    let dir = scratch("other-topic");
+    let (topic, _c0, c1) = story(&dir);
+    let (other, _o0, o1) = story(&scratch("other-topic-b"));
+    let control = format!("{topic}-control");
+    let expected = format!(
+        "Kafka action-state recovery marker references topic {other}, but the configured topic is {topic}"
+    );
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            "check-recovery",
+            "--bootstrap-servers",
+            bootstrap(),
+            "--topic",
+            &topic,
+            "--markers",
+            o1.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        cli(&args)
+    };
+    let standard = check(&[]);
+    expect_code(&standard, 3);
+    assert!(
+        stderr(&standard).contains(&expected),
+        "{}",
+        stderr(&standard)
+    );
+    apply_plan(&dir, &c1, &control);
+    let enforced = check(&["--control-topic", &control, "--json"]);
+    expect_code(&enforced, 3);
+    assert_eq!(error_kind(&enforced), "invalid-marker");
+    assert!(
+        stdout(&enforced).contains(&expected),
+        "{}",
+        stdout(&enforced)
+    );
+    // The configured topic's own markers are allowed.
+    let own = cli(&[
+        "check-recovery",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--topic",
+        &topic,
+        "--control-topic",
+        &control,
+        "--markers",
+        c1.to_str().unwrap(),
+    ]);
+    expect_code(&own, 0);
+}
+
+#[test]
+fn a_recreated_topic_against_its_old_control_topic_is_reported_as_recreated() {
+    let dir = scratch("recreated-control");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    apply_plan(&dir, &c1, &control);
+    let mut kafka = kafka();
+    let old_id = topic_id(&mut kafka, &topic);
+    recreate_topic(&mut kafka, &topic, 2);
+    produce(&mut kafka, &topic, 0, 5);
+    let new_id = topic_id(&mut kafka, &topic);
+    let fresh = marker_file(&dir, "after-recreate", &topic);
+    // Planning and applying from the recreated topic's markers against the old control topic.
+    let plan = plan_file(&dir, &fresh, "after-recreate");
+    let applied = cli(&[
+        "apply",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--json",
+    ]);
+    // Restoring the recreated topic's marker with the old control topic.
+    let checked = cli(&[
+        "check-recovery",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--markers",
+        fresh.to_str().unwrap(),
+        "--json",
+    ]);
+    for output in [&applied, &checked] {
+        expect_code(output, 3);
+        assert_eq!(error_kind(output), "topic-changed", "{}", stdout(output));
+        let text = stdout(output);
+        assert!(text.contains("the topic was recreated"), "{text}");
+        assert!(text.contains(&old_id) && text.contains(&new_id), "{text}");
+        assert!(!text.contains("not dedicated"), "{text}");
+    }
+}

@@ -12,7 +12,8 @@ pub mod bindings {
     wasmtime::component::bindgen!({ world: "validator", path: "../wit" });
 }
 
-pub use bindings::action_state::cleanup::types::{CleanupError, Plan};
+pub use bindings::action_state::cleanup::types::{CleanupError, PartitionOffset, Plan};
+pub use bindings::exports::action_state::cleanup::plans::PartitionAdvance;
 use bindings::{Validator, ValidatorPre};
 
 /// The validator component, compiled once and instantiated per use.
@@ -103,8 +104,34 @@ impl ValidatorInstance {
     pub fn effective_boundary(
         &mut self,
         plans: &[Plan],
-    ) -> wasmtime::Result<Vec<bindings::action_state::cleanup::types::PartitionOffset>> {
+    ) -> wasmtime::Result<Result<Vec<PartitionOffset>, CleanupError>> {
         let exported = self.bindings.action_state_cleanup_plans();
         exported.call_effective_boundary(&mut self.store, plans)
+    }
+
+    pub fn seal_plan(
+        &mut self,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: &[PartitionOffset],
+    ) -> wasmtime::Result<Result<Plan, CleanupError>> {
+        let exported = self.bindings.action_state_cleanup_plans();
+        exported.call_seal_plan(
+            &mut self.store,
+            source_recovery_point,
+            topic,
+            topic_id,
+            offsets,
+        )
+    }
+
+    pub fn check_advance(
+        &mut self,
+        plan: &Plan,
+        boundary: &[PartitionOffset],
+    ) -> wasmtime::Result<Result<Vec<PartitionAdvance>, CleanupError>> {
+        let exported = self.bindings.action_state_cleanup_plans();
+        exported.call_check_advance(&mut self.store, plan, boundary)
     }
 }

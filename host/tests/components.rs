@@ -123,3 +123,109 @@ fn tampered_plan_is_refused_through_the_component_with_a_typed_error() {
             .contains("plan ID does not match its contents")
     );
 }
+
+fn offsets(pairs: &[(u32, u64)]) -> Vec<action_state_cleanup::validator::PartitionOffset> {
+    pairs
+        .iter()
+        .map(
+            |&(partition, offset)| action_state_cleanup::validator::PartitionOffset {
+                partition,
+                offset,
+            },
+        )
+        .collect()
+}
+
+#[test]
+fn effective_boundary_and_check_advance_refuse_duplicate_partitions() {
+    use action_state_cleanup::validator::CleanupError;
+    let engine = new_engine().unwrap();
+    let validator =
+        ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
+    let mut instance = validator.instantiate().unwrap();
+    let valid = instance.verify_plan(SPEC_PLAN).unwrap().unwrap();
+    let duplicated = action_state_cleanup::validator::Plan {
+        offsets: offsets(&[(0, 50), (0, 5)]),
+        ..valid.clone()
+    };
+    // Before: the list collapsed to its last entry, {0=5}.
+    let error = instance
+        .effective_boundary(&[valid.clone(), duplicated.clone()])
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidPlan(_)), "{error:?}");
+    assert_eq!(
+        instance.message(&error).unwrap(),
+        "Cleanup plan at position 2 contains duplicate Kafka partition 0 (offsets 50 and 5)"
+    );
+    let error = instance
+        .check_advance(&duplicated, &offsets(&[(0, 10)]))
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidPlan(_)), "{error:?}");
+    assert!(
+        instance
+            .message(&error)
+            .unwrap()
+            .contains("duplicate Kafka partition 0 (offsets 50 and 5)")
+    );
+    let error = instance
+        .check_advance(&valid, &offsets(&[(0, 50), (0, 5), (1, 20)]))
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(error, CleanupError::InvalidArgument(_)),
+        "{error:?}"
+    );
+    assert_eq!(
+        instance.message(&error).unwrap(),
+        "Cleanup boundary contains duplicate Kafka partition 0 (offsets 50 and 5)"
+    );
+    // Well-formed input still works.
+    let boundary = instance
+        .effective_boundary(std::slice::from_ref(&valid))
+        .unwrap()
+        .unwrap();
+    let pairs: Vec<(u32, u64)> = boundary
+        .iter()
+        .map(|po| (po.partition, po.offset))
+        .collect();
+    assert_eq!(pairs, [(0, 10), (1, 20)]);
+    assert_eq!(
+        instance
+            .check_advance(&valid, &offsets(&[(0, 5), (1, 20)]))
+            .unwrap()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn seal_plan_refuses_offsets_and_partitions_the_parser_refuses() {
+    let engine = new_engine().unwrap();
+    let validator =
+        ValidatorComponent::from_file(&engine, Path::new(VALIDATOR_COMPONENT_PATH)).unwrap();
+    let mut instance = validator.instantiate().unwrap();
+    let mut seal = |pairs: &[(u32, u64)]| match instance
+        .seal_plan("rp", "action-state", "topic-id", &offsets(pairs))
+        .unwrap()
+    {
+        Ok(plan) => Ok(plan),
+        Err(error) => Err(instance.message(&error).unwrap()),
+    };
+    assert_eq!(
+        seal(&[(0, u64::MAX)]).unwrap_err(),
+        "Cleanup plan offset for partition 0 must be an integer between 0 and 9223372036854775807, but was 18446744073709551615"
+    );
+    assert_eq!(
+        seal(&[(u32::MAX, 1)]).unwrap_err(),
+        "Cleanup plan partition 4294967295 is larger than the largest Kafka partition 2147483647"
+    );
+    let largest = seal(&[(2_147_483_647, 9_223_372_036_854_775_807)]).unwrap();
+    // What seal-plan returns, the parser reads back.
+    let text = instance.render_plan(&largest).unwrap();
+    let read = instance.verify_plan(&text).unwrap().unwrap();
+    assert_eq!(read.plan_id, largest.plan_id);
+    assert_eq!(instance.render_plan(&read).unwrap(), text);
+}

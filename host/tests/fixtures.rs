@@ -315,7 +315,10 @@ fn control_component(
     match instance.replay_control_log(&entries).map_err(trap)? {
         Ok(records) => {
             let plans: Vec<wit::Plan> = records.iter().map(|r| r.plan.clone()).collect();
-            let boundary = instance.effective_boundary(&plans).map_err(trap)?;
+            let boundary = match instance.effective_boundary(&plans).map_err(trap)? {
+                Ok(boundary) => boundary,
+                Err(error) => return Ok(Outcome::Error(instance.message(&error).map_err(trap)?)),
+            };
             let boundary = boundary
                 .iter()
                 .map(|po| (po.partition, po.offset))

@@ -1,17 +1,19 @@
-// Transpiles the validator component (world `validator`) into dist/ with jco, then checks that
-// the output needs nothing from its environment: no WASI shim, no module imports, a core module
-// with no imports at all. Prints the bundle size (raw and gzip).
+// Builds the npm package into dist/: the validator component (world `validator`) transpiled by
+// jco into dist/component/, checked to need nothing from its environment (no WASI shim, no module
+// imports, a core module with no imports at all), next to the package's own modules and
+// declarations copied from lib/. Prints the bundle size (raw and gzip).
 //
 // The component comes from $ASC_COMPONENTS_DIR/validator.wasm when that variable is set, else
 // from ../target/components/validator.wasm (where `cargo build` puts it).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(web, 'dist');
+const out = join(dist, 'component');
 const componentsDir = process.env.ASC_COMPONENTS_DIR
   ? resolve(process.env.ASC_COMPONENTS_DIR)
   : resolve(web, '../target/components');
@@ -49,11 +51,14 @@ if (!/export\s+action-state:cleanup\/plans@0\.1\.0;/.test(wit)) fail(`${componen
 // 2. Transpile. The types interface has no functions, so jco emits no import for it and no
 //    import map is needed; `--no-wasi-shim` makes sure no WASI shim could be wired in silently.
 rmSync(dist, { recursive: true, force: true });
-mkdirSync(dist, { recursive: true });
-jco('transpile', component, '-o', dist, '--name', 'validator', '--minify', '--no-wasi-shim', '-q');
+mkdirSync(out, { recursive: true });
+jco('transpile', component, '-o', out, '--name', 'validator', '--minify', '--no-wasi-shim', '--no-typescript', '-q');
+// jco 1.35 writes its .d.ts files despite --no-typescript; the package ships its own (lib/index.d.ts).
+rmSync(join(out, 'interfaces'), { recursive: true, force: true });
+rmSync(join(out, 'validator.d.ts'), { force: true });
 
 // 3. Check what came out.
-const js = readFileSync(join(dist, 'validator.js'), 'utf8');
+const js = readFileSync(join(out, 'validator.js'), 'utf8');
 // The exact static imports, from V8's own parser (vm.SourceTextModule needs the flag).
 const specifiers = JSON.parse(
   execFileSync(
@@ -61,25 +66,31 @@ const specifiers = JSON.parse(
     ['--experimental-vm-modules', '--no-warnings', '--input-type=commonjs', '-e',
       'const src = require("fs").readFileSync(process.argv[1], "utf8");' +
       'console.log(JSON.stringify(new (require("vm").SourceTextModule)(src).dependencySpecifiers));',
-      join(dist, 'validator.js')],
+      join(out, 'validator.js')],
     { encoding: 'utf8' },
   ),
 );
-if (specifiers.length > 0) fail(`dist/validator.js imports ${specifiers.join(', ')}; it must import nothing`);
+if (specifiers.length > 0) fail(`dist/component/validator.js imports ${specifiers.join(', ')}; it must import nothing`);
 for (const needle of ['wasi:', 'preview2-shim']) {
-  if (js.includes(needle)) fail(`dist/validator.js mentions ${needle}: it must not need a WASI shim`);
+  if (js.includes(needle)) fail(`dist/component/validator.js mentions ${needle}: it must not need a WASI shim`);
 }
-const coreFiles = readdirSync(dist).filter((f) => f.endsWith('.wasm'));
-if (coreFiles.length !== 1) fail(`expected one core module in dist/, found ${coreFiles.join(', ') || 'none'}`);
-const core = readFileSync(join(dist, coreFiles[0]));
+const coreFiles = readdirSync(out).filter((f) => f.endsWith('.wasm'));
+if (coreFiles.length !== 1) fail(`expected one core module in dist/component/, found ${coreFiles.join(', ') || 'none'}`);
+const core = readFileSync(join(out, coreFiles[0]));
 const coreImports = WebAssembly.Module.imports(new WebAssembly.Module(core));
 if (coreImports.length > 0) {
   fail(`${coreFiles[0]} imports ${coreImports.map((i) => `${i.module}#${i.name}`).join(', ')}`);
 }
 
-// 4. Size report (also kept in dist/size.json for the benchmark harness).
+const unexpectedFiles = readdirSync(out).filter((f) => f !== 'validator.js' && f !== coreFiles[0]);
+if (unexpectedFiles.length > 0) fail(`jco wrote unexpected files into dist/component/: ${unexpectedFiles.join(', ')}`);
+
+// 4. The package's own modules and declarations, as they are in lib/.
+for (const file of readdirSync(join(web, 'lib'))) copyFileSync(join(web, 'lib', file), join(dist, file));
+
+// 5. Size report (also kept in dist/size.json for the benchmark harness).
 const sizes = {};
-for (const file of ['validator.js', coreFiles[0]]) {
+for (const file of ['component/validator.js', `component/${coreFiles[0]}`]) {
   const bytes = readFileSync(join(dist, file));
   sizes[file] = { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
 }
@@ -88,7 +99,7 @@ const jcoVersion = jco('--version').trim();
 writeFileSync(join(dist, 'size.json'), `${JSON.stringify({ jco: jcoVersion, files: sizes, total }, null, 2)}\n`);
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
-console.log(`build: ${component} (${kib(statSync(component).size)}) -> dist/ with jco ${jcoVersion}`);
-for (const [file, s] of Object.entries(sizes)) console.log(`  ${file.padEnd(22)} ${kib(s.raw).padStart(10)} raw ${kib(s.gzip).padStart(10)} gzip`);
-console.log(`  ${'total'.padEnd(22)} ${kib(total.raw).padStart(10)} raw ${kib(total.gzip).padStart(10)} gzip`);
+console.log(`build: ${component} (${kib(statSync(component).size)}) -> dist/component/ with jco ${jcoVersion}, lib/ -> dist/`);
+for (const [file, s] of Object.entries(sizes)) console.log(`  ${file.padEnd(32)} ${kib(s.raw).padStart(10)} raw ${kib(s.gzip).padStart(10)} gzip`);
+console.log(`  ${'total'.padEnd(32)} ${kib(total.raw).padStart(10)} raw ${kib(total.gzip).padStart(10)} gzip`);
 console.log(`  imports: ${imports.join(', ') || 'none'} (types only; no functions, no WASI)`);

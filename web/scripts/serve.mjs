@@ -1,9 +1,10 @@
 // A tiny static file server for the page (the test starts it; `npm run serve` for people).
 // Serves web/ read-only on 127.0.0.1: GET and HEAD only, no directory listings, nothing
-// outside web/, `.wasm` as application/wasm (streaming compilation needs it).
+// outside web/ (nor its node_modules, unless `nodeModules` is set), `.wasm` as application/wasm
+// (streaming compilation needs it).
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TYPES = {
@@ -20,7 +21,8 @@ const TYPES = {
 export const WEB_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
 /** Starts the server; resolves to `{ url, requests, close }` (`requests` logs method and path). */
-export function serve({ root = WEB_ROOT, host = '127.0.0.1', port = 0 } = {}) {
+export function serve({ root = WEB_ROOT, host = '127.0.0.1', port = 0, nodeModules = false } = {}) {
+  root = resolve(root);
   const requests = [];
   const server = createServer((req, res) => {
     requests.push({ method: req.method, url: req.url });
@@ -38,7 +40,7 @@ export function serve({ root = WEB_ROOT, host = '127.0.0.1', port = 0 } = {}) {
     if (path.endsWith('/')) path += 'index.html';
     const file = resolve(join(root, path));
     if (file !== root && !file.startsWith(root + sep)) return send(403, 'forbidden');
-    if (file.split(sep).includes('node_modules')) return send(404, 'not found');
+    if (!nodeModules && relative(root, file).split(sep).includes('node_modules')) return send(404, 'not found');
     let stat;
     try {
       stat = statSync(file);

@@ -1,5 +1,6 @@
-// The page: wires the form to the validator component. Nothing leaves the tab; the only
-// requests are for the page's own files (the Content-Security-Policy forbids anything else).
+// The page: wires the form to the package (../dist/index.js, the same modules the npm package
+// ships). Nothing leaves the tab; the only requests are for the page's own files (the
+// Content-Security-Policy forbids anything else).
 import { drawTable, partitionRows } from './table.js';
 
 const $ = (id) => document.getElementById(id);
@@ -39,15 +40,30 @@ const el = {
   checkBuilt: $('check-built'),
 };
 
+/** The package's module, loaded dynamically so that a failure to load can be shown. */
 let validator;
-let inputs;
 /** The exact text of a dropped or chosen file (a textarea would normalise its line ends). */
 let fileText = null;
+/**
+ * Plan texts longer than this stay out of the text box (which then says so): a 300 KB box was
+ * laid out again on every click and cost about half of a 10,000-partition plan's click-to-paint.
+ */
+const BOX_LIMIT = 64 * 1024;
 /** The plan file built from markers, exactly as render-plan wrote it. */
 let builtPlan = null;
 let pendingRows = null;
 /** Where a pasted status came from, appended to the advance verdict. */
 let compared = '';
+
+/** A package call as `{ ok: true, value }`, or `{ ok: false, error }` for a CleanupError. */
+function attempt(call) {
+  try {
+    return { ok: true, value: call() };
+  } catch (e) {
+    if (e instanceof validator.CleanupError) return { ok: false, error: e };
+    throw e;
+  }
+}
 
 const plural = (n, word) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 
@@ -71,14 +87,14 @@ function compareWithBoundary(plan) {
   let boundary;
   compared = '';
   try {
-    boundary = inputs.parseBoundary(el.boundaryInput.value);
+    boundary = validator.parseBoundary(el.boundaryInput.value);
   } catch (e) {
-    if (!(e instanceof inputs.InputError)) throw e;
+    if (!(e instanceof validator.InputError)) throw e;
     showAdvance('error', 'Could not read the committed boundary', e.message);
     return { rows: partitionRows(plan), withBoundary: false };
   }
   compared = boundary.controlTopic ? `(Boundary of control topic ${boundary.controlTopic}, from status --json.)` : '';
-  const checked = validator.checkAdvance(plan, boundary.offsets);
+  const checked = attempt(() => validator.checkAdvance(plan, boundary.offsets));
   const rows = partitionRows(plan, checked.ok ? checked.value : null, boundary.offsets);
   if (boundary.topic !== undefined && (boundary.topic !== plan.topic || (boundary.topicId ?? plan.topicId) !== plan.topicId)) {
     showAdvance(
@@ -88,8 +104,8 @@ function compareWithBoundary(plan) {
         `(ID ${boundary.topicId ?? 'unknown'}); its control topic would refuse the plan.`,
     );
   } else if (!checked.ok) {
-    const backwards = checked.error.tag === 'boundary-regression';
-    showAdvance('false', backwards ? 'Moves the committed boundary backwards' : 'Does not match the committed boundary', checked.message);
+    const backwards = checked.error.kind === 'boundary-regression';
+    showAdvance('false', backwards ? 'Moves the committed boundary backwards' : 'Does not match the committed boundary', checked.error.message);
   } else if (boundary.offsets.length === 0) {
     showAdvance('true', 'No plan is committed yet', 'Everything below the plan’s offsets becomes eligible for deletion.');
   } else {
@@ -118,7 +134,7 @@ function validate() {
   const text = fileText ?? el.planInput.value;
   // Only the component call is timed: this is the cost of one strict parse + plan-ID check.
   const started = performance.now();
-  const result = validator.verifyPlan(text);
+  const result = attempt(() => validator.verifyPlan(text));
   const ms = performance.now() - started;
 
   el.result.hidden = false;
@@ -129,7 +145,7 @@ function validate() {
   el.canonical.hidden = true;
 
   if (!result.ok) {
-    setVerdict(el.verdict, false, 'Invalid plan', result.message);
+    setVerdict(el.verdict, false, 'Invalid plan', result.error.message);
     el.planId.textContent = '';
     for (const row of el.facts.children) row.hidden = !row.contains(el.timing);
     el.tableWrap.hidden = true;
@@ -159,28 +175,42 @@ function validate() {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 async function loadFile(file) {
-  el.planFileName.textContent = `${file.name} (${plural(file.size, 'byte')})`;
   try {
     fileText = utf8.decode(await file.arrayBuffer()); // exact bytes: a BOM stays and is refused
   } catch {
     fileText = null;
+    el.planFileName.textContent = `${file.name} (${plural(file.size, 'byte')})`;
     el.result.hidden = false;
     setVerdict(el.verdict, false, 'Invalid plan', `${file.name} is not UTF-8 text.`);
     return;
   }
-  el.planInput.value = fileText;
+  showPlanText(fileText, `${file.name} (${plural(file.size, 'byte')})`);
   validate();
+}
+
+/** Puts a loaded plan's text in the box, or, when it is long, keeps it out and says so. */
+function showPlanText(text, label) {
+  if (text.length > BOX_LIMIT) {
+    el.planInput.value = '';
+    el.planFileName.textContent = `${label}: too long to show here; it is checked exactly as loaded. Type or paste to check another plan.`;
+  } else {
+    el.planInput.value = text;
+    el.planFileName.textContent = label;
+  }
+  el.planInput.setSelectionRange(0, 0);
+  el.planInput.scrollTop = 0;
+  el.planInput.scrollLeft = 0;
 }
 
 function build() {
   let markers;
   try {
-    markers = inputs.markerTexts(el.markersInput.value);
+    markers = validator.markerTexts(el.markersInput.value);
   } catch (e) {
-    if (!(e instanceof inputs.InputError)) throw e;
-    return showBuilt({ ok: false, message: e.message });
+    if (!(e instanceof validator.InputError)) throw e;
+    return showBuilt({ ok: false, error: e });
   }
-  showBuilt(validator.planFromMarkers(el.recoveryPoint.value, markers), markers.length);
+  showBuilt(attempt(() => validator.planFromMarkers(el.recoveryPoint.value, markers)), markers.length);
 }
 
 function showBuilt(result, markerCount) {
@@ -188,7 +218,7 @@ function showBuilt(result, markerCount) {
   if (!result.ok) {
     builtPlan = null;
     el.buildOutputBlock.hidden = true;
-    setVerdict(el.buildVerdict, false, 'No plan: the markers were refused', result.message);
+    setVerdict(el.buildVerdict, false, 'No plan: the markers were refused', result.error.message);
     return;
   }
   builtPlan = { plan: result.value, text: validator.renderPlan(result.value) };
@@ -214,22 +244,49 @@ function download() {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/**
+ * After a paste or drop that replaces a field's whole text, shows that text from its first line:
+ * the browser leaves the caret (and so the view) at the end, which hides the start of a plan
+ * (for a plan just one line longer than the box, exactly its first line).
+ */
+function showPastesFromTheTop(field) {
+  let replacesAll = false;
+  field.addEventListener('beforeinput', () => {
+    replacesAll = field.selectionStart === 0 && field.selectionEnd === field.value.length;
+  });
+  field.addEventListener('input', (e) => {
+    if (!replacesAll || (e.inputType !== 'insertFromPaste' && e.inputType !== 'insertFromDrop')) return;
+    field.setSelectionRange(0, 0);
+    field.scrollTop = 0;
+    field.scrollLeft = 0;
+  });
+}
+
 function wire() {
+  for (const field of [el.planInput, el.boundaryInput, el.markersInput]) showPastesFromTheTop(field);
   el.validate.addEventListener('click', validate);
   el.build.addEventListener('click', build);
   el.download.addEventListener('click', download);
   el.showAll.addEventListener('click', () => pendingRows && drawRows(pendingRows.rows, pendingRows.withBoundary, Infinity));
   el.checkBuilt.addEventListener('click', () => {
     if (!builtPlan) return;
-    el.planInput.value = builtPlan.text;
     fileText = builtPlan.text;
-    el.planFileName.textContent = 'the plan built below';
+    showPlanText(builtPlan.text, 'the plan built below');
     validate();
     el.result.scrollIntoView({ behavior: 'smooth', block: 'start' });
   });
   el.planInput.addEventListener('input', () => {
     fileText = null;
     el.planFileName.textContent = '';
+  });
+  // A long plan pasted over the whole box is held like a chosen file (see BOX_LIMIT).
+  el.planInput.addEventListener('paste', (e) => {
+    const text = e.clipboardData?.getData('text/plain') ?? '';
+    const replacesAll = el.planInput.selectionStart === 0 && el.planInput.selectionEnd === el.planInput.value.length;
+    if (text.length <= BOX_LIMIT || !replacesAll) return;
+    e.preventDefault();
+    fileText = text;
+    showPlanText(text, `The pasted plan (${plural(text.length, 'character')})`);
   });
   el.planInput.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) validate();
@@ -249,7 +306,7 @@ function wire() {
 }
 
 try {
-  [validator, inputs] = await Promise.all([import('./validator.js'), import('./inputs.js')]);
+  validator = await import('../dist/index.js');
   wire();
   el.validate.disabled = false;
   el.build.disabled = false;

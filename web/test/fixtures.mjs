@@ -1,5 +1,5 @@
-// Runs every golden scenario in ../../fixtures through the jco-transpiled validator component,
-// exactly as host/tests/fixtures.rs does through wasmtime: the same inputs, the same expected
+// Runs every golden scenario in ../../fixtures through the package (../dist/index.js, the
+// jco-transpiled validator component), exactly as host/tests/fixtures.rs does through wasmtime: the same inputs, the same expected
 // bytes (expected.json, plan-id.txt, expected.txt) or the same error.txt substring. Each
 // scenario is its own test case, named `fixture::<directory>`.
 import assert from 'node:assert/strict';
@@ -8,8 +8,12 @@ import { join } from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { javaMap } from '../src/inputs.js';
-import * as validator from '../src/validator.js';
+// The package under test: ../dist/index.js, or the module ASC_VALIDATOR_MODULE names (a file URL;
+// package.test.mjs points it at the package installed from the packed tarball).
+const moduleUrl = process.env.ASC_VALIDATOR_MODULE ?? new URL('../dist/index.js', import.meta.url).href;
+const validator = await import(moduleUrl);
+const { CleanupError, javaMap } = validator;
+console.log(`validator module: ${moduleUrl}`);
 
 const root = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 // Byte for byte: invalid UTF-8 is an error and a BOM is kept, as Rust's read_to_string does.
@@ -23,19 +27,32 @@ const exists = (dir, file) => {
   }
 };
 
+/** Runs `produce`; a CleanupError becomes `{ error: message }` (checked to be the component's sentence). */
+function outcome(produce) {
+  try {
+    return produce();
+  } catch (e) {
+    if (!(e instanceof CleanupError)) throw e;
+    assert.equal(e.message, validator.message(e.error), 'the error message is plans.message of its case');
+    return { error: e.message };
+  }
+}
+
 /** What a scenario produced: `{ files: [[name, text], …] }` or `{ error: message }`. */
-function planOutcome(result) {
-  if (!result.ok) return { error: result.message };
-  return {
-    files: [
-      ['expected.json', validator.renderPlan(result.value)],
-      ['plan-id.txt', `${result.value.planId}\n`],
-    ],
-  };
+function planOutcome(makePlan) {
+  return outcome(() => {
+    const plan = makePlan();
+    return {
+      files: [
+        ['expected.json', validator.renderPlan(plan)],
+        ['plan-id.txt', `${plan.planId}\n`],
+      ],
+    };
+  });
 }
 
 function runPlan(dir) {
-  return planOutcome(validator.verifyPlan(read(dir, 'plan.json')));
+  return planOutcome(() => validator.verifyPlan(read(dir, 'plan.json')));
 }
 
 function runMarkers(dir) {
@@ -43,7 +60,7 @@ function runMarkers(dir) {
   const markers = JSON.parse(read(dir, 'markers.json'));
   assert.ok(Array.isArray(markers), 'markers.json must be an array of strings');
   for (const m of markers) assert.equal(typeof m, 'string', 'markers.json elements must be strings');
-  return planOutcome(validator.planFromMarkers(recoveryPoint, markers));
+  return planOutcome(() => validator.planFromMarkers(recoveryPoint, markers));
 }
 
 function controlEntries(json) {
@@ -61,13 +78,15 @@ function controlEntries(json) {
 }
 
 function runControl(dir) {
-  const replayed = validator.replayControlLog(controlEntries(read(dir, 'control-log.json')));
-  if (!replayed.ok) return { error: replayed.message };
-  const status = { committed: 'COMMITTED', applied: 'APPLIED' };
-  let text = replayed.value.map((r) => `${r.plan.planId} ${status[r.status]}\n`).join('');
-  const boundary = validator.effectiveBoundary(replayed.value.map((r) => r.plan));
-  text += `boundary ${javaMap(boundary)}\n`;
-  return { files: [['expected.txt', text]] };
+  const entries = controlEntries(read(dir, 'control-log.json'));
+  return outcome(() => {
+    const replayed = validator.replayControlLog(entries);
+    const status = { committed: 'COMMITTED', applied: 'APPLIED' };
+    let text = replayed.map((r) => `${r.plan.planId} ${status[r.status]}\n`).join('');
+    const boundary = validator.effectiveBoundary(replayed.map((r) => r.plan));
+    text += `boundary ${javaMap(boundary)}\n`;
+    return { files: [['expected.txt', text]] };
+  });
 }
 
 function checkExpected(dir, outcome) {

@@ -118,6 +118,9 @@ fn apply_attempts(
     options: &ApplyOptions,
     status: &mut Option<Status>,
 ) -> Result<ApplyReport> {
+    // Before anything durable (creating the control topic, fencing, COMMITTED): a record the
+    // integrity rules refuse would stop every later apply and recovery.
+    plan.verify()?;
     let mut outcome = apply_once(kafka, observer, plan, options, true, status);
     for _ in 1..MAX_ATTEMPTS {
         // Fenced before committing: another apply took over. Decide again, from the start, on

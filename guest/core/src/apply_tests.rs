@@ -36,7 +36,7 @@ fn statuses(kafka: &mut FakeKafka) -> Vec<(String, Status)> {
         .unwrap()
         .operations
         .into_iter()
-        .map(|op| (op.plan.plan_id, op.status))
+        .map(|op| (op.plan.plan_id.clone(), op.status))
         .collect()
 }
 
@@ -663,4 +663,144 @@ fn a_failed_apply_reports_the_plan_status_it_last_knew() {
     let failure =
         crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
     assert_eq!(failure.status, Some(Status::Committed));
+}
+
+#[test]
+fn check_recovery_refuses_markers_of_another_topic_than_the_configured_one() {
+    let mut kafka = FakeKafka::new();
+    // Another job's topic exists too, and the markers name it.
+    kafka.topics.insert(
+        "other-job".into(),
+        crate::fake::safe_topic("other-id", &[0, 1], 1_000),
+    );
+    let foreign = Marker::Versioned(VersionedMarker {
+        topic: "other-job".into(),
+        topic_id: "other-id".into(),
+        offsets: [(0, 10), (1, 20)].into_iter().collect(),
+    });
+    let expected = "Kafka action-state recovery marker references topic other-job, but the configured topic is action-state";
+    let standard = RecoveryPolicy {
+        topic: Some(DATA.into()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let error = check_recovery(&mut kafka, std::slice::from_ref(&foreign), &standard).unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidMarker(_)), "{error}");
+    assert_eq!(error.to_string(), expected);
+    // With a control topic set, the same sentence (not "not dedicated").
+    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    let enforced = RecoveryPolicy {
+        topic: Some(DATA.into()),
+        ..enforced()
+    };
+    let error = check_recovery(&mut kafka, std::slice::from_ref(&foreign), &enforced).unwrap_err();
+    assert_eq!(error.to_string(), expected);
+    // Markers of the configured topic are still allowed.
+    assert!(check_recovery(&mut kafka, &[marker(10, 20)], &enforced).is_ok());
+}
+
+/// A plan value that no checked constructor would return: the zero topic ID, with a plan ID
+/// computed over its (otherwise valid) contents.
+fn forged_zero_id_plan() -> Plan {
+    let offsets: crate::offsets::PartitionOffsets = [(0, 10), (1, 20)].into_iter().collect();
+    let zero = crate::plan::ZERO_TOPIC_ID;
+    Plan::forged(crate::plan::PlanFields {
+        plan_id: crate::plan::compute_plan_id("c1", DATA, zero, &offsets),
+        source_recovery_point: "c1".into(),
+        topic: DATA.into(),
+        topic_id: zero.into(),
+        offsets,
+    })
+}
+
+#[test]
+fn apply_validates_the_plan_value_before_anything_durable() {
+    let mut kafka = FakeKafka::new();
+    kafka.data().topic_id = crate::plan::ZERO_TOPIC_ID.into();
+    let error = run(&mut kafka, &forged_zero_id_plan()).unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidPlan(_)), "{error}");
+    assert!(error.to_string().contains("broker-provided"), "{error}");
+    assert!(
+        kafka.events.is_empty(),
+        "durable effects: {:?}",
+        kafka.events
+    );
+    assert!(kafka.fenced.is_empty() && kafka.control_log.is_empty());
+    // Later applies and recoveries are not blocked by a record nobody can read.
+    kafka.data().topic_id = "topic-id".into();
+    assert_eq!(
+        run(&mut kafka, &plan("c1", 10, 20)),
+        Ok(ApplyOutcome::Applied)
+    );
+}
+
+#[test]
+fn check_recovery_without_markers_or_topic_names_what_is_missing() {
+    let mut kafka = FakeKafka::new();
+    let policy = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let error = check_recovery(&mut kafka, &[], &policy).unwrap_err();
+    assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error}");
+    let message = error.to_string();
+    assert!(
+        !message.contains("egacy"),
+        "no legacy marker was given: {message}"
+    );
+    assert_eq!(
+        message,
+        "No recovery markers were given and no data topic is configured; name the data topic explicitly"
+    );
+    // Legacy markers alone still get their own explanation.
+    let legacy = Marker::Legacy([(0, 10), (1, 20)].into_iter().collect());
+    let error = check_recovery(&mut kafka, &[legacy], &policy).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("Legacy recovery markers do not name"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed() {
+    let mut kafka = FakeKafka::new();
+    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    // The topic is recreated under the same name; a plan is made from its new markers.
+    kafka.data().topic_id = "recreated-id".into();
+    kafka.data().beginnings = [(0, 0), (1, 0)].into_iter().collect();
+    let fresh = Plan::new(
+        "c2",
+        DATA,
+        "recreated-id",
+        [(0, 30), (1, 40)].into_iter().collect(),
+    )
+    .unwrap();
+    let error = run(&mut kafka, &fresh).unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("the topic was recreated"), "{message}");
+    assert!(
+        message.contains("topic-id") && message.contains("recreated-id"),
+        "{message}"
+    );
+    assert!(!message.contains("not dedicated"), "{message}");
+    // Recovery of the recreated topic against the old control topic says the same.
+    let error = check_recovery(
+        &mut kafka,
+        &[Marker::Versioned(VersionedMarker {
+            topic: DATA.into(),
+            topic_id: "recreated-id".into(),
+            offsets: [(0, 30), (1, 40)].into_iter().collect(),
+        })],
+        &enforced(),
+    )
+    .unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    assert!(
+        error.to_string().contains("the topic was recreated"),
+        "{error}"
+    );
 }

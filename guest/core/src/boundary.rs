@@ -2,13 +2,16 @@
 
 use crate::error::{BoundaryRegression, CleanupError, Result};
 use crate::offsets::{PartitionOffsets, format_partitions};
-use crate::plan::Plan;
+use crate::plan::PlanFields;
 
-/// The per-partition maximum over every plan: COMMITTED and APPLIED are both binding.
-pub fn effective_boundary<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> PartitionOffsets {
+/// The per-partition maximum over the offsets of every plan: COMMITTED and APPLIED are both
+/// binding.
+pub fn effective_boundary<'a>(
+    plans: impl IntoIterator<Item = &'a PartitionOffsets>,
+) -> PartitionOffsets {
     let mut boundary = PartitionOffsets::new();
-    for plan in plans {
-        for (partition, offset) in plan.offsets.iter() {
+    for offsets in plans {
+        for (partition, offset) in offsets.iter() {
             let slot = boundary.0.entry(partition).or_insert(offset);
             *slot = (*slot).max(offset);
         }
@@ -33,7 +36,7 @@ pub fn comparable(a: &PartitionOffsets, b: &PartitionOffsets) -> bool {
 
 /// Refuses a plan that does not advance `boundary`, naming the first partition that would
 /// move backwards (a different partition set is reported as such, not as a regression).
-pub fn check_advances(plan: &Plan, boundary: &PartitionOffsets) -> Result<()> {
+pub fn check_advances(plan: &PlanFields, boundary: &PartitionOffsets) -> Result<()> {
     if boundary.is_empty() {
         return Ok(());
     }
@@ -60,7 +63,7 @@ pub fn check_advances(plan: &Plan, boundary: &PartitionOffsets) -> Result<()> {
 }
 
 /// Per partition: (partition, from, to) where `from` is the boundary (0 when none yet).
-pub fn advance_table(plan: &Plan, boundary: &PartitionOffsets) -> Vec<(u32, u64, u64)> {
+pub fn advance_table(plan: &PlanFields, boundary: &PartitionOffsets) -> Vec<(u32, u64, u64)> {
     plan.offsets
         .iter()
         .map(|(p, to)| (p, boundary.get(p).unwrap_or(0), to))
@@ -71,6 +74,8 @@ pub fn advance_table(plan: &Plan, boundary: &PartitionOffsets) -> Vec<(u32, u64,
 mod tests {
     use super::*;
 
+    use crate::plan::Plan;
+
     fn plan(a: u64, b: u64) -> Plan {
         Plan::new("rp", "t", "id", [(0, a), (1, b)].into_iter().collect()).unwrap()
     }
@@ -78,7 +83,10 @@ mod tests {
     #[test]
     fn effective_boundary_is_the_per_partition_maximum() {
         let plans = [plan(10, 30), plan(20, 20)];
-        assert_eq!(effective_boundary(&plans).to_string(), "{0=20, 1=30}");
+        assert_eq!(
+            effective_boundary(plans.iter().map(|p| &p.offsets)).to_string(),
+            "{0=20, 1=30}"
+        );
         assert!(effective_boundary(&[]).is_empty());
     }
 

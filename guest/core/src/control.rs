@@ -1,11 +1,11 @@
 //! Control records and the replay of a control-topic log with every integrity rule of SPEC §7.
 
 use crate::boundary::{advances_or_equals, effective_boundary};
-use crate::error::{CleanupError, Result};
+use crate::error::{CleanupError, Result, TopicChange};
 use crate::fields::Fields;
 use crate::json::{self, Value, excerpt};
 use crate::offsets::{PartitionOffsets, format_partitions};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanFields};
 
 pub const CONTROL_SCHEMA_VERSION: u32 = 1;
 const SUBJECT: &str = "Cleanup control record";
@@ -69,14 +69,20 @@ impl ControlRecord {
 
     /// The compact JSON value written to the control topic.
     pub fn render(&self) -> String {
-        let mut out = String::with_capacity(220 + self.plan.offsets.len() * 16);
-        out.push_str("{\"schemaVersion\":1,\"status\":\"");
-        out.push_str(self.status.as_str());
-        out.push_str("\",\"plan\":");
-        self.plan.write_compact(&mut out);
-        out.push('}');
-        out
+        render_value(self.status, &self.plan)
     }
+}
+
+/// The compact JSON value of a control record, for a plan's fields as given (a pure writer: it
+/// does not check them; only a checked [`ControlRecord`] is ever appended).
+pub fn render_value(status: Status, plan: &PlanFields) -> String {
+    let mut out = String::with_capacity(220 + plan.offsets.len() * 16);
+    out.push_str("{\"schemaVersion\":1,\"status\":\"");
+    out.push_str(status.as_str());
+    out.push_str("\",\"plan\":");
+    plan.write_compact(&mut out);
+    out.push('}');
+    out
 }
 
 /// One record read from the control topic, exactly as Kafka returned it.
@@ -174,7 +180,7 @@ impl ControlHistory {
 
     /// The effective boundary over every known plan, COMMITTED and APPLIED alike.
     pub fn boundary(&self) -> PartitionOffsets {
-        effective_boundary(self.operations.iter().map(|op| &op.plan))
+        effective_boundary(self.operations.iter().map(|op| &op.plan.offsets))
     }
 
     /// The control topic is dedicated to one job: every plan must name `topic`/`topic_id` and
@@ -183,6 +189,21 @@ impl ControlHistory {
         let corrupt = CleanupError::ControlTopicCorrupt;
         for op in &self.operations {
             let plan = &op.plan;
+            if plan.topic == topic && plan.topic_id != topic_id {
+                // Same name, another physical topic: the data topic was recreated since this
+                // control topic's plans were committed.
+                return Err(CleanupError::TopicChanged(Box::new(TopicChange {
+                    topic: topic.to_owned(),
+                    context: format!(
+                        "the topic was recreated after control topic plan {} was committed",
+                        plan.plan_id
+                    ),
+                    expected_topic_id: plan.topic_id.clone(),
+                    found_topic_id: topic_id.to_owned(),
+                    expected_partitions: plan.offsets.partitions(),
+                    found_partitions: partitions.to_vec(),
+                })));
+            }
             if plan.topic != topic || plan.topic_id != topic_id {
                 return Err(corrupt(format!(
                     "Cleanup control topic is not dedicated to one Kafka action-state history: plan {} is for topic {} (ID {}), not {} (ID {})",

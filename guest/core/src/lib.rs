@@ -40,5 +40,5 @@ pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
 pub use offsets::PartitionOffsets;
-pub use plan::{Plan, compute_plan_id};
+pub use plan::{Plan, PlanFields, compute_plan_id};
 pub use planning::{parse_markers, plan_from_markers};

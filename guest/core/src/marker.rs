@@ -104,6 +104,7 @@ impl VersionedMarker {
         if offsets.is_empty() {
             return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
         }
+        offsets.check_ranges(SUBJECT).map_err(invalid)?;
         Ok(VersionedMarker {
             topic: topic.to_owned(),
             topic_id: topic_id.to_owned(),
@@ -141,6 +142,34 @@ mod tests {
                 .to_string()
                 .contains("fields must be exactly")
         );
+    }
+
+    #[test]
+    fn new_refuses_exactly_what_the_parser_refuses() {
+        use crate::offsets::{MAX_OFFSET, MAX_PARTITION};
+        let parsed = |partition: u32, offset: u64| {
+            let text = format!(
+                r#"{{"schemaVersion":1,"topic":"t","topicId":"i","offsets":{{"{partition}":{offset}}}}}"#
+            );
+            Marker::parse(&text).map(|_| ()).map_err(|e| e.to_string())
+        };
+        let built = |partition: u32, offset: u64| {
+            VersionedMarker::new("t", "i", [(partition, offset)].into_iter().collect())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        for (partition, offset) in [
+            (0, MAX_OFFSET + 1),
+            (0, u64::MAX),
+            (MAX_PARTITION + 1, 0),
+            (u32::MAX, 0),
+        ] {
+            let error = built(partition, offset);
+            assert!(error.is_err(), "{partition}={offset} accepted");
+            assert_eq!(error, parsed(partition, offset), "{partition}={offset}");
+        }
+        assert_eq!(built(MAX_PARTITION, MAX_OFFSET), Ok(()));
+        assert_eq!(parsed(MAX_PARTITION, MAX_OFFSET), Ok(()));
     }
 
     #[test]

@@ -43,6 +43,25 @@ impl PartitionOffsets {
     pub fn has_partitions(&self, partitions: &[u32]) -> bool {
         self.0.len() == partitions.len() && self.0.keys().eq(partitions.iter())
     }
+
+    /// Refuses what the strict parser refuses (offsets above [`MAX_OFFSET`], partitions above
+    /// [`MAX_PARTITION`]), with the parser's messages, so a value built from parts can always be
+    /// written and read back. Per partition the offset is checked first, as the parser does.
+    pub fn check_ranges(&self, subject: &str) -> Result<(), String> {
+        for (partition, offset) in self.iter() {
+            if offset > MAX_OFFSET {
+                return Err(format!(
+                    "{subject} offset for partition {partition} must be an integer between 0 and {MAX_OFFSET}, but was {offset}"
+                ));
+            }
+            if partition > MAX_PARTITION {
+                return Err(format!(
+                    "{subject} partition {partition} is larger than the largest Kafka partition {MAX_PARTITION}"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl FromIterator<(u32, u64)> for PartitionOffsets {

@@ -2,6 +2,7 @@
 //! canonical writers (the Java tool's pretty file form and the compact control-record form).
 
 use std::fmt::Write as _;
+use std::ops::Deref;
 
 use sha2::{Digest, Sha256};
 
@@ -25,9 +26,11 @@ const FIELDS: [&str; 6] = [
     "offsets",
 ];
 
-/// A validated cleanup plan: every field checked and `plan_id` equal to its contents' hash.
+/// The fields of a cleanup plan as someone supplied them, not checked: what the pure writers
+/// render. Nothing that acts on Kafka takes these; [`PlanFields::check`] turns them into a
+/// [`Plan`] or refuses them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Plan {
+pub struct PlanFields {
     pub plan_id: String,
     pub source_recovery_point: String,
     pub topic: String,
@@ -35,7 +38,116 @@ pub struct Plan {
     pub offsets: PartitionOffsets,
 }
 
+/// A validated cleanup plan: every field checked and `plan_id` equal to its contents' hash.
+///
+/// Only the checked constructors ([`Plan::new`], [`Plan::from_fields`], [`Plan::parse`],
+/// [`PlanFields::check`]) make one, so `apply` can never be handed a plan the parser would
+/// refuse. Its fields are read through `Deref`; they cannot be set:
+///
+/// ```compile_fail,E0560
+/// use action_state_core::{Plan, PartitionOffsets};
+/// let forged = Plan {
+///     plan_id: "0".repeat(64),
+///     source_recovery_point: "c1".into(),
+///     topic: "action-state".into(),
+///     topic_id: "AAAAAAAAAAAAAAAAAAAAAA".into(),
+///     offsets: PartitionOffsets::new(),
+/// };
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Plan(PlanFields);
+
+impl Deref for Plan {
+    type Target = PlanFields;
+
+    fn deref(&self) -> &PlanFields {
+        &self.0
+    }
+}
+
+impl PlanFields {
+    /// Checks every field and that the plan ID matches the contents: the only way from
+    /// supplied fields to a [`Plan`].
+    pub fn check(self) -> Result<Plan> {
+        Plan::from_fields(
+            PLAN_SCHEMA_VERSION,
+            &self.plan_id,
+            &self.source_recovery_point,
+            &self.topic,
+            &self.topic_id,
+            self.offsets,
+        )
+    }
+
+    /// The plan file form: Jackson's default pretty printer, plus one trailing LF.
+    pub fn render_pretty(&self) -> String {
+        let mut out = String::with_capacity(160 + self.offsets.len() * 24);
+        out.push_str("{\n  \"schemaVersion\" : ");
+        let _ = write!(out, "{PLAN_SCHEMA_VERSION}");
+        for (name, value) in self.text_fields() {
+            let _ = write!(out, ",\n  \"{name}\" : ");
+            write_string(&mut out, value);
+        }
+        out.push_str(",\n  \"offsets\" : ");
+        write_offsets(&mut out, &self.offsets, Some("  "));
+        out.push_str("\n}\n");
+        out
+    }
+
+    /// The compact form embedded in control records.
+    pub fn render_compact(&self) -> String {
+        let mut out = String::with_capacity(160 + self.offsets.len() * 16);
+        self.write_compact(&mut out);
+        out
+    }
+
+    pub fn write_compact(&self, out: &mut String) {
+        let _ = write!(out, "{{\"schemaVersion\":{PLAN_SCHEMA_VERSION}");
+        for (name, value) in self.text_fields() {
+            let _ = write!(out, ",\"{name}\":");
+            write_string(out, value);
+        }
+        out.push_str(",\"offsets\":");
+        write_offsets(out, &self.offsets, None);
+        out.push('}');
+    }
+
+    fn text_fields(&self) -> [(&'static str, &str); 4] {
+        [
+            ("planId", &self.plan_id),
+            ("sourceRecoveryPoint", &self.source_recovery_point),
+            ("topic", &self.topic),
+            ("topicId", &self.topic_id),
+        ]
+    }
+}
+
 impl Plan {
+    /// The plan's fields, given up (for converting to another representation).
+    pub fn into_fields(self) -> PlanFields {
+        self.0
+    }
+
+    /// Re-checks a plan value: every field and its ID. A `Plan` can only be built checked, so
+    /// this fails only if that guarantee was broken; `apply` runs it before anything durable.
+    pub fn verify(&self) -> Result<()> {
+        Plan::from_fields(
+            PLAN_SCHEMA_VERSION,
+            &self.plan_id,
+            &self.source_recovery_point,
+            &self.topic,
+            &self.topic_id,
+            self.offsets.clone(),
+        )
+        .map(|_| ())
+    }
+
+    /// A plan value that skips every check, for the tests that prove `apply` re-checks.
+    #[cfg(test)]
+    pub(crate) fn forged(fields: PlanFields) -> Plan {
+        Plan(fields)
+    }
+
     /// Builds a plan from its contents, validating every field and computing its ID.
     pub fn new(
         source_recovery_point: &str,
@@ -44,6 +156,8 @@ impl Plan {
         offsets: PartitionOffsets,
     ) -> Result<Plan> {
         let invalid = CleanupError::InvalidPlan;
+        // The parser reads the offsets before the text fields; so does this.
+        offsets.check_ranges(SUBJECT).map_err(invalid)?;
         check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
         check_text(SUBJECT, "topic", topic).map_err(invalid)?;
         check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
@@ -56,13 +170,13 @@ impl Plan {
             return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
         }
         let plan_id = compute_plan_id(source_recovery_point, topic, topic_id, &offsets);
-        Ok(Plan {
+        Ok(Plan(PlanFields {
             plan_id,
             source_recovery_point: source_recovery_point.to_owned(),
             topic: topic.to_owned(),
             topic_id: topic_id.to_owned(),
             offsets,
-        })
+        }))
     }
 
     /// Builds a plan from all six fields as an embedder supplied them, refusing any mismatch.
@@ -116,48 +230,6 @@ impl Plan {
             &topic_id,
             offsets,
         ))
-    }
-
-    /// The plan file form: Jackson's default pretty printer, plus one trailing LF.
-    pub fn render_pretty(&self) -> String {
-        let mut out = String::with_capacity(160 + self.offsets.len() * 24);
-        out.push_str("{\n  \"schemaVersion\" : ");
-        let _ = write!(out, "{PLAN_SCHEMA_VERSION}");
-        for (name, value) in self.text_fields() {
-            let _ = write!(out, ",\n  \"{name}\" : ");
-            write_string(&mut out, value);
-        }
-        out.push_str(",\n  \"offsets\" : ");
-        write_offsets(&mut out, &self.offsets, Some("  "));
-        out.push_str("\n}\n");
-        out
-    }
-
-    /// The compact form embedded in control records.
-    pub fn render_compact(&self) -> String {
-        let mut out = String::with_capacity(160 + self.offsets.len() * 16);
-        self.write_compact(&mut out);
-        out
-    }
-
-    pub fn write_compact(&self, out: &mut String) {
-        let _ = write!(out, "{{\"schemaVersion\":{PLAN_SCHEMA_VERSION}");
-        for (name, value) in self.text_fields() {
-            let _ = write!(out, ",\"{name}\":");
-            write_string(out, value);
-        }
-        out.push_str(",\"offsets\":");
-        write_offsets(out, &self.offsets, None);
-        out.push('}');
-    }
-
-    fn text_fields(&self) -> [(&'static str, &str); 4] {
-        [
-            ("planId", &self.plan_id),
-            ("sourceRecoveryPoint", &self.source_recovery_point),
-            ("topic", &self.topic),
-            ("topicId", &self.topic_id),
-        ]
     }
 }
 
@@ -357,6 +429,42 @@ mod tests {
             message(Plan::new("rp", "t", "id", PartitionOffsets::new()))
                 .contains("must not be empty")
         );
+    }
+
+    #[test]
+    fn new_refuses_exactly_what_the_parser_refuses() {
+        use crate::offsets::{MAX_OFFSET, MAX_PARTITION};
+        // The same values written into a plan document (the plan ID is checked last).
+        let parsed = |partition: u32, offset: u64| {
+            let text = example()
+                .render_pretty()
+                .replace("\"0\" : 10", &format!("\"{partition}\" : {offset}"));
+            message(Plan::parse(&text))
+        };
+        let built = |partition: u32, offset: u64| {
+            message(Plan::new(
+                "checkpoint-42",
+                "action-state",
+                "topic-id",
+                offsets(&[(partition, offset), (MAX_PARTITION - 1, 20)]),
+            ))
+        };
+        for (partition, offset) in [
+            (0, MAX_OFFSET + 1),
+            (0, u64::MAX),
+            (MAX_PARTITION + 1, 10),
+            (u32::MAX, 10),
+            (u32::MAX, u64::MAX),
+        ] {
+            let error = built(partition, offset);
+            assert!(
+                !error.starts_with("accepted"),
+                "{partition}={offset}: {error}"
+            );
+            assert_eq!(error, parsed(partition, offset), "{partition}={offset}");
+        }
+        // The largest values the parser reads are accepted by both.
+        assert!(built(MAX_PARTITION, MAX_OFFSET).starts_with("accepted"));
     }
 
     #[test]

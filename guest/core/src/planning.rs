@@ -3,7 +3,7 @@
 use crate::error::{CleanupError, Result};
 use crate::marker::{Marker, VersionedMarker};
 use crate::offsets::{PartitionOffsets, format_partitions};
-use crate::plan::Plan;
+use crate::plan::{Plan, ZERO_TOPIC_ID};
 
 /// The plan for `recovery_point`: per partition, the minimum offset any subtask still needs.
 /// Every marker must be versioned and name the same physical topic and partition set.
@@ -67,6 +67,13 @@ pub fn merge_minimum(into: &mut PartitionOffsets, other: &PartitionOffsets) {
 
 fn versioned(marker: &Marker, index: usize) -> Result<&VersionedMarker> {
     match marker {
+        Marker::Versioned(marker) if marker.topic_id == ZERO_TOPIC_ID => {
+            Err(CleanupError::InvalidMarker(format!(
+                "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but marker {} names topic {} with the unknown ID {ZERO_TOPIC_ID}",
+                index + 1,
+                marker.topic
+            )))
+        }
         Marker::Versioned(marker) => Ok(marker),
         Marker::Legacy(offsets) => Err(CleanupError::InvalidMarker(format!(
             "Checkpoint-aligned cleanup requires versioned Kafka recovery markers; marker {} is a legacy marker {offsets} without a physical topic identity",
@@ -100,6 +107,17 @@ mod tests {
         assert_eq!(plan.offsets.to_string(), "{0=10, 1=30}");
         assert_eq!(plan.source_recovery_point, "checkpoint-42");
         assert_eq!(plan.plan_id.len(), 64);
+    }
+
+    #[test]
+    fn a_marker_with_the_zero_topic_id_is_an_invalid_marker_named_by_position() {
+        let zero = "AAAAAAAAAAAAAAAAAAAAAA";
+        let error = plan_from_markers("rp", &[marker(zero, &[(0, 1)])]).unwrap_err();
+        assert!(matches!(error, CleanupError::InvalidMarker(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but marker 1 names topic action-state with the unknown ID AAAAAAAAAAAAAAAAAAAAAA"
+        );
     }
 
     #[test]

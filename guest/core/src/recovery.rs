@@ -12,7 +12,8 @@ use crate::topics::{CLEANUP_POLICY, check_control_topic, check_identity};
 /// How the runtime is configured to recover.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveryPolicy {
-    /// The data topic; needed only when no versioned marker names it.
+    /// The data topic the runtime is configured with: markers of any other topic are refused.
+    /// When `None`, the topic the first versioned marker names is checked.
     pub topic: Option<String>,
     /// The control topic; `None` means standard recovery without boundary enforcement.
     pub control_topic: Option<String>,
@@ -237,16 +238,23 @@ pub fn check_recovery(
     Ok(RecoveryCheck { decision, ranges })
 }
 
+/// The data topic to check: the configured one when the runtime names it (the decision table
+/// then refuses markers of any other topic), else the topic the first versioned marker names.
 fn data_topic(markers: &[Marker], policy: &RecoveryPolicy) -> Result<String> {
+    if let Some(configured) = &policy.topic {
+        return Ok(configured.clone());
+    }
     let named = markers.iter().find_map(|m| match m {
         Marker::Versioned(v) => Some(v.topic.clone()),
         Marker::Legacy(_) => None,
     });
-    named.or_else(|| policy.topic.clone()).ok_or_else(|| {
-        CleanupError::InvalidArgument(
+    named.ok_or_else(|| {
+        CleanupError::InvalidArgument(if markers.is_empty() {
+            "No recovery markers were given and no data topic is configured; name the data topic explicitly".into()
+        } else {
             "Legacy recovery markers do not name their Kafka topic; name the data topic explicitly"
-                .into(),
-        )
+                .into()
+        })
     })
 }
 

@@ -64,9 +64,16 @@ struct Replay {
 
 #[derive(Debug, Clone)]
 enum Phase {
-    /// No restore yet (a fresh start, or between restores).
-    Live,
+    /// No restore yet: a checkpoint carries the live end offsets.
+    Fresh,
+    /// Restoring the state from `restored`; a checkpoint carries those offsets.
     Replaying(Replay),
+    /// The last restore replayed everything it had to (or had nothing to replay): a checkpoint
+    /// carries the live end offsets. Holds the final progress, for a runtime that asks again.
+    Live(Vec<(u32, u64, u64)>),
+    /// The last restore failed and no unfinished replay was left to keep: the state holds no
+    /// known prefix of the topic, so no checkpoint may be taken until a restore completes.
+    RestoreFailed(String),
 }
 
 /// The recovery of one data topic by one runtime instance.
@@ -97,7 +104,7 @@ impl RecoverySession {
             topic: topic.to_owned(),
             policy,
             identity,
-            phase: Phase::Live,
+            phase: Phase::Fresh,
         })
     }
 
@@ -118,7 +125,12 @@ impl RecoverySession {
         Ok(self.identity.clone())
     }
 
-    /// Validates a restore from `markers` and positions the consumer for replay.
+    /// Validates a restore from `markers` and positions the consumer for replay. With nothing to
+    /// replay the session is live at once.
+    ///
+    /// A failed restore never makes the session live: an unfinished replay it interrupted keeps
+    /// its restored offsets for checkpoints (its records were only partly replayed) but cannot
+    /// continue; without one, checkpoints are refused until a restore completes.
     pub fn restore(
         &mut self,
         kafka: &mut dyn KafkaOps,
@@ -126,15 +138,42 @@ impl RecoverySession {
         markers: &[Marker],
         options: ReplayOptions,
     ) -> Result<RecoveryCheck> {
-        // Whatever happens below, an earlier replay is over: a failed restore restores nothing.
-        self.phase = Phase::Live;
+        let previous = std::mem::replace(&mut self.phase, Phase::Fresh);
+        match self.restore_once(kafka, source, markers, options) {
+            Ok((replay, check)) => {
+                self.phase = if replay.active.is_empty() {
+                    Phase::Live(replay.progress())
+                } else {
+                    Phase::Replaying(replay)
+                };
+                Ok(check)
+            }
+            Err(error) => {
+                self.phase = match previous {
+                    Phase::Replaying(mut unfinished) => {
+                        unfinished.failed = Some(format!("a later restore failed: {error}"));
+                        Phase::Replaying(unfinished)
+                    }
+                    _ => Phase::RestoreFailed(error.to_string()),
+                };
+                Err(error)
+            }
+        }
+    }
+
+    fn restore_once(
+        &mut self,
+        kafka: &mut dyn KafkaOps,
+        source: &mut dyn RecordSource,
+        markers: &[Marker],
+        options: ReplayOptions,
+    ) -> Result<(Replay, RecoveryCheck)> {
         if options.poll_timeout_ms == 0 || options.stall_timeout_ms < options.poll_timeout_ms {
             return Err(CleanupError::InvalidArgument(format!(
                 "Replay needs a poll timeout above 0 and a stall timeout of at least one poll, but got poll {} ms and stall {} ms",
                 options.poll_timeout_ms, options.stall_timeout_ms
             )));
         }
-        self.phase = Phase::Live;
         let live = self.verify_identity(kafka)?;
         let history = match &self.policy.control_topic {
             Some(control) => Some(read_history(kafka, control)?),
@@ -168,8 +207,7 @@ impl RecoverySession {
             failed: None,
         };
         source.assign(&replay.active_start())?;
-        self.phase = Phase::Replaying(replay);
-        Ok(RecoveryCheck { decision, ranges })
+        Ok((replay, RecoveryCheck { decision, ranges }))
     }
 
     /// The next records of the replay; loops over empty polls until records, the end, or a
@@ -194,10 +232,25 @@ impl RecoverySession {
         max_records: u32,
     ) -> Result<ReplayBatch> {
         let topic = self.topic.clone();
-        let Phase::Replaying(replay) = &mut self.phase else {
-            return Err(CleanupError::InvalidArgument(
-                "There is no replay in progress: call restore first".into(),
-            ));
+        let replay = match &mut self.phase {
+            Phase::Replaying(replay) => replay,
+            Phase::Live(progress) => {
+                return Ok(ReplayBatch {
+                    records: Vec::new(),
+                    done: true,
+                    progress: progress.clone(),
+                });
+            }
+            Phase::Fresh => {
+                return Err(CleanupError::InvalidArgument(
+                    "There is no replay in progress: call restore first".into(),
+                ));
+            }
+            Phase::RestoreFailed(why) => {
+                return Err(CleanupError::InvalidArgument(format!(
+                    "The last restore of {topic} failed ({why}); restore again"
+                )));
+            }
         };
         if let Some(failure) = &replay.failed {
             return Err(CleanupError::InvalidArgument(format!(
@@ -209,7 +262,7 @@ impl RecoverySession {
                 let progress = replay.progress();
                 // Re-checked after replay: the records read were those of the same topic.
                 self.verify_identity(kafka)?;
-                self.phase = Phase::Live;
+                self.phase = Phase::Live(progress.clone());
                 return Ok(ReplayBatch {
                     records: Vec::new(),
                     done: true,
@@ -265,7 +318,13 @@ impl RecoverySession {
         let identity = self.verify_identity(kafka)?;
         let offsets = match &self.phase {
             Phase::Replaying(replay) => replay.restored.clone(),
-            Phase::Live => {
+            Phase::RestoreFailed(why) => {
+                return Err(CleanupError::RecoveryRefused(format!(
+                    "The last restore of {} failed ({why}) and no restore has completed since, so the state holds no known position in the topic; a checkpoint now could skip records it never replayed: restore again",
+                    self.topic
+                )));
+            }
+            Phase::Fresh | Phase::Live(_) => {
                 let ends =
                     kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
                 if !ends.has_partitions(&identity.partitions) {

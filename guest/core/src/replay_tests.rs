@@ -322,3 +322,121 @@ fn a_failed_batch_ends_the_replay_instead_of_skipping_records() {
         "{0=0, 1=4}"
     );
 }
+
+#[test]
+fn a_failed_restore_keeps_the_unfinished_replays_restored_offsets() {
+    let (mut kafka, mut source) = setup();
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(3, 1)], OPTIONS)
+        .unwrap();
+    let first = session.next_batch(&mut kafka, &mut source, 2).unwrap();
+    assert!(!first.done && !first.records.is_empty(), "replay under way");
+    // The retried restore fails on a Kafka error while it reads the offsets to replay.
+    let calls = kafka.calls.get("list_offsets").copied().unwrap_or(0);
+    kafka.fail_on("list_offsets", calls + 1, Fault::Fail);
+    let error = session
+        .restore(&mut kafka, &mut source, &[marker(3, 1)], OPTIONS)
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::Kafka(_)), "{error}");
+    // The state still holds only part of [restored, end): a checkpoint must carry the restored
+    // offsets, never the live ends.
+    let marker_now = session.snapshot_marker(&mut kafka).unwrap();
+    assert_eq!(marker_now.offsets.to_string(), "{0=3, 1=1}");
+    // The old replay cannot go on (the failed restore may have moved the consumer).
+    let refused = session
+        .next_batch(&mut kafka, &mut source, 100)
+        .unwrap_err();
+    assert!(refused.to_string().contains("restore again"), "{refused}");
+    // A later restore that succeeds and completes makes the session live again.
+    session
+        .restore(&mut kafka, &mut source, &[marker(3, 1)], OPTIONS)
+        .unwrap();
+    assert_eq!(
+        session
+            .snapshot_marker(&mut kafka)
+            .unwrap()
+            .offsets
+            .to_string(),
+        "{0=3, 1=1}",
+        "a new replay under way still carries its restored offsets"
+    );
+    drain(&mut session, &mut kafka, &mut source);
+    assert_eq!(
+        session
+            .snapshot_marker(&mut kafka)
+            .unwrap()
+            .offsets
+            .to_string(),
+        "{0=10, 1=4}"
+    );
+}
+
+#[test]
+fn a_failed_restore_with_no_unfinished_replay_refuses_checkpoints_until_one_completes() {
+    let (mut kafka, mut source) = setup();
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    // Offset 11 is past the end of partition 0: the restore is refused.
+    let error = session
+        .restore(&mut kafka, &mut source, &[marker(11, 1)], OPTIONS)
+        .unwrap_err();
+    assert!(
+        matches!(error, CleanupError::OffsetsUnavailable(_)),
+        "{error}"
+    );
+    let refused = session.snapshot_marker(&mut kafka).unwrap_err();
+    assert!(
+        matches!(refused, CleanupError::RecoveryRefused(_)),
+        "{refused}"
+    );
+    let message = refused.to_string();
+    assert!(
+        message.contains("restore of action-state failed") && message.contains("restore again"),
+        "{message}"
+    );
+    session
+        .restore(&mut kafka, &mut source, &[marker(3, 1)], OPTIONS)
+        .unwrap();
+    drain(&mut session, &mut kafka, &mut source);
+    assert_eq!(
+        session
+            .snapshot_marker(&mut kafka)
+            .unwrap()
+            .offsets
+            .to_string(),
+        "{0=10, 1=4}"
+    );
+}
+
+#[test]
+fn a_restore_with_nothing_to_replay_is_live_at_once() {
+    // A fresh start: no markers, nothing to restore or replay.
+    let (mut kafka, mut source) = setup();
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[], OPTIONS)
+        .unwrap();
+    // Before any next-batch: this failed with "Recovery marker offsets must not be empty".
+    let fresh = session.snapshot_marker(&mut kafka).unwrap();
+    assert!(!session.is_replaying(), "nothing to replay: live at once");
+    assert_eq!(fresh.offsets.to_string(), "{0=10, 1=4}");
+    // Markers at the end offsets: nothing to replay either.
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(10, 4)], OPTIONS)
+        .unwrap();
+    assert!(!session.is_replaying());
+    // The live job writes on: a checkpoint now carries the new end offsets.
+    kafka.data().ends = [(0, 12), (1, 4)].into_iter().collect();
+    assert_eq!(
+        session
+            .snapshot_marker(&mut kafka)
+            .unwrap()
+            .offsets
+            .to_string(),
+        "{0=12, 1=4}"
+    );
+    // A runtime that still asks for a batch is told the replay is done.
+    let batch = session.next_batch(&mut kafka, &mut source, 10).unwrap();
+    assert!(batch.done && batch.records.is_empty());
+}

@@ -2,7 +2,6 @@
 //! component through `#[path]`, since both generate identical binding paths.
 
 use action_state_core as core;
-use core::offsets::{MAX_OFFSET, MAX_PARTITION};
 
 use crate::bindings::action_state::cleanup::types::{
     BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaDetail,
@@ -21,40 +20,32 @@ pub fn from_offsets(offsets: &core::PartitionOffsets) -> Vec<PartitionOffset> {
         .collect()
 }
 
-/// Offsets an embedder supplied: within Kafka's ranges and each partition once. The embedder
-/// controls these values, so they are checked like parsed input.
+/// Offsets an embedder supplied: each partition once (a list could otherwise name one twice,
+/// and a map would silently keep the last) and within the ranges the parser accepts. The
+/// embedder controls these values, so they are checked like parsed input; `invalid` chooses
+/// the error case.
 pub fn checked_offsets(
     offsets: &[PartitionOffset],
     subject: &str,
+    invalid: fn(String) -> core::CleanupError,
 ) -> Result<core::PartitionOffsets, core::CleanupError> {
     let mut checked = core::PartitionOffsets::new();
     for po in offsets {
-        let why = if po.partition > MAX_PARTITION {
-            Some(format!(
-                "partition {} is larger than {MAX_PARTITION}",
-                po.partition
-            ))
-        } else if po.offset > MAX_OFFSET {
-            Some(format!(
-                "offset {} of partition {} is larger than {MAX_OFFSET}",
-                po.offset, po.partition
-            ))
-        } else if checked.get(po.partition).is_some() {
-            Some(format!("partition {} appears twice", po.partition))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(core::CleanupError::InvalidPlan(format!("{subject} {why}")));
+        if let Some(first) = checked.get(po.partition) {
+            return Err(invalid(format!(
+                "{subject} contains duplicate Kafka partition {} (offsets {first} and {})",
+                po.partition, po.offset
+            )));
         }
         checked.insert(po.partition, po.offset);
     }
+    checked.check_ranges(subject).map_err(invalid)?;
     Ok(checked)
 }
 
 /// A plan record taken as given, for pure writers and arithmetic that do not trust its ID.
-pub fn plan_unchecked(p: Plan) -> core::Plan {
-    core::Plan {
+pub fn plan_unchecked(p: Plan) -> core::PlanFields {
+    core::PlanFields {
         plan_id: p.plan_id,
         source_recovery_point: p.source_recovery_point,
         topic: p.topic,
@@ -65,6 +56,7 @@ pub fn plan_unchecked(p: Plan) -> core::Plan {
 
 impl From<core::Plan> for Plan {
     fn from(p: core::Plan) -> Self {
+        let p = p.into_fields();
         Plan {
             schema_version: core::plan::PLAN_SCHEMA_VERSION,
             offsets: from_offsets(&p.offsets),

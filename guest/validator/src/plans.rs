@@ -9,7 +9,7 @@ use crate::bindings::action_state::cleanup::types::{
     VersionedMarker,
 };
 use crate::bindings::exports::action_state::cleanup::plans::{Guest, PartitionAdvance};
-use crate::convert::{from_offsets, to_offsets};
+use crate::convert::{checked_offsets, from_offsets, to_offsets};
 
 impl Guest for Component {
     fn verify_plan(plan_json: String) -> Result<Plan, CleanupError> {
@@ -18,14 +18,7 @@ impl Guest for Component {
 
     fn render_plan(p: Plan) -> String {
         // Rendering is a pure writer: it does not validate (seal-plan and verify-plan do).
-        core::Plan {
-            plan_id: p.plan_id,
-            source_recovery_point: p.source_recovery_point,
-            topic: p.topic,
-            topic_id: p.topic_id,
-            offsets: to_offsets(&p.offsets),
-        }
-        .render_pretty()
+        crate::convert::plan_unchecked(p).render_pretty()
     }
 
     fn plan_from_markers(
@@ -42,7 +35,7 @@ impl Guest for Component {
         topic_id: String,
         offsets: Vec<PartitionOffset>,
     ) -> Result<Plan, CleanupError> {
-        let offsets = crate::convert::checked_offsets(&offsets, "Cleanup plan")?;
+        let offsets = checked_offsets(&offsets, "Cleanup plan", core::CleanupError::InvalidPlan)?;
         Ok(core::Plan::new(&source_recovery_point, &topic, &topic_id, offsets)?.into())
     }
 
@@ -76,11 +69,7 @@ impl Guest for Component {
     }
 
     fn render_control_record(r: ControlRecord) -> String {
-        core::ControlRecord {
-            status: r.status.into(),
-            plan: crate::convert::plan_unchecked(r.plan),
-        }
-        .render()
+        core::control::render_value(r.status.into(), &crate::convert::plan_unchecked(r.plan))
     }
 
     fn replay_control_log(entries: Vec<ControlEntry>) -> Result<Vec<ControlRecord>, CleanupError> {
@@ -94,20 +83,32 @@ impl Guest for Component {
             .collect())
     }
 
-    fn effective_boundary(plans: Vec<Plan>) -> Vec<PartitionOffset> {
-        let plans: Vec<core::Plan> = plans
-            .into_iter()
-            .map(crate::convert::plan_unchecked)
-            .collect();
-        from_offsets(&core::boundary::effective_boundary(&plans))
+    fn effective_boundary(plans: Vec<Plan>) -> Result<Vec<PartitionOffset>, CleanupError> {
+        let offsets = plans
+            .iter()
+            .enumerate()
+            .map(|(index, p)| {
+                let subject = format!("Cleanup plan at position {}", index + 1);
+                checked_offsets(&p.offsets, &subject, core::CleanupError::InvalidPlan)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(from_offsets(&core::boundary::effective_boundary(&offsets)))
     }
 
     fn check_advance(
         p: Plan,
         boundary: Vec<PartitionOffset>,
     ) -> Result<Vec<PartitionAdvance>, CleanupError> {
-        let plan = crate::convert::plan_unchecked(p);
-        let boundary = to_offsets(&boundary);
+        let offsets = checked_offsets(&p.offsets, "Cleanup plan", core::CleanupError::InvalidPlan)?;
+        let plan = core::PlanFields {
+            offsets,
+            ..crate::convert::plan_unchecked(p)
+        };
+        let boundary = checked_offsets(
+            &boundary,
+            "Cleanup boundary",
+            core::CleanupError::InvalidArgument,
+        )?;
         core::boundary::check_advances(&plan, &boundary)?;
         Ok(core::boundary::advance_table(&plan, &boundary)
             .into_iter()

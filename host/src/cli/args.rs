@@ -166,7 +166,8 @@ pub struct CheckRecoveryArgs {
     /// The runtime has per-key tombstones enabled (conflicts with a control topic).
     #[arg(long)]
     pub tombstones: bool,
-    /// The data topic, needed only when every marker is legacy (legacy markers omit it).
+    /// The data topic the runtime is configured with: markers of another topic are refused.
+    /// Defaults to the topic the versioned markers name; required when every marker is legacy.
     #[arg(long, value_name = "TOPIC")]
     pub topic: Option<String>,
     #[command(flatten)]

@@ -39,6 +39,18 @@ fn script(args: &[&str]) -> Result<String, Failure> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
+/// The bootstrap list of a broker `scripts/kafka` already runs, if any. "None running" is the
+/// normal first-run answer, so the script's note about it stays off the operator's screen.
+fn running_bootstrap() -> Option<String> {
+    let output = Command::new(kafka_script())
+        .arg("bootstrap")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let bootstrap = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !bootstrap.is_empty()).then_some(bootstrap)
+}
+
 /// A broker started by the demo is stopped when the demo ends, whatever happens.
 struct StartedBroker;
 
@@ -81,7 +93,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         && kafka_args.kafka_config.is_none()
         && kafka_args.properties.is_empty()
     {
-        let running = script(&["bootstrap"]).ok().filter(|b| !b.is_empty());
+        let running = running_bootstrap();
         let bootstrap = match running {
             Some(bootstrap) => bootstrap,
             None => {

@@ -397,7 +397,7 @@ class Cleanup:
 
     def effective_boundary(self, plans: Iterable[Plan]) -> Offsets:
         """The per-partition maximum over `plans`."""
-        return _offsets(self._call("plans", "effective-boundary", [_plan_record(p) for p in plans]))
+        return _offsets(self._answer(self._call("plans", "effective-boundary", [_plan_record(p) for p in plans])))
 
     # --- Kafka: apply, status, recovery ------------------------------------------------------
 

@@ -3,10 +3,8 @@
 // JSON.parse would round offsets above 2^53, so numbers never go through it: these helpers only
 // cut the pasted text into the raw JSON texts of array elements or object members, and the
 // component parses those strictly (u64 offsets, canonical partitions, no duplicates).
-import { parseMarker } from './validator.js';
-
-/** An input the operator must fix; `message` is one sentence for the page. */
-export class InputError extends Error {}
+import { CleanupError, InputError } from './errors.js';
+import { parseMarker } from './plans.js';
 
 /**
  * The raw texts of the top-level items of a JSON array or object: for an array, the element
@@ -69,7 +67,7 @@ function parseJson(text, what) {
   try {
     JSON.parse(text);
   } catch (e) {
-    throw new InputError(`${what} is not valid JSON: ${e.message}`);
+    throw new InputError(`${what} is not valid JSON: ${e.message}`, { cause: e });
   }
 }
 
@@ -116,12 +114,17 @@ export function parseBoundary(input) {
   if (!inner || inner.kind !== 'object') throw new InputError('The "boundary" member must be a JSON object.');
   if (inner.items.length === 0) return result; // no committed plan yet: every partition from 0
   // The boundary has the shape of a legacy marker, so the component's strict parser reads it.
-  const parsed = parseMarker(raw);
-  if (!parsed.ok) throw new InputError(`The committed boundary is not a partition→offset map: ${parsed.message}`);
-  if (parsed.value.tag !== 'legacy') {
+  let parsed;
+  try {
+    parsed = parseMarker(raw);
+  } catch (e) {
+    if (!(e instanceof CleanupError)) throw e;
+    throw new InputError(`The committed boundary is not a partition→offset map: ${e.message}`, { cause: e });
+  }
+  if (parsed.tag !== 'legacy') {
     throw new InputError('That is a recovery marker, not a boundary: paste {"0":10,…} or the output of status --json.');
   }
-  result.offsets = parsed.value.val;
+  result.offsets = parsed.val;
   return result;
 }
 

@@ -1,0 +1,237 @@
+package io.actionstate.cleanup.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A component-model value type with its canonical ABI layout: size and alignment in linear
+ * memory, and its flattening into core WebAssembly parameters and results. Values of these types
+ * cross as plain Java objects (see {@link CanonicalAbi}).
+ */
+public sealed interface AbiType {
+  /** Byte size in linear memory (already a multiple of {@link #alignment()}). */
+  int size();
+
+  /** Byte alignment in linear memory. */
+  int alignment();
+
+  /** The core value types this type flattens to, in order. */
+  List<CoreType> flat();
+
+  /** The two core number types a flattened component value travels as. */
+  enum CoreType {
+    I32,
+    I64
+  }
+
+  /** Unsigned and boolean primitives; Java values are {@code Boolean} or {@code Long}. */
+  enum Prim implements AbiType {
+    BOOL(1),
+    U8(1),
+    U16(2),
+    U32(4),
+    U64(8);
+
+    private final int bytes;
+
+    Prim(int bytes) {
+      this.bytes = bytes;
+    }
+
+    @Override
+    public int size() {
+      return bytes;
+    }
+
+    @Override
+    public int alignment() {
+      return bytes;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      return List.of(this == U64 ? CoreType.I64 : CoreType.I32);
+    }
+  }
+
+  /** A UTF-8 string: pointer and byte length. Java values are {@code String}. */
+  record Str() implements AbiType {
+    @Override
+    public int size() {
+      return 8;
+    }
+
+    @Override
+    public int alignment() {
+      return 4;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      return List.of(CoreType.I32, CoreType.I32);
+    }
+  }
+
+  /** A list: pointer and element count. Java values are {@code List<Object>}. */
+  record ListOf(AbiType element) implements AbiType {
+    @Override
+    public int size() {
+      return 8;
+    }
+
+    @Override
+    public int alignment() {
+      return 4;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      return List.of(CoreType.I32, CoreType.I32);
+    }
+  }
+
+  /** A record: Java values are {@code Object[]}, one element per field in declaration order. */
+  record Record(List<AbiType> fields) implements AbiType {
+    @Override
+    public int size() {
+      int offset = 0;
+      for (AbiType field : fields) {
+        offset = align(offset, field.alignment()) + field.size();
+      }
+      return align(offset, alignment());
+    }
+
+    @Override
+    public int alignment() {
+      int alignment = 1;
+      for (AbiType field : fields) {
+        alignment = Math.max(alignment, field.alignment());
+      }
+      return alignment;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      List<CoreType> flat = new ArrayList<>();
+      for (AbiType field : fields) {
+        flat.addAll(field.flat());
+      }
+      return flat;
+    }
+
+    /** Offset of field {@code index} from the start of the record. */
+    public int fieldOffset(int index) {
+      int offset = 0;
+      for (int i = 0; i < index; i++) {
+        offset = align(offset, fields.get(i).alignment()) + fields.get(i).size();
+      }
+      return align(offset, fields.get(index).alignment());
+    }
+  }
+
+  /**
+   * A variant; enums, options and results are variants too. Java values are {@link Case}. A
+   * case without payload has a {@code null} type.
+   */
+  record Variant(List<AbiType> cases) implements AbiType {
+    /** An enum of {@code n} cases: a variant whose cases carry nothing. */
+    public static Variant enumOf(int n) {
+      List<AbiType> cases = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        cases.add(null);
+      }
+      return new Variant(cases);
+    }
+
+    /** {@code option<t>}: case 0 is none, case 1 is some. */
+    public static Variant option(AbiType some) {
+      List<AbiType> cases = new ArrayList<>();
+      cases.add(null);
+      cases.add(some);
+      return new Variant(cases);
+    }
+
+    /** {@code result<ok, err>}: case 0 is ok, case 1 is err; either may be {@code null}. */
+    public static Variant result(AbiType ok, AbiType err) {
+      List<AbiType> cases = new ArrayList<>();
+      cases.add(ok);
+      cases.add(err);
+      return new Variant(cases);
+    }
+
+    /** The discriminant's primitive type, by case count. */
+    public Prim discriminant() {
+      int n = cases.size();
+      if (n <= 1 << 8) {
+        return Prim.U8;
+      }
+      if (n <= 1 << 16) {
+        return Prim.U16;
+      }
+      return Prim.U32;
+    }
+
+    private int maxCaseAlignment() {
+      int alignment = 1;
+      for (AbiType c : cases) {
+        if (c != null) {
+          alignment = Math.max(alignment, c.alignment());
+        }
+      }
+      return alignment;
+    }
+
+    /** Offset of the payload from the start of the variant. */
+    public int payloadOffset() {
+      return align(discriminant().size(), maxCaseAlignment());
+    }
+
+    @Override
+    public int size() {
+      int payload = 0;
+      for (AbiType c : cases) {
+        if (c != null) {
+          payload = Math.max(payload, c.size());
+        }
+      }
+      return align(payloadOffset() + payload, alignment());
+    }
+
+    @Override
+    public int alignment() {
+      return Math.max(discriminant().alignment(), maxCaseAlignment());
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      List<CoreType> joined = new ArrayList<>();
+      for (AbiType c : cases) {
+        if (c == null) {
+          continue;
+        }
+        List<CoreType> caseFlat = c.flat();
+        for (int i = 0; i < caseFlat.size(); i++) {
+          if (i < joined.size()) {
+            if (joined.get(i) != caseFlat.get(i)) {
+              joined.set(i, CoreType.I64);
+            }
+          } else {
+            joined.add(caseFlat.get(i));
+          }
+        }
+      }
+      List<CoreType> flat = new ArrayList<>();
+      flat.add(CoreType.I32);
+      flat.addAll(joined);
+      return flat;
+    }
+  }
+
+  /** One case of a variant value: its index and payload ({@code null} when it has none). */
+  record Case(int index, Object payload) {}
+
+  /** Rounds {@code offset} up to a multiple of {@code alignment}. */
+  static int align(int offset, int alignment) {
+    return (offset + alignment - 1) / alignment * alignment;
+  }
+}

@@ -1,0 +1,101 @@
+package io.actionstate.cleanup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code plans.message} renders every case of {@code cleanup-error}: each case lowered by hand
+ * (including the flattened variant's joined i64 slots) reaches the component intact.
+ */
+class MessageTest {
+  private final Plans plans = Components.plans();
+
+  @Test
+  void textCasesAreTheirSentence() {
+    List<CleanupError> cases =
+        List.of(
+            new CleanupError.InvalidPlan("Cleanup plan is missing offsets"),
+            new CleanupError.InvalidMarker("a"),
+            new CleanupError.InvalidArgument("b"),
+            new CleanupError.UnsafeTopicConfig("c"),
+            new CleanupError.InvalidControlTopic("d"),
+            new CleanupError.ControlTopicCorrupt("e"),
+            new CleanupError.RecoveryRefused("f"),
+            new CleanupError.ConflictingPolicies("g"),
+            new CleanupError.Fenced("h"),
+            new CleanupError.ReplayStalled("i"),
+            new CleanupError.ReplayRecordInvalid("ü ✓ 𝄞"));
+    for (CleanupError error : cases) {
+      String detail = error.toString().replaceAll("^[A-Za-z]+\\[detail=(.*)\\]$", "$1");
+      assertEquals(detail, plans.message(error), error.kind());
+    }
+  }
+
+  @Test
+  void boundaryViolationNamesPartitionRequestedOffsetAndBoundary() {
+    assertEquals(
+        "Cannot restore Kafka action state for orders-3 from offset 100 because the committed"
+            + " cleanup boundary is 9223372036854775807",
+        plans.message(new CleanupError.BoundaryViolation("orders", 3, 100, Long.MAX_VALUE)));
+  }
+
+  @Test
+  void boundaryRegression() {
+    assertEquals(
+        "Cleanup plan abc does not advance the committed boundary: partition 2147483647 would"
+            + " move from 150 back to 100",
+        plans.message(new CleanupError.BoundaryRegression("abc", Integer.MAX_VALUE, 100, 150)));
+  }
+
+  @Test
+  void topicChangedInItsThreeForms() {
+    assertEquals(
+        "Kafka action-state topic t does not exist (checked before delete); expected ID A",
+        plans.message(
+            new CleanupError.TopicChanged(
+                "t", "checked before delete", "A", "", List.of(0, 1), List.of())));
+    assertEquals(
+        "Kafka action-state topic t changed (ctx): expected ID A but found B; the topic may have"
+            + " been recreated",
+        plans.message(
+            new CleanupError.TopicChanged("t", "ctx", "A", "B", List.of(0), List.of(0))));
+    assertEquals(
+        "Kafka action-state topic t changed partitions (ctx): expected [0, 1] but found [0, 1, 2]",
+        plans.message(
+            new CleanupError.TopicChanged("t", "ctx", "A", "A", List.of(0, 1), List.of(0, 1, 2))));
+  }
+
+  @Test
+  void rangeViolationsWithAndWithoutKnownBounds() {
+    assertEquals(
+        "Offset 500 of t-1 is not available: the available range is [10, 400]",
+        plans.message(
+            new CleanupError.OffsetsUnavailable(
+                new CleanupError.RangeViolation(
+                    "t", 1, 500, OptionalLong.of(10), OptionalLong.of(400)))));
+    assertEquals(
+        "Offset 500 of t-1 is not available: the available range is [unknown, unknown]",
+        plans.message(
+            new CleanupError.OffsetsUnavailable(
+                new CleanupError.RangeViolation(
+                    "t", 1, 500, OptionalLong.empty(), OptionalLong.empty()))));
+    assertEquals(
+        "Kafka cleanup for t-0 requested offset 150 but beginning offset is 100; the plan stays"
+            + " COMMITTED and can be applied again",
+        plans.message(
+            new CleanupError.DeleteUnverified(
+                new CleanupError.RangeViolation(
+                    "t", 0, 150, OptionalLong.of(100), OptionalLong.empty()))));
+  }
+
+  @Test
+  void kafka() {
+    assertEquals(
+        "Kafka delete-records failed: Broker: Not leader for partition",
+        plans.message(
+            new CleanupError.Kafka("delete-records", "Broker: Not leader for partition", true)));
+  }
+}

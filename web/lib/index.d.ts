@@ -1,0 +1,200 @@
+// Declarations of action-state-cleanup-validator: the validator component's `plans` interface
+// (wit/plans.wit, wit/types.wit) as JavaScript functions. WIT u64 is bigint, u32 is number,
+// option<T> is T | undefined, variants are { tag, val }, record fields are camelCase.
+
+/** An offset of one partition: the next offset to read (markers) or the first to keep (plans). */
+export interface PartitionOffset {
+  /** Kafka partition number, 0 ..= 2^31-1. */
+  partition: number;
+  /** Kafka offset, 0 ..= 2^63-1. */
+  offset: bigint;
+}
+
+/** A cleanup plan (SPEC §2). Returned plans are validated: the ID matches, offsets are sorted. */
+export interface Plan {
+  /** Always 1. */
+  schemaVersion: number;
+  /** 64 lowercase hex characters: SHA-256 of the canonical contents. */
+  planId: string;
+  /** The checkpoint or savepoint the plan was computed from, exactly as the operator named it. */
+  sourceRecoveryPoint: string;
+  topic: string;
+  /** Kafka's 22-character URL-safe base64 topic UUID. */
+  topicId: string;
+  offsets: PartitionOffset[];
+}
+
+/** A versioned recovery marker (schema 1). */
+export interface VersionedMarker {
+  topic: string;
+  topicId: string;
+  offsets: PartitionOffset[];
+}
+
+/** A recovery marker in either of its two forms. */
+export type RecoveryMarker = { tag: 'versioned'; val: VersionedMarker } | { tag: 'legacy'; val: PartitionOffset[] };
+
+/** The status of a plan in the control topic. */
+export type Status = 'committed' | 'applied';
+
+/** The value of one control-topic record. */
+export interface ControlRecord {
+  status: Status;
+  plan: Plan;
+}
+
+/** One record read from the control topic. `undefined` key or value: none (corruption). */
+export interface ControlEntry {
+  offset: bigint;
+  key?: string | undefined;
+  value?: string | undefined;
+}
+
+/** One partition of `checkAdvance`'s answer. */
+export interface PartitionAdvance {
+  partition: number;
+  /** The committed boundary before the plan (0n when none). */
+  from: bigint;
+  /** The plan's offset. */
+  to: bigint;
+}
+
+export interface BoundaryViolation {
+  topic: string;
+  partition: number;
+  requested: bigint;
+  boundary: bigint;
+}
+
+export interface BoundaryRegression {
+  planId: string;
+  partition: number;
+  planned: bigint;
+  boundary: bigint;
+}
+
+export interface TopicChange {
+  topic: string;
+  context: string;
+  expectedTopicId: string;
+  foundTopicId: string;
+  expectedPartitions: Uint32Array;
+  foundPartitions: Uint32Array;
+}
+
+export interface RangeViolation {
+  topic: string;
+  partition: number;
+  requested: bigint;
+  beginning?: bigint | undefined;
+  end?: bigint | undefined;
+}
+
+export interface KafkaError {
+  operation: string;
+  message: string;
+  retriable: boolean;
+}
+
+/** The WIT `cleanup-error` variant: every way the component refuses or fails. */
+export type CleanupErrorCase =
+  | { tag: 'invalid-plan'; val: string }
+  | { tag: 'invalid-marker'; val: string }
+  | { tag: 'invalid-argument'; val: string }
+  | { tag: 'boundary-violation'; val: BoundaryViolation }
+  | { tag: 'boundary-regression'; val: BoundaryRegression }
+  | { tag: 'topic-changed'; val: TopicChange }
+  | { tag: 'unsafe-topic-config'; val: string }
+  | { tag: 'invalid-control-topic'; val: string }
+  | { tag: 'offsets-unavailable'; val: RangeViolation }
+  | { tag: 'delete-unverified'; val: RangeViolation }
+  | { tag: 'control-topic-corrupt'; val: string }
+  | { tag: 'recovery-refused'; val: string }
+  | { tag: 'conflicting-policies'; val: string }
+  | { tag: 'fenced'; val: string }
+  | { tag: 'replay-stalled'; val: string }
+  | { tag: 'replay-record-invalid'; val: string }
+  | { tag: 'kafka'; val: KafkaError };
+
+/** A WIT case name, e.g. `'invalid-plan'`. */
+export type CleanupErrorKind = CleanupErrorCase['tag'];
+
+/**
+ * A refusal of the component. `message` is the component's own one sentence for it
+ * (`plans.message`), identical in every host; `kind` and `detail` are the WIT case and its
+ * payload; switch on `error.tag` to have `error.val` typed per case.
+ */
+export class CleanupError<K extends CleanupErrorKind = CleanupErrorKind> extends Error {
+  constructor(error: Extract<CleanupErrorCase, { tag: K }>, message: string, options?: ErrorOptions);
+  readonly name: 'CleanupError';
+  readonly kind: K;
+  readonly detail: Extract<CleanupErrorCase, { tag: K }>['val'];
+  readonly error: Extract<CleanupErrorCase, { tag: K }>;
+}
+
+/** An operator paste the input helpers cannot read; `message` is one sentence naming it. */
+export class InputError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+  readonly name: 'InputError';
+}
+
+/** Strict parse of a plan document and the plan-ID check. Throws CleanupError `invalid-plan`. */
+export function verifyPlan(planJson: string): Plan;
+
+/** The plan file form: the Java tool's pretty JSON with one trailing LF. */
+export function renderPlan(plan: Plan): string;
+
+/**
+ * The plan of one recovery point from its subtask markers (JSON texts): per partition the
+ * minimum offset. Throws CleanupError `invalid-marker` or `invalid-plan`.
+ */
+export function planFromMarkers(recoveryPoint: string, markers: readonly string[]): Plan;
+
+/** Validates plan fields and returns the plan with its ID. Throws CleanupError `invalid-plan`. */
+export function sealPlan(sourceRecoveryPoint: string, topic: string, topicId: string, offsets: readonly PartitionOffset[]): Plan;
+
+/** Parses one recovery marker, versioned or legacy. Throws CleanupError `invalid-marker`. */
+export function parseMarker(markerJson: string): RecoveryMarker;
+
+/** A versioned marker in its canonical compact form. */
+export function renderMarker(marker: VersionedMarker): string;
+
+/** Parses one control-topic record. Throws CleanupError `control-topic-corrupt`. */
+export function parseControlRecord(key: string | undefined, value: string | undefined): ControlRecord;
+
+/** The compact JSON value of a control record. */
+export function renderControlRecord(record: ControlRecord): string;
+
+/** Replays a control log (SPEC §7): the known plans with their latest status. Throws `control-topic-corrupt`. */
+export function replayControlLog(entries: readonly ControlEntry[]): ControlRecord[];
+
+/** The effective boundary of a set of plans: the per-partition maximum. Throws CleanupError (`invalid-plan`) when a plan lists a partition twice. */
+export function effectiveBoundary(plans: readonly Plan[]): PartitionOffset[];
+
+/** How far `plan` moves each partition past `boundary`. Throws `boundary-regression` or `invalid-plan`. */
+export function checkAdvance(plan: Plan, boundary: readonly PartitionOffset[]): PartitionAdvance[];
+
+/** The one-sentence message for a `cleanup-error`. */
+export function message(error: CleanupErrorCase): string;
+
+/** The raw texts of the top-level items of a JSON array, or `[name, rawValue]` pairs of an object. */
+export function topLevelItems(
+  text: string,
+): { kind: 'array'; items: string[] } | { kind: 'object'; items: [string, string][] } | null;
+
+/** Marker texts from a paste: a JSON array (of markers or of marker texts), or one marker per line. Throws InputError. */
+export function markerTexts(input: string): string[];
+
+/** A committed boundary read from `{"0":10,…}` or `action-state-cleanup status --json`. */
+export interface Boundary {
+  offsets: PartitionOffset[];
+  topic?: string;
+  topicId?: string;
+  controlTopic?: string;
+}
+
+/** Reads a pasted committed boundary; offsets never pass through JSON.parse. Throws InputError. */
+export function parseBoundary(input: string): Boundary;
+
+/** Java's map rendering of partition offsets, ascending: `{0=10, 1=20}`. */
+export function javaMap(offsets: readonly PartitionOffset[]): string;
