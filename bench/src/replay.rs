@@ -303,7 +303,7 @@ fn replay_native(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     for (p, e) in ends {
         end[p as usize] = e;
     }
-    let mut consumer = kafka.replay_consumer(&data.topic)?;
+    let mut consumer = kafka.open_consumer(&data.topic)?;
     consumer.assign(&partitions.iter().map(|p| (*p, 0)).collect::<Vec<_>>())?;
     let mut next = vec![0u64; PARTITIONS as usize];
     let mut state = State::default();
@@ -311,12 +311,14 @@ fn replay_native(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     let mut idle = Duration::ZERO;
     while next.iter().zip(&end).any(|(n, e)| n < e) {
         let t = Instant::now();
-        let batch = consumer.poll(BATCH, Duration::from_millis(u64::from(POLL_TIMEOUT_MS)))?;
+        let polled = consumer
+            .poll(BATCH, Duration::from_millis(u64::from(POLL_TIMEOUT_MS)))?
+            .len();
         split.polls += 1;
         split.batches += 1;
         let t2 = Instant::now();
         split.fetch += (t2 - t).as_secs_f64();
-        if batch.is_empty() {
+        if polled == 0 {
             idle += t2 - t;
             if idle > Duration::from_millis(u64::from(STALL_TIMEOUT_MS)) {
                 return Err(fail("native replay stalled"));
@@ -324,17 +326,20 @@ fn replay_native(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
             continue;
         }
         idle = Duration::ZERO;
-        for record in batch {
+        for record in consumer.held.drain(..) {
             let p = record.partition as usize;
             if record.offset < next[p] || record.offset >= end[p] {
                 continue;
             }
-            if record.decode_error.is_some() {
-                return Err(fail("undecodable record"));
-            }
             let key = record.key.ok_or_else(|| fail("record without key"))?;
+            let key = String::from_utf8(key).map_err(|_| fail("undecodable record"))?;
+            let value = record
+                .value
+                .map(String::from_utf8)
+                .transpose()
+                .map_err(|_| fail("undecodable record"))?;
             next[p] = record.offset + 1;
-            state.apply(key, record.value);
+            state.apply(key, value);
         }
         split.apply += t2.elapsed().as_secs_f64();
     }
@@ -392,7 +397,7 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     };
     let core = |e: action_state_core::CleanupError| fail(e.to_string());
     let mut session = RecoverySession::start(&mut ops, &data.topic, policy).map_err(core)?;
-    let mut source = NativeSource::new(ops.kafka.replay_consumer(&data.topic)?);
+    let mut source = NativeSource::new(ops.kafka().open_consumer(&data.topic)?);
     let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(core)?;
     let options = CoreOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,
@@ -412,7 +417,21 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         let t2 = Instant::now();
         split.fetch += (t2 - t).as_secs_f64();
         for record in batch.records {
-            state.apply(record.key, record.value);
+            // The host holds the record; the session named it by its index in the last poll.
+            let held = source
+                .consumer
+                .held
+                .get_mut(record.index as usize)
+                .ok_or_else(|| fail("the session named a record the poll did not return"))?;
+            let key = held.key.take().ok_or_else(|| fail("record without key"))?;
+            let key = String::from_utf8(key).map_err(|_| fail("undecodable record"))?;
+            let value = held
+                .value
+                .take()
+                .map(String::from_utf8)
+                .transpose()
+                .map_err(|_| fail("undecodable record"))?;
+            state.apply(key, value);
         }
         split.apply += t2.elapsed().as_secs_f64();
         if batch.done {

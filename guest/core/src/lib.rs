@@ -7,6 +7,7 @@
 
 pub mod apply;
 pub mod boundary;
+pub mod capabilities;
 pub mod control;
 pub mod decode;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod offsets;
 pub mod ops;
 pub mod plan;
 pub mod planning;
+pub mod policy;
 pub mod recovery;
 pub mod replay;
 pub mod status;
@@ -27,9 +29,14 @@ mod apply_tests;
 #[cfg(test)]
 mod fake;
 #[cfg(test)]
+mod policy_tests;
+#[cfg(test)]
 mod replay_tests;
 
-pub use apply::{ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply};
+pub use apply::{
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply,
+    apply_with_status,
+};
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
