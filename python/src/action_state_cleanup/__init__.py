@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from wasmtime import WasmtimeError
 
-from . import _component, errors
+from . import _component, _values, errors
 from ._component import ComponentInstance, HostState, ResourceAny, Trap, build_linker, field, record
 from ._kafka import AppendFenced, CapabilityError, FencedWriter, KafkaCapabilities, ReplayConsumer, kafka_uuid, transactional_id
 from .errors import (
@@ -145,7 +145,7 @@ def _plain(value: Any) -> Any:
     """A lifted WIT value as plain Python (records become dicts keyed by WIT field names)."""
     if isinstance(value, _component.Record):
         return {name: _plain(v) for name, v in vars(value).items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, _values.RecordColumns)):
         return [_plain(v) for v in value]
     if isinstance(value, _component.Variant):
         return {"tag": value.tag, "payload": _plain(value.payload)}
@@ -153,11 +153,15 @@ def _plain(value: Any) -> Any:
 
 
 def _offsets(values: Sequence[Any]) -> Offsets:
-    return {v.partition: v.offset for v in values}
+    return dict(_values.pairs(values, "partition", "offset"))
 
 
-def _offset_records(offsets: Offsets) -> List[Any]:
-    return [record(partition=int(p), offset=int(o)) for p, o in offsets.items()]
+def _offset_records(offsets: Offsets) -> Any:
+    partitions, values = list(map(int, offsets.keys())), list(map(int, offsets.values()))
+    if _values.installed():
+        # Columns, not one Record per partition: lowered without a Python object per record.
+        return _values.RecordColumns(("partition", "offset"), (partitions, values))
+    return [record(partition=p, offset=o) for p, o in zip(partitions, values)]
 
 
 def _plan(value: Any) -> Plan:

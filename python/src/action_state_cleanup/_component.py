@@ -21,7 +21,7 @@ from wasmtime import Config, Engine, Store, WasmtimeError
 from wasmtime.component import Component, Linker, Record, ResourceAny, ResourceHost, ResourceType, Variant
 from wasmtime.component import _types as _wasmtime_types
 
-from . import _kafka
+from . import _kafka, _values
 from ._kafka import CapabilityError, KafkaCapabilities
 
 PACKAGE = "action-state:cleanup"
@@ -95,6 +95,7 @@ def _memoize_type_queries() -> None:
 
 
 _memoize_type_queries()
+_values.install()
 
 
 # --- engine, compilation cache, epoch ticker ---------------------------------------------------
@@ -249,7 +250,7 @@ class _FencedAppend:
 
 
 def _offsets(values: Sequence[Record]) -> List[Tuple[int, int]]:
-    return [(v.partition, v.offset) for v in values]
+    return list(_values.pairs(values, "partition", "offset"))
 
 
 def _partition_offsets(pairs: Sequence[Tuple[int, int]]) -> List[Record]:
