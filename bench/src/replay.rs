@@ -392,7 +392,7 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     };
     let core = |e: action_state_core::CleanupError| fail(e.to_string());
     let mut session = RecoverySession::start(&mut ops, &data.topic, policy).map_err(core)?;
-    let mut source = NativeSource::new(ops.kafka.replay_consumer(&data.topic)?);
+    let mut source = NativeSource::new(ops.kafka().open_consumer(&data.topic)?);
     let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(core)?;
     let options = CoreOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,

@@ -87,7 +87,38 @@ pub fn apply(
     plan: &Plan,
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
-    let mut outcome = apply_once(kafka, observer, plan, options, true);
+    apply_with_status(kafka, observer, plan, options).map_err(|failure| failure.error)
+}
+
+/// Why an apply stopped, with the plan's status in the control topic as the run last knew it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyFailure {
+    pub error: CleanupError,
+    /// `Committed` when this run wrote or found COMMITTED; `None` when the plan was not found or
+    /// the run stopped before reading the control topic.
+    pub status: Option<Status>,
+}
+
+/// `apply`, failing with the plan's last known status so a host needs no second read.
+pub fn apply_with_status(
+    kafka: &mut dyn KafkaOps,
+    observer: &mut dyn ApplyObserver,
+    plan: &Plan,
+    options: &ApplyOptions,
+) -> std::result::Result<ApplyReport, ApplyFailure> {
+    let mut status = None;
+    let outcome = apply_attempts(kafka, observer, plan, options, &mut status);
+    outcome.map_err(|error| ApplyFailure { error, status })
+}
+
+fn apply_attempts(
+    kafka: &mut dyn KafkaOps,
+    observer: &mut dyn ApplyObserver,
+    plan: &Plan,
+    options: &ApplyOptions,
+    status: &mut Option<Status>,
+) -> Result<ApplyReport> {
+    let mut outcome = apply_once(kafka, observer, plan, options, true, status);
     for _ in 1..MAX_ATTEMPTS {
         // Fenced before committing: another apply took over. Decide again, from the start, on
         // the history it leaves: the same plan resumes without fencing anyone (only a new
@@ -95,7 +126,7 @@ pub fn apply(
         if !matches!(outcome, Err(CleanupError::Fenced(_))) {
             break;
         }
-        outcome = apply_once(kafka, observer, plan, options, false);
+        outcome = apply_once(kafka, observer, plan, options, false, status);
     }
     outcome
 }
@@ -109,6 +140,7 @@ fn apply_once(
     plan: &Plan,
     options: &ApplyOptions,
     fence_first: bool,
+    status: &mut Option<Status>,
 ) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
     if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
@@ -121,6 +153,7 @@ fn apply_once(
         kafka,
         plan,
         control: &options.control_topic,
+        status,
     };
     let may_write = !options.dry_run;
     let mut fenced = may_write && fence_first;
@@ -146,6 +179,7 @@ fn decide_and_act(
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
     let plan = session.plan;
+    *session.status = known.as_ref().map(|record| record.status);
     if let Some(record) = known.as_ref().filter(|record| record.plan != *plan) {
         return Err(CleanupError::ControlTopicCorrupt(format!(
             "Cleanup control record {} does not match the supplied plan",
@@ -200,6 +234,8 @@ struct Session<'a> {
     kafka: &'a mut dyn KafkaOps,
     plan: &'a Plan,
     control: &'a str,
+    /// The plan's status as this run last knew it.
+    status: &'a mut Option<Status>,
 }
 
 impl Session<'_> {
@@ -293,8 +329,7 @@ impl Session<'_> {
         let control = self.control;
         let entries = self
             .kafka
-            .read_control_log(control)
-            .map_err(CleanupError::Kafka)?;
+            .read_control_log(control)?;
         let history = ControlHistory::replay(&entries)?;
         let plan = self.plan;
         history.check_dedicated(&plan.topic, &plan.topic_id, &plan.offsets.partitions())?;
@@ -349,8 +384,7 @@ impl Session<'_> {
             .map_err(|error| {
                 CleanupError::Kafka(KafkaError {
                     operation: "delete-records (permission probe before commit)".into(),
-                    message: error.message,
-                    retriable: error.retriable,
+                    ..error
                 })
             })?;
         Ok(preview)
@@ -361,7 +395,9 @@ impl Session<'_> {
             status,
             plan: self.plan.clone(),
         };
-        self.append_record(history, record)
+        self.append_record(history, record)?;
+        *self.status = Some(status);
+        Ok(())
     }
 
     fn append_record(&mut self, history: &mut ControlHistory, record: ControlRecord) -> Result<()> {
@@ -421,7 +457,11 @@ impl Session<'_> {
         for mut record in pending {
             record.status = Status::Applied;
             marked.push(record.plan.plan_id.clone());
+            let ours = record.plan.plan_id == plan.plan_id;
             self.append_record(history, record)?;
+            if ours {
+                *self.status = Some(Status::Applied);
+            }
         }
         Ok(ApplyReport {
             plan_id: plan.plan_id.clone(),

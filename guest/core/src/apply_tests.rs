@@ -641,3 +641,26 @@ fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind
         "nothing committed"
     );
 }
+
+#[test]
+fn a_failed_apply_reports_the_plan_status_it_last_knew() {
+    let p = plan("checkpoint-42", 10, 20);
+    // Refused before the control topic was read: no status.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("describe_topics", 1, Fault::Fail);
+    let failure = crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options())
+        .unwrap_err();
+    assert_eq!(failure.status, None);
+    // Failed after COMMITTED: the plan is COMMITTED.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("delete_records", 2, Fault::Fail);
+    let failure = crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options())
+        .unwrap_err();
+    assert_eq!(failure.status, Some(Status::Committed));
+    assert!(matches!(failure.error, CleanupError::Kafka(_)));
+    // A resumed apply that fails again still knows it found COMMITTED.
+    kafka.fail_on("delete_records", 3, Fault::Fail);
+    let failure = crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options())
+        .unwrap_err();
+    assert_eq!(failure.status, Some(Status::Committed));
+}

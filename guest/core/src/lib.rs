@@ -7,6 +7,7 @@
 
 pub mod apply;
 pub mod boundary;
+pub mod capabilities;
 pub mod control;
 pub mod error;
 pub mod fields;
@@ -15,6 +16,7 @@ pub mod marker;
 pub mod offsets;
 pub mod ops;
 pub mod plan;
+pub mod policy;
 pub mod planning;
 pub mod recovery;
 pub mod replay;
@@ -26,9 +28,13 @@ mod apply_tests;
 #[cfg(test)]
 mod fake;
 #[cfg(test)]
+mod policy_tests;
+#[cfg(test)]
 mod replay_tests;
 
-pub use apply::{ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply};
+pub use apply::{
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply, apply_with_status,
+};
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};

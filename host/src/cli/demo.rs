@@ -142,7 +142,9 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         replication_factor: 1,
         dry_run: false,
     };
-    let result = component.apply(&plan_text, &options);
+    let result = component
+        .apply(&plan_text, &options)
+        .map(|answer| answer.map_err(|failure| failure.error));
     let report = answer(&mut component, result)?;
     narrator.say(&format!(
         "   Plan {} is APPLIED; partitions now begin at {}",
@@ -199,7 +201,7 @@ fn create_data_topic(kafka: &mut KafkaClients, topic: &str) -> Result<(), Failur
     ]
     .map(|(k, v)| (k.to_owned(), v.to_owned()));
     kafka
-        .create_topic(topic, 2, 1, &configs)
+        .create_topic_and_wait(topic, 2, 1, &configs)
         .map_err(|e| Failure::failed(e.to_string()))?;
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 
 use action_state_cleanup::cleanup::CleanupInstance;
-use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::Plan;
+use action_state_cleanup::cleanup::Plan;
 use serde_json::json;
 
 use super::args::{PlanArgs, VerifyArgs};

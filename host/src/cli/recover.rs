@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::RecoveryMarker;
+use action_state_cleanup::cleanup::RecoveryMarker;
 use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, ReplayOptions};
 use serde_json::json;
 

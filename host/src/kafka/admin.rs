@@ -1,0 +1,169 @@
+//! `kafka-admin`: one request (or one batch of concurrent requests) per call, no retries.
+
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::errors::{KafkaResult, from_code, from_rd, invalid};
+use super::ffi;
+
+/// One existing topic as `describe` answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicInfo {
+    pub topic: String,
+    pub topic_id: String,
+    pub partitions: Vec<u32>,
+    /// (name, value) per requested name, in order.
+    pub configs: Vec<(String, Option<String>)>,
+    /// (partition, beginning, last stable offset) per partition, when asked for.
+    pub offsets: Vec<(u32, u64, u64)>,
+}
+
+/// The admin client and the runtime its futures run on.
+pub struct Admin {
+    pub(crate) client: AdminClient<DefaultClientContext>,
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) timeout: Duration,
+}
+
+impl Admin {
+    fn options(&self) -> AdminOptions {
+        AdminOptions::new()
+            .request_timeout(Some(self.timeout))
+            .operation_timeout(Some(self.timeout))
+    }
+
+    /// Metadata and configuration concurrently, then offsets of the topics found.
+    pub fn describe(
+        &self,
+        topics: &[String],
+        names: &[String],
+        with_offsets: bool,
+    ) -> KafkaResult<Vec<Option<TopicInfo>>> {
+        let options = self.options();
+        let specifiers: Vec<ResourceSpecifier<'_>> =
+            topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        // rdkafka enqueues DescribeConfigs when the future is created: it is in flight while
+        // DescribeTopics runs.
+        let configs = (!names.is_empty())
+            .then(|| self.client.describe_configs(specifiers.iter(), &options));
+        let described = ffi::describe_topics(self.client.inner(), topics, self.timeout);
+        let configs = match configs {
+            Some(future) => Some(self.runtime.block_on(future).map_err(|e| from_rd(&e))?),
+            None => None,
+        };
+        let described = described?;
+        let mut answer = Vec::with_capacity(topics.len());
+        for (i, (topic, description)) in topics.iter().zip(described).enumerate() {
+            let Some(description) = description else {
+                answer.push(None);
+                continue;
+            };
+            let values = match configs.as_ref().and_then(|c| c.get(i)) {
+                Some(Ok(resource)) => names
+                    .iter()
+                    .map(|n| (n.clone(), resource.get(n).and_then(|e| e.value.clone())))
+                    .collect(),
+                Some(Err(code)) => {
+                    return Err(from_code(*code, format!("configuration of topic {topic}: {code}")));
+                }
+                None => Vec::new(),
+            };
+            let offsets = if with_offsets && !description.partitions.is_empty() {
+                ffi::list_offset_range(
+                    self.client.inner(),
+                    topic,
+                    &description.partitions,
+                    self.timeout,
+                )?
+            } else {
+                Vec::new()
+            };
+            answer.push(Some(TopicInfo {
+                topic: topic.clone(),
+                topic_id: description.topic_id,
+                partitions: description.partitions,
+                configs: values,
+                offsets,
+            }));
+        }
+        Ok(answer)
+    }
+
+    /// `true` when created, `false` when it already existed; never waits for propagation.
+    pub fn create_topic(
+        &self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[(String, String)],
+    ) -> KafkaResult<bool> {
+        let count = i32::try_from(partitions)
+            .map_err(|_| invalid(format!("{partitions} partitions is too many")))?;
+        let mut new_topic = NewTopic::new(
+            topic,
+            count,
+            TopicReplication::Fixed(i32::from(replication_factor)),
+        );
+        for (name, value) in configs {
+            new_topic = new_topic.set(name, value);
+        }
+        let future = self.client.create_topics([&new_topic], &self.options());
+        let results = self.runtime.block_on(future).map_err(|e| from_rd(&e))?;
+        match results.into_iter().next() {
+            Some(Ok(_)) => Ok(true),
+            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
+            Some(Err((_, code))) => Err(from_code(code, format!("topic {topic}: {code}"))),
+            None => Err(invalid(format!("no result for creating topic {topic}"))),
+        }
+    }
+
+    pub fn list_offsets(
+        &self,
+        topic: &str,
+        partitions: &[u32],
+        spec: ffi::Spec,
+    ) -> KafkaResult<Vec<(u32, u64)>> {
+        Ok(ffi::list_offsets(
+            self.client.inner(),
+            topic,
+            partitions,
+            spec,
+            self.timeout,
+        )?)
+    }
+
+    /// Returns each partition's log start offset after the deletion.
+    pub fn delete_records(&self, topic: &str, before: &[(u32, u64)]) -> KafkaResult<Vec<(u32, u64)>> {
+        let mut list = TopicPartitionList::with_capacity(before.len());
+        for &(partition, offset) in before {
+            let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
+                return Err(invalid(format!(
+                    "partition {partition} offset {offset} is out of Kafka's range"
+                )));
+            };
+            list.add_partition_offset(topic, p, Offset::Offset(o))
+                .map_err(|e| from_rd(&e))?;
+        }
+        let future = self.client.delete_records(&list, &self.options());
+        let result = self.runtime.block_on(future).map_err(|e| from_rd(&e))?;
+        let mut beginnings = Vec::with_capacity(before.len());
+        for element in result.elements() {
+            element.error().map_err(|e| {
+                let mut error = from_rd(&e);
+                error.message = format!("{topic}-{}: {}", element.partition(), error.message);
+                error
+            })?;
+            if let (Ok(p), Offset::Offset(o)) =
+                (u32::try_from(element.partition()), element.offset())
+            {
+                beginnings.push((p, u64::try_from(o).unwrap_or(0)));
+            }
+        }
+        beginnings.sort_unstable();
+        Ok(beginnings)
+    }
+}
