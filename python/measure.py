@@ -1,6 +1,8 @@
 """Measurements for the Python embedding (not a test): per-call overhead of a trivial component
-call, and the wall time of one apply from Python vs the Rust CLI against the same broker, side by
-side in one run. Run with python/measure (uses python/.venv)."""
+call; verify, render and plan of a 10,000-partition plan from Python vs the whole Rust CLI process
+on the same file (issue 12, goal 4: within 2x); and the wall time of one apply from Python vs the
+Rust CLI against the same broker. Each comparison runs side by side in one run. Run with
+python/measure (uses python/.venv); `--goal4-only` skips the broker part."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Dict, List
 
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import action_state_cleanup as asc
@@ -57,6 +61,55 @@ def per_call(n: int) -> None:
     print(f"  new Cleanup + first call (cached code)  {(time.perf_counter() - start) * 1e3:8.2f} ms")
 
 
+def large_plan(cli: Path, partitions: int, rounds: int) -> None:
+    """Issue 12 goal 4: Python `verify`/`render`/`plan` of a large plan against the CLI process
+    (interpreter start excluded on the Python side, process start included on the CLI side, as
+    the issue states the goal). Rounds alternate the order of the variants."""
+    marker = json.dumps(
+        {"schemaVersion": 1, "topic": "action-state", "topicId": "W6igbOR0Sjy8fWG5pFs7Lg", "offsets": {str(p): 1000 + 7 * p for p in range(partitions)}},
+        separators=(",", ":"),
+    )
+    cleanup = Cleanup()
+    plan = cleanup.plan("C1", [marker])
+    text = cleanup.render(plan)
+    with tempfile.TemporaryDirectory() as tmp:
+        plan_path, marker_path = Path(tmp) / "plan.json", Path(tmp) / "marker.json"
+        plan_path.write_text(text)
+        marker_path.write_text(marker)
+
+        def cli_run(*args: str) -> None:
+            done = subprocess.run([str(cli), *args], capture_output=True, text=True)
+            assert done.returncode == 0, done.stdout + done.stderr
+
+        variants = {
+            "rust CLI process: verify --plan FILE": lambda: cli_run("verify", "--plan", str(plan_path)),
+            "python Cleanup.verify(text)": lambda: cleanup.verify(text),
+            "python Cleanup.render(plan)": lambda: cleanup.render(plan),
+            "rust CLI process: plan --markers FILE (renders)": lambda: cli_run("plan", "--recovery-point", "C1", "--markers", str(marker_path)),
+            "python Cleanup.render(Cleanup.plan(...))": lambda: cleanup.render(cleanup.plan("C1", [marker])),
+        }
+        for run in variants.values():  # warm both code caches and the instance
+            run()
+        samples: Dict[str, List[float]] = {label: [] for label in variants}
+        for index in range(rounds):
+            order = list(variants) if index % 2 == 0 else list(reversed(variants))
+            for label in order:
+                start = time.perf_counter()
+                variants[label]()
+                samples[label].append(time.perf_counter() - start)
+    assert cleanup.verify(text) == plan and cleanup.render(plan) == text
+    median = {label: statistics.median(values) * 1e3 for label, values in samples.items()}
+    print(f"{partitions}-partition plan ({len(text) / 1024:.0f} KiB), median of {rounds}, CLI {cli}:")
+    for label, value in median.items():
+        print(f"  {label:48s} {value:8.2f} ms   (min {min(samples[label]) * 1e3:.2f})")
+    cli_verify = median["rust CLI process: verify --plan FILE"]
+    cli_plan = median["rust CLI process: plan --markers FILE (renders)"]
+    print(f"  goal 4 (<= 2.0x): verify {median['python Cleanup.verify(text)'] / cli_verify:.2f}x, "
+          f"render {median['python Cleanup.render(plan)'] / cli_verify:.2f}x of the CLI verify process; "
+          f"plan+render {median['python Cleanup.render(Cleanup.plan(...))'] / cli_plan:.2f}x of the CLI plan process")
+    print(f"  fast list conversion installed: {asc._values.installed()}")
+
+
 def make_scene(admin: AdminClient, bootstrap: str, directory: Path, name: str):
     data = f"measure-{name}-{uuid.uuid4().hex[:8]}"
     admin.create_topics(
@@ -66,7 +119,11 @@ def make_scene(admin: AdminClient, bootstrap: str, directory: Path, name: str):
     deadline = time.monotonic() + 30
     while True:
         try:
-            setup.kafka.produce_batch(data, [(0, f"k{i}", f"v{i}") for i in range(150)] + [(1, f"k{i}", f"v{i}") for i in range(20)])
+            producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+            for partition, count in ((0, 150), (1, 20)):
+                for i in range(count):
+                    producer.produce(data, key=f"k{i}", value=f"v{i}", partition=partition)
+            assert producer.flush(30) == 0
             marker = setup.snapshot_marker(data)
             break
         except asc.CleanupError:
@@ -145,6 +202,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--large-rounds", type=int, default=21)
+    parser.add_argument("--goal4-only", action="store_true", help="skip the apply comparison (no broker needed)")
     args = parser.parse_args()
     print(f"wasmtime-py {__import__('importlib').metadata.version('wasmtime')}, confluent-kafka "
           f"{__import__('importlib').metadata.version('confluent-kafka')} (librdkafka {__import__('confluent_kafka').libversion()[0]}), "
@@ -152,11 +212,16 @@ def main() -> None:
     per_call(args.calls)
     bootstrap = os.environ.get("ASC_KAFKA_BOOTSTRAP")
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    cli = Path(os.environ.get("ASC_CLI") or target / "debug" / "action-state-cleanup")
-    if not bootstrap:
-        sys.exit("ASC_KAFKA_BOOTSTRAP is not set: the apply comparison needs a broker")
+    release = target / "release" / "action-state-cleanup"
+    # The release CLI when built (what scripts/bench measures), else the debug one.
+    cli = Path(os.environ.get("ASC_CLI") or (release if release.is_file() else target / "debug" / "action-state-cleanup"))
     if not cli.is_file():
         sys.exit(f"the Rust CLI is not at {cli}")
+    large_plan(cli, args.partitions, args.large_rounds)
+    if args.goal4_only:
+        return
+    if not bootstrap:
+        sys.exit("ASC_KAFKA_BOOTSTRAP is not set: the apply comparison needs a broker")
     applies(bootstrap, cli, args.rounds)
 
 
