@@ -90,10 +90,32 @@ export interface RangeViolation {
   end?: bigint | undefined;
 }
 
+/** What the client or broker said about a failed Kafka operation (WIT `kafka-detail`). */
+export interface KafkaDetail {
+  code: number;
+  name: string;
+  message: string;
+}
+
+/** The host's typed Kafka error (WIT `kafka-error`). */
+export type KafkaErrorCase =
+  | { tag: 'unknown-topic'; val: KafkaDetail }
+  | { tag: 'authorization'; val: KafkaDetail }
+  | { tag: 'authentication'; val: KafkaDetail }
+  | { tag: 'timeout'; val: KafkaDetail }
+  | { tag: 'transport'; val: KafkaDetail }
+  | { tag: 'not-leader'; val: KafkaDetail }
+  | { tag: 'fenced'; val: KafkaDetail }
+  | { tag: 'policy-violation'; val: KafkaDetail }
+  | { tag: 'offset-out-of-range'; val: KafkaDetail }
+  | { tag: 'other'; val: KafkaDetail };
+
+/** A Kafka step of the component that failed after its own retries (WIT `kafka-failure`). */
 export interface KafkaError {
   operation: string;
   message: string;
   retriable: boolean;
+  cause?: KafkaErrorCase | undefined;
 }
 
 /** The WIT `cleanup-error` variant: every way the component refuses or fails. */
