@@ -1,5 +1,6 @@
 //! `kafka-admin`: one request (or one batch of concurrent requests) per call, no retries.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
@@ -7,7 +8,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::errors::{KafkaResult, from_code, from_rd, invalid};
+use super::errors::{ErrorKind, KafkaResult, from_code, from_rd, invalid};
 use super::ffi;
 
 /// One existing topic as `describe` answers it.
@@ -27,9 +28,34 @@ pub struct Admin {
     pub(crate) client: AdminClient<DefaultClientContext>,
     pub(crate) runtime: tokio::runtime::Runtime,
     pub(crate) timeout: Duration,
+    /// Set by an answer that said a partition's leader moved or could not be reached.
+    pub(crate) stale_leaders: Cell<bool>,
 }
 
 impl Admin {
+    /// librdkafka looks partition leaders up in its metadata cache, and a leader that died is
+    /// not dropped from it until a metadata refresh. So after a not-leader or transport answer
+    /// the next list-offsets or delete-records first reads the topic's metadata once: the
+    /// component's next attempt (it alone decides whether and when) then reaches the leader the
+    /// cluster elected. This is no retry: each call still sends its request exactly once.
+    fn refresh_if_stale(&self, topic: &str) -> KafkaResult<()> {
+        if self.stale_leaders.replace(false) {
+            self.client
+                .inner()
+                .fetch_metadata(Some(topic), self.timeout)
+                .map_err(|e| self.noted(from_rd(&e)))?;
+        }
+        Ok(())
+    }
+
+    /// Remembers that the leaders may be stale when an error says so.
+    fn noted(&self, error: super::errors::HostError) -> super::errors::HostError {
+        if matches!(error.kind, ErrorKind::NotLeader | ErrorKind::Transport) {
+            self.stale_leaders.set(true);
+        }
+        error
+    }
+
     fn options(&self) -> AdminOptions {
         AdminOptions::new()
             .request_timeout(Some(self.timeout))
@@ -76,12 +102,14 @@ impl Admin {
                 None => Vec::new(),
             };
             let offsets = if with_offsets && !description.partitions.is_empty() {
+                self.refresh_if_stale(topic)?;
                 ffi::list_offset_range(
                     self.client.inner(),
                     topic,
                     &description.partitions,
                     self.timeout,
-                )?
+                )
+                .map_err(|e| self.noted(e.into()))?
             } else {
                 Vec::new()
             };
@@ -130,13 +158,9 @@ impl Admin {
         partitions: &[u32],
         spec: ffi::Spec,
     ) -> KafkaResult<Vec<(u32, u64)>> {
-        Ok(ffi::list_offsets(
-            self.client.inner(),
-            topic,
-            partitions,
-            spec,
-            self.timeout,
-        )?)
+        self.refresh_if_stale(topic)?;
+        ffi::list_offsets(self.client.inner(), topic, partitions, spec, self.timeout)
+            .map_err(|e| self.noted(e.into()))
     }
 
     /// Returns each partition's log start offset after the deletion.
@@ -155,14 +179,18 @@ impl Admin {
             list.add_partition_offset(topic, p, Offset::Offset(o))
                 .map_err(|e| from_rd(&e))?;
         }
+        self.refresh_if_stale(topic)?;
         let future = self.client.delete_records(&list, &self.options());
-        let result = self.runtime.block_on(future).map_err(|e| from_rd(&e))?;
+        let result = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| self.noted(from_rd(&e)))?;
         let mut beginnings = Vec::with_capacity(before.len());
         for element in result.elements() {
             element.error().map_err(|e| {
                 let mut error = from_rd(&e);
                 error.message = format!("{topic}-{}: {}", element.partition(), error.message);
-                error
+                self.noted(error)
             })?;
             if let (Ok(p), Offset::Offset(o)) =
                 (u32::try_from(element.partition()), element.offset())

@@ -84,6 +84,10 @@ pub fn from_code(code: C, message: impl Into<String>) -> HostError {
 
 /// An rdkafka error; errors without a code (configuration, canceled futures) are `other`.
 pub fn from_rd(error: &RdError) -> HostError {
+    // rdkafka reports no code for a failed admin operation, though the variant carries one.
+    if let RdError::AdminOp(code) = error {
+        return from_code(*code, error.to_string());
+    }
     match error.rdkafka_error_code() {
         Some(code) => from_code(code, error.to_string()),
         None => HostError::new(ErrorKind::Other, error.to_string()),

@@ -69,6 +69,7 @@ impl KafkaClients {
                 client,
                 runtime,
                 timeout: self.settings.timeout,
+                stale_leaders: std::cell::Cell::new(false),
             });
         }
         self.counts.admin += 1;
