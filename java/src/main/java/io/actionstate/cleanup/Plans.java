@@ -68,7 +68,7 @@ public final class Plans {
           List.of(new ListOf(Wit.CONTROL_ENTRY)),
           Wit.CONTROL_RECORDS_RESULT);
   static final WitFunction EFFECTIVE_BOUNDARY =
-      new WitFunction("effective-boundary", List.of(new ListOf(Wit.PLAN)), Wit.OFFSETS);
+      new WitFunction("effective-boundary", List.of(new ListOf(Wit.PLAN)), Wit.OFFSETS_RESULT);
   static final WitFunction MESSAGE =
       new WitFunction("message", List.of(Wit.CLEANUP_ERROR), Wit.STRING);
 
@@ -301,13 +301,24 @@ public final class Plans {
     }
   }
 
-  /** The effective boundary of a set of plans: the per-partition maximum. */
-  public synchronized List<PartitionOffset> effectiveBoundary(List<Plan> plans) {
+  /**
+   * The effective boundary of a set of plans: the per-partition maximum
+   * ({@code effective-boundary}).
+   *
+   * @throws CleanupException {@code invalid-plan} when a plan lists a partition twice or holds
+   *     an offset or partition the parser would refuse, naming the plan by its position
+   */
+  public synchronized List<PartitionOffset> effectiveBoundary(List<Plan> plans)
+      throws CleanupException {
     List<Object> items = new ArrayList<>(plans.size());
     for (Plan plan : plans) {
       items.add(Wit.plan(plan));
     }
-    return List.copyOf(Wit.offsets(call(EFFECTIVE_BOUNDARY, items)));
+    try {
+      return result(call(EFFECTIVE_BOUNDARY, items), value -> List.copyOf(Wit.offsets(value)));
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("A plan field", e);
+    }
   }
 
   /** The one-sentence message for an error, identical in every host ({@code message}). */

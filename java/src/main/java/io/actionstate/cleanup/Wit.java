@@ -68,6 +68,7 @@ final class Wit {
               ));
 
   static final AbiType PLAN_RESULT = Variant.result(PLAN, CLEANUP_ERROR);
+  static final AbiType OFFSETS_RESULT = Variant.result(OFFSETS, CLEANUP_ERROR);
   static final AbiType CONTROL_RECORDS_RESULT =
       Variant.result(new ListOf(CONTROL_RECORD), CLEANUP_ERROR);
 
