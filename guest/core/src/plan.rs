@@ -131,15 +131,7 @@ impl Plan {
     /// Re-checks a plan value: every field and its ID. A `Plan` can only be built checked, so
     /// this fails only if that guarantee was broken; `apply` runs it before anything durable.
     pub fn verify(&self) -> Result<()> {
-        Plan::from_fields(
-            PLAN_SCHEMA_VERSION,
-            &self.plan_id,
-            &self.source_recovery_point,
-            &self.topic,
-            &self.topic_id,
-            self.offsets.clone(),
-        )
-        .map(|_| ())
+        self.0.clone().check().map(|_| ())
     }
 
     /// A plan value that skips every check, for the tests that prove `apply` re-checks.
