@@ -425,6 +425,17 @@ impl Session<'_> {
         })
     }
 
+    /// An append whose outcome is unknown (the request timed out, the leader died) may still
+    /// have written its record: the status this run reports must not claim COMMITTED when the
+    /// log says APPLIED. One read of the history settles it; when that read fails too, the
+    /// status is reported unknown (`None`), and a host reads it before saying anything.
+    fn learn_status_after_failed_append(&mut self) {
+        *self.status = self
+            .read_history()
+            .ok()
+            .and_then(|history| history.find(&self.plan.plan_id).map(|r| r.status));
+    }
+
     /// Everything after the point of no return: re-check, delete to the effective boundary,
     /// verify, re-check, and mark every still-COMMITTED plan APPLIED.
     fn delete_and_mark_applied(&mut self, history: &mut ControlHistory) -> Result<ApplyReport> {
@@ -459,7 +470,12 @@ impl Session<'_> {
             record.status = Status::Applied;
             marked.push(record.plan.plan_id.clone());
             let ours = record.plan.plan_id == plan.plan_id;
-            self.append_record(history, record)?;
+            if let Err(error) = self.append_record(history, record) {
+                if ours {
+                    self.learn_status_after_failed_append();
+                }
+                return Err(error);
+            }
             if ours {
                 *self.status = Some(Status::Applied);
             }

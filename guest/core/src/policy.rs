@@ -215,20 +215,39 @@ impl<C: Capabilities> Policy<C> {
         }
     }
 
+    /// Appends with the idempotent writer. A transient failure (the partition's leader died or
+    /// moved, the request timed out) is retried with a new writer until the deadline: the
+    /// record may already be in the log, and a second copy is harmless because APPLIED records
+    /// restate a status (SPEC §7 accepts APPLIED after APPLIED).
     fn plain_append(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
-        if self.plain_writer.is_none() {
-            let writer = self.retry("append-control", "opening an idempotent producer", |c| {
-                c.open_writer(None)
+        let mut deadline = Deadline::start(&mut self.caps);
+        loop {
+            if self.plain_writer.is_none() {
+                let writer =
+                    self.retry("append-control", "opening an idempotent producer", |c| {
+                        c.open_writer(None)
+                    })?;
+                self.plain_writer = Some(writer);
+            }
+            let writer = self.plain_writer.as_mut().ok_or_else(|| {
+                KafkaError::new("append-control", "no idempotent producer", false)
             })?;
-            self.plain_writer = Some(writer);
+            match writer.append(topic, 0, key, value) {
+                Ok(offset) => return Ok(offset),
+                Err(error) if error.kind.is_transient() && deadline.wait(&mut self.caps) => {
+                    // A producer whose request timed out may still hold the dead leader.
+                    self.plain_writer = None;
+                }
+                Err(error) => {
+                    self.plain_writer = None;
+                    return Err(failure(
+                        "append-control",
+                        &format!("appending to {topic}"),
+                        error,
+                    ));
+                }
+            }
         }
-        let writer = self
-            .plain_writer
-            .as_mut()
-            .ok_or_else(|| KafkaError::new("append-control", "no idempotent producer", false))?;
-        writer
-            .append(topic, 0, key, value)
-            .map_err(|e| failure("append-control", &format!("appending to {topic}"), e))
     }
 
     /// Partition 0's beginning and end of the control topic; a missing answer is refused.

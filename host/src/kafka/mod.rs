@@ -68,7 +68,7 @@ impl KafkaClients {
             self.admin = Some(admin::Admin {
                 client,
                 runtime,
-                timeout: self.settings.timeout,
+                timeout: self.settings.request_timeout(),
                 stale_leaders: std::cell::Cell::new(false),
             });
         }
@@ -82,7 +82,7 @@ impl KafkaClients {
         writer::Writer::open(
             self.client_config(),
             transactional_id,
-            self.settings.timeout,
+            self.settings.request_timeout(),
         )
     }
 

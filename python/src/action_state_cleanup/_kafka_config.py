@@ -31,7 +31,9 @@ def transactional_id(control_topic: str) -> str:
 
 class KafkaCapabilities:
     """The capabilities over one cluster: an admin client created on first use, and writers and
-    consumers the component opens. `timeout` (seconds) bounds every single request."""
+    consumers the component opens. `timeout` (seconds) bounds one step of the component,
+    retries included; each single request gets a third of it (at least a second, WIT `clock`),
+    so that a request to a leader that died leaves time to ask the newly elected one."""
 
     def __init__(self, properties: Dict[str, str], timeout: float = 30.0) -> None:
         self.properties = dict(properties)
@@ -49,6 +51,13 @@ class KafkaCapabilities:
     def timeout_ms(self) -> int:
         return max(1, int(self.timeout * 1000))
 
+    @property
+    def request_timeout(self) -> float:
+        return min(self.timeout, max(1.0, self.timeout / 3))
+
+    def request_timeout_ms(self) -> int:
+        return max(1, int(self.request_timeout * 1000))
+
     def config(self, **overrides: str) -> Dict[str, str]:
         config = dict(self.properties)
         config.update(overrides)
@@ -64,24 +73,24 @@ class KafkaCapabilities:
         return self._admin
 
     def describe(self, topics: Sequence[str], names: Sequence[str], with_offsets: bool) -> List[Optional[admin.TopicMetadata]]:
-        return admin.describe(self._client("describe"), self.timeout, topics, names, with_offsets)
+        return admin.describe(self._client("describe"), self.request_timeout, topics, names, with_offsets)
 
     def create_topic(self, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
-        return admin.create_topic(self._client("create-topic"), self.timeout, topic, partitions, replication_factor, configs)
+        return admin.create_topic(self._client("create-topic"), self.request_timeout, topic, partitions, replication_factor, configs)
 
     def list_offsets(self, topic: str, partitions: Sequence[int], latest: bool) -> List[tuple]:
-        return admin.list_offsets(self._client("list-offsets"), self.timeout, topic, partitions, latest)
+        return admin.list_offsets(self._client("list-offsets"), self.request_timeout, topic, partitions, latest)
 
     def delete_records(self, topic: str, before: Sequence[tuple]) -> List[tuple]:
-        return admin.delete_records(self._client("delete-records"), self.timeout, topic, before)
+        return admin.delete_records(self._client("delete-records"), self.request_timeout, topic, before)
 
     def open_writer(self, transactional_id: Optional[str]) -> Writer:
-        ms = str(self.timeout_ms())
+        ms = str(self.request_timeout_ms())
         config = self.config(**{"enable.idempotence": "true", "acks": "all", "linger.ms": "0", "request.timeout.ms": ms, "message.timeout.ms": ms})
         if transactional_id is not None:
             # 15 minutes is the brokers' default transaction.max.timeout.ms.
             config.update({"transactional.id": transactional_id, "transaction.timeout.ms": str(min(self.timeout_ms(), 900_000)), "enable.sparse.connections": "false"})
-        return Writer(config, transactional_id is not None, self.timeout)
+        return Writer(config, transactional_id is not None, self.request_timeout)
 
     def open_consumer(self, topic: str) -> Consumer:
         return Consumer(
