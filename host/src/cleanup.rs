@@ -132,6 +132,28 @@ impl HostState {
 
 type Answer<T> = wasmtime::Result<Result<T, KafkaError>>;
 
+/// With `ASC_TRACE_KAFKA=1`, every capability call is reported on stderr with its duration
+/// and outcome: where the wall clock goes when a cluster misbehaves.
+fn traced<T, E: std::fmt::Debug>(
+    call: &str,
+    started: Instant,
+    answer: wasmtime::Result<Result<T, E>>,
+) -> wasmtime::Result<Result<T, E>> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("ASC_TRACE_KAFKA").is_ok_and(|v| v == "1")) {
+        let outcome = match &answer {
+            Ok(Ok(_)) => "ok".to_owned(),
+            Ok(Err(error)) => format!("{error:?}"),
+            Err(trap) => format!("trap: {trap}"),
+        };
+        eprintln!(
+            "kafka: {call} {} ms: {outcome}",
+            started.elapsed().as_millis()
+        );
+    }
+    answer
+}
+
 impl types::Host for HostState {}
 
 impl clock::Host for HostState {
@@ -160,6 +182,7 @@ impl kafka_admin::Host for HostState {
         config_names: Vec<String>,
         with_offsets: bool,
     ) -> Answer<Vec<Option<kafka_admin::TopicMetadata>>> {
+        let started = Instant::now();
         let result = self
             .kafka
             .admin()
@@ -173,9 +196,10 @@ impl kafka_admin::Host for HostState {
                 "lying host",
             ))));
         }
-        Ok(result
+        let answer = Ok(result
             .map(|all| all.into_iter().map(|t| t.map(Into::into)).collect())
-            .map_err(|e| self.error(e)))
+            .map_err(|e| self.error(e)));
+        traced(&format!("describe {topics:?}"), started, answer)
     }
 
     fn create_topic(
@@ -185,6 +209,7 @@ impl kafka_admin::Host for HostState {
         replication_factor: u16,
         configs: Vec<kafka_admin::ConfigEntry>,
     ) -> Answer<bool> {
+        let started = Instant::now();
         let configs: Vec<(String, String)> = configs
             .into_iter()
             .filter_map(|c| c.value.map(|v| (c.name, v)))
@@ -193,7 +218,11 @@ impl kafka_admin::Host for HostState {
             .kafka
             .admin()
             .and_then(|a| a.create_topic(&topic, partitions, replication_factor, &configs));
-        Ok(result.map_err(|e| self.error(e)))
+        traced(
+            &format!("create-topic {topic}"),
+            started,
+            Ok(result.map_err(|e| self.error(e))),
+        )
     }
 
     fn list_offsets(
@@ -202,6 +231,7 @@ impl kafka_admin::Host for HostState {
         partitions: Vec<u32>,
         spec: kafka_admin::OffsetSpec,
     ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
         let spec = match spec {
             kafka_admin::OffsetSpec::Earliest => ffi::Spec::Earliest,
             kafka_admin::OffsetSpec::Latest => ffi::Spec::Latest,
@@ -216,7 +246,8 @@ impl kafka_admin::Host for HostState {
                     .map(|(p, o)| (p, o + u64::from(lie)))
                     .collect()
             });
-        Ok(result.map(offsets).map_err(|e| self.error(e)))
+        let answer = Ok(result.map(offsets).map_err(|e| self.error(e)));
+        traced(&format!("list-offsets {topic} {spec:?}"), started, answer)
     }
 
     fn delete_records(
@@ -224,6 +255,7 @@ impl kafka_admin::Host for HostState {
         topic: String,
         before: Vec<PartitionOffset>,
     ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
         if failpoint::active() == Some(failpoint::Failpoint::DeleteRecords) && self.committed {
             return Ok(Err(KafkaError::Other(KafkaDetail {
                 code: 0,
@@ -239,7 +271,8 @@ impl kafka_admin::Host for HostState {
         if self.committed {
             failpoint::pause(failpoint::Stage::AfterDelete);
         }
-        Ok(result.map(offsets).map_err(|e| self.error(e)))
+        let answer = Ok(result.map(offsets).map_err(|e| self.error(e)));
+        traced(&format!("delete-records {topic}"), started, answer)
     }
 }
 
@@ -255,10 +288,12 @@ impl kafka_writer::Host for HostState {}
 impl kafka_writer::HostWriter for HostState {
     fn open(&mut self, transactional_id: Option<String>) -> Answer<Resource<Writer>> {
         let id = transactional_id.filter(|_| !self.lying(Lie::NoFencing));
-        match self.kafka.open_writer(id.as_deref()) {
+        let started = Instant::now();
+        let answer = match self.kafka.open_writer(id.as_deref()) {
             Ok(writer) => Ok(Ok(self.table.push(writer)?)),
             Err(error) => Ok(Err(self.error(error))),
-        }
+        };
+        traced(&format!("writer.open {id:?}"), started, answer)
     }
 
     fn append(
@@ -274,10 +309,12 @@ impl kafka_writer::HostWriter for HostState {
         if commit {
             failpoint::pause(failpoint::Stage::BeforeCommit);
         }
+        let started = Instant::now();
         let result = self
             .table
             .get(&writer)?
             .append(&topic, partition, &key, &value);
+        let result = traced(&format!("writer.append {topic}"), started, Ok(result))?;
         if commit && result.is_ok() {
             self.committed = true;
             failpoint::pause(failpoint::Stage::AfterCommit);

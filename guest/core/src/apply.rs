@@ -107,7 +107,15 @@ pub fn apply_with_status(
     options: &ApplyOptions,
 ) -> std::result::Result<ApplyReport, ApplyFailure> {
     let mut status = None;
-    let outcome = apply_attempts(kafka, observer, plan, options, &mut status);
+    let mut commit_in_doubt = false;
+    let outcome = apply_attempts(
+        kafka,
+        observer,
+        plan,
+        options,
+        &mut status,
+        &mut commit_in_doubt,
+    );
     outcome.map_err(|error| ApplyFailure { error, status })
 }
 
@@ -117,19 +125,43 @@ fn apply_attempts(
     plan: &Plan,
     options: &ApplyOptions,
     status: &mut Option<Status>,
+    commit_in_doubt: &mut bool,
 ) -> Result<ApplyReport> {
     // Before anything durable (creating the control topic, fencing, COMMITTED): a record the
     // integrity rules refuse would stop every later apply and recovery.
     plan.verify()?;
-    let mut outcome = apply_once(kafka, observer, plan, options, true, status);
+    let mut outcome = apply_once(
+        kafka,
+        observer,
+        plan,
+        options,
+        true,
+        status,
+        commit_in_doubt,
+    );
     for _ in 1..MAX_ATTEMPTS {
-        // Fenced before committing: another apply took over. Decide again, from the start, on
-        // the history it leaves: the same plan resumes without fencing anyone (only a new
-        // commit needs the fenced writer), an incomparable one is refused.
-        if !matches!(outcome, Err(CleanupError::Fenced(_))) {
-            break;
-        }
-        outcome = apply_once(kafka, observer, plan, options, false, status);
+        let fence_again = match &outcome {
+            // Fenced before committing: another apply took over. Decide again, from the
+            // start, on the history it leaves: the same plan resumes without fencing anyone
+            // (only a new commit needs the fenced writer), an incomparable one is refused.
+            Err(CleanupError::Fenced(_)) => false,
+            // The COMMITTED append failed without a definite answer (its partition's leader
+            // died, the request timed out). Fencing again settles the open transaction (a new
+            // writer with the same transactional id completes or aborts it), so the history
+            // read next is the truth: the plan resumes if it was committed, or is decided on
+            // again (it may have been overtaken) if it was not.
+            Err(CleanupError::Kafka(_)) if std::mem::take(commit_in_doubt) => true,
+            _ => break,
+        };
+        outcome = apply_once(
+            kafka,
+            observer,
+            plan,
+            options,
+            fence_again,
+            status,
+            commit_in_doubt,
+        );
     }
     outcome
 }
@@ -144,6 +176,7 @@ fn apply_once(
     options: &ApplyOptions,
     fence_first: bool,
     status: &mut Option<Status>,
+    commit_in_doubt: &mut bool,
 ) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
     if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
@@ -157,6 +190,7 @@ fn apply_once(
         plan,
         control: &options.control_topic,
         status,
+        commit_in_doubt,
     };
     let may_write = !options.dry_run;
     let mut fenced = may_write && fence_first;
@@ -239,6 +273,8 @@ struct Session<'a> {
     control: &'a str,
     /// The plan's status as this run last knew it.
     status: &'a mut Option<Status>,
+    /// Set when a COMMITTED append failed without a definite answer.
+    commit_in_doubt: &'a mut bool,
 }
 
 impl Session<'_> {
@@ -396,7 +432,14 @@ impl Session<'_> {
             status,
             plan: self.plan.clone(),
         };
-        self.append_record(history, record)?;
+        if let Err(error) = self.append_record(history, record) {
+            if status == Status::Committed
+                && matches!(&error, CleanupError::Kafka(kafka) if kafka.retriable)
+            {
+                *self.commit_in_doubt = true;
+            }
+            return Err(error);
+        }
         *self.status = Some(status);
         Ok(())
     }

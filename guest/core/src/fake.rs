@@ -26,6 +26,9 @@ pub enum Fault {
     RecreateTopic(String),
     /// Before the call runs, the data topic's cleanup.policy becomes this value.
     SetPolicy(String),
+    /// The call has its effect, then fails as if its answer were lost (a leader died after
+    /// writing). Only `append_control` honours it.
+    LostAnswer,
 }
 
 #[derive(Debug, Default)]
@@ -99,6 +102,7 @@ impl FakeKafka {
                 Fault::SetPolicy(policy) => {
                     self.data().configs.insert("cleanup.policy".into(), policy);
                 }
+                Fault::LostAnswer => {}
             }
         }
         Ok(())
@@ -300,6 +304,16 @@ impl KafkaOps for FakeKafka {
             "APPLIED"
         };
         self.events.push(format!("append:{status}"));
+        let call = self.calls.get("append_control").copied().unwrap_or(0);
+        if self.faults.iter().any(|(op, n, f)| {
+            *op == "append_control" && *n == call && matches!(f, Fault::LostAnswer)
+        }) {
+            return Err(crate::ops::AppendError::Failed(KafkaError::new(
+                "append_control",
+                format!("simulated lost answer of call {call}"),
+                true,
+            )));
+        }
         Ok(offset)
     }
 }

@@ -233,3 +233,32 @@ fn appending_a_commit_without_fencing_is_refused() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn an_applied_record_is_appended_again_by_a_new_writer_after_a_transient_failure() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![
+        ("append", 1, error(ErrorKind::Timeout)),
+        ("append", 2, error(ErrorKind::NotLeader)),
+    ];
+    let offset = policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
+    let c = cluster.borrow();
+    assert_eq!(c.count("append"), 3);
+    assert_eq!(
+        c.opened,
+        [None, None, None],
+        "each retry opens a new idempotent writer: the old one may still hold the dead leader"
+    );
+    assert_eq!(offset, 0, "only the successful append reached the log");
+}
+
+#[test]
+fn an_idempotent_append_gives_up_on_a_permanent_error_at_once() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![("append", 1, error(ErrorKind::Authorization))];
+    let failed = policy.append_control(CONTROL, "k", "APPLIED", false);
+    assert!(matches!(failed, Err(AppendError::Failed(_))), "{failed:?}");
+    assert_eq!(cluster.borrow().count("append"), 1);
+}

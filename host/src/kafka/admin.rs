@@ -33,24 +33,29 @@ pub struct Admin {
 }
 
 impl Admin {
-    /// librdkafka looks partition leaders up in its metadata cache, and a leader that died is
-    /// not dropped from it until a metadata refresh. So after a not-leader or transport answer
-    /// the next list-offsets or delete-records first reads the topic's metadata once: the
-    /// component's next attempt (it alone decides whether and when) then reaches the leader the
-    /// cluster elected. This is no retry: each call still sends its request exactly once.
-    fn refresh_if_stale(&self, topic: &str) -> KafkaResult<()> {
+    /// librdkafka sends each request to the broker its metadata cache names (a partition's
+    /// leader, or the "controller" for DescribeTopics, DescribeConfigs and CreateTopics), and a
+    /// broker that died stays there until the cache is refreshed: every later request would wait
+    /// for it until its timeout. So after an answer that says the cache may be stale (not leader,
+    /// transport, timed out) the next call first re-reads the cluster's metadata once; the
+    /// component's next attempt (it alone decides whether and when) then reaches the brokers the
+    /// cluster has now. This is no retry: each call still sends its own request exactly once.
+    fn refresh_if_stale(&self, topic: Option<&str>) -> KafkaResult<()> {
         if self.stale_leaders.replace(false) {
             self.client
                 .inner()
-                .fetch_metadata(Some(topic), self.timeout)
+                .fetch_metadata(topic, self.timeout)
                 .map_err(|e| self.noted(from_rd(&e)))?;
         }
         Ok(())
     }
 
-    /// Remembers that the leaders may be stale when an error says so.
+    /// Remembers that the cached brokers may be stale when an error says so.
     fn noted(&self, error: super::errors::HostError) -> super::errors::HostError {
-        if matches!(error.kind, ErrorKind::NotLeader | ErrorKind::Transport) {
+        if matches!(
+            error.kind,
+            ErrorKind::NotLeader | ErrorKind::Transport | ErrorKind::Timeout
+        ) {
             self.stale_leaders.set(true);
         }
         error
@@ -69,6 +74,7 @@ impl Admin {
         names: &[String],
         with_offsets: bool,
     ) -> KafkaResult<Vec<Option<TopicInfo>>> {
+        self.refresh_if_stale(topics.first().map(String::as_str))?;
         let options = self.options();
         let specifiers: Vec<ResourceSpecifier<'_>> =
             topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
@@ -78,10 +84,14 @@ impl Admin {
             (!names.is_empty()).then(|| self.client.describe_configs(specifiers.iter(), &options));
         let described = ffi::describe_topics(self.client.inner(), topics, self.timeout);
         let configs = match configs {
-            Some(future) => Some(self.runtime.block_on(future).map_err(|e| from_rd(&e))?),
+            Some(future) => Some(
+                self.runtime
+                    .block_on(future)
+                    .map_err(|e| self.noted(from_rd(&e)))?,
+            ),
             None => None,
         };
-        let described = described?;
+        let described = described.map_err(|e| self.noted(e.into()))?;
         let mut answer = Vec::with_capacity(topics.len());
         for (i, (topic, description)) in topics.iter().zip(described).enumerate() {
             let Some(description) = description else {
@@ -102,7 +112,7 @@ impl Admin {
                 None => Vec::new(),
             };
             let offsets = if with_offsets && !description.partitions.is_empty() {
-                self.refresh_if_stale(topic)?;
+                self.refresh_if_stale(Some(topic))?;
                 ffi::list_offset_range(
                     self.client.inner(),
                     topic,
@@ -142,12 +152,18 @@ impl Admin {
         for (name, value) in configs {
             new_topic = new_topic.set(name, value);
         }
+        self.refresh_if_stale(Some(topic))?;
         let future = self.client.create_topics([&new_topic], &self.options());
-        let results = self.runtime.block_on(future).map_err(|e| from_rd(&e))?;
+        let results = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| self.noted(from_rd(&e)))?;
         match results.into_iter().next() {
             Some(Ok(_)) => Ok(true),
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
-            Some(Err((_, code))) => Err(from_code(code, format!("topic {topic}: {code}"))),
+            Some(Err((_, code))) => {
+                Err(self.noted(from_code(code, format!("topic {topic}: {code}"))))
+            }
             None => Err(invalid(format!("no result for creating topic {topic}"))),
         }
     }
@@ -158,7 +174,7 @@ impl Admin {
         partitions: &[u32],
         spec: ffi::Spec,
     ) -> KafkaResult<Vec<(u32, u64)>> {
-        self.refresh_if_stale(topic)?;
+        self.refresh_if_stale(Some(topic))?;
         ffi::list_offsets(self.client.inner(), topic, partitions, spec, self.timeout)
             .map_err(|e| self.noted(e.into()))
     }
@@ -179,7 +195,7 @@ impl Admin {
             list.add_partition_offset(topic, p, Offset::Offset(o))
                 .map_err(|e| from_rd(&e))?;
         }
-        self.refresh_if_stale(topic)?;
+        self.refresh_if_stale(Some(topic))?;
         let future = self.client.delete_records(&list, &self.options());
         let result = self
             .runtime
