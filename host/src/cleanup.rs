@@ -520,6 +520,11 @@ impl CleanupInstance {
         self.store.set_epoch_deadline(epoch_ticks(CALL_LIMIT));
     }
 
+    /// The Kafka settings this instance's capabilities use.
+    pub fn settings(&self) -> &crate::kafka::KafkaSettings {
+        self.store.data().kafka.settings()
+    }
+
     pub fn counts(&self) -> RequestCounts {
         self.store.data().kafka.counts
     }

@@ -700,7 +700,11 @@ fn a_commit_without_a_definite_answer_is_settled_by_fencing_again_and_the_apply_
     let report = apply(&mut kafka, &mut Silent, &p, &options()).unwrap();
     assert_eq!(report.status, Some(Status::Applied));
     assert_eq!(
-        kafka.events.iter().filter(|e| *e == "append:COMMITTED").count(),
+        kafka
+            .events
+            .iter()
+            .filter(|e| *e == "append:COMMITTED")
+            .count(),
         1,
         "{:?}",
         kafka.events

@@ -98,6 +98,10 @@ pub struct Policy<C: Capabilities> {
     /// Topics known to exist (created or waited for): metadata reaches every broker a little
     /// later, and an answer from a broker that has not seen one yet must not make it missing.
     known: Vec<String>,
+    /// Topics a `describe` of this run answered: a partition request that then says the topic
+    /// is unknown (librdkafka answers "no leaders found" while a partition elects one) is
+    /// asked again until the deadline instead of failing the step.
+    seen: Vec<String>,
 }
 
 impl<C: Capabilities> Policy<C> {
@@ -108,6 +112,7 @@ impl<C: Capabilities> Policy<C> {
             plain_writer: None,
             control_reader: None,
             known: Vec::new(),
+            seen: Vec::new(),
         }
     }
 
@@ -122,13 +127,39 @@ impl<C: Capabilities> Policy<C> {
         &mut self,
         operation: &str,
         what: &str,
+        call: impl FnMut(&mut C) -> CapResult<T>,
+    ) -> KafkaResult<T> {
+        self.retry_on(operation, what, false, call)
+    }
+
+    /// `retry` for a request about the partitions of `topic`: when this run saw the topic
+    /// exist, an unknown-topic answer is transient too (a partition without a leader yet).
+    fn retry_partitions<T>(
+        &mut self,
+        operation: &str,
+        what: &str,
+        topic: &str,
+        call: impl FnMut(&mut C) -> CapResult<T>,
+    ) -> KafkaResult<T> {
+        let exists = self.seen.iter().chain(&self.known).any(|t| t == topic);
+        self.retry_on(operation, what, exists, call)
+    }
+
+    fn retry_on<T>(
+        &mut self,
+        operation: &str,
+        what: &str,
+        unknown_is_transient: bool,
         mut call: impl FnMut(&mut C) -> CapResult<T>,
     ) -> KafkaResult<T> {
         let mut deadline = Deadline::start(&mut self.caps);
         loop {
             match call(&mut self.caps) {
                 Ok(answer) => return Ok(answer),
-                Err(error) if error.kind.is_transient() && deadline.wait(&mut self.caps) => {}
+                Err(error)
+                    if (error.kind.is_transient()
+                        || (unknown_is_transient && error.kind == ErrorKind::UnknownTopic))
+                        && deadline.wait(&mut self.caps) => {}
                 Err(error) => return Err(failure(operation, what, error)),
             }
         }
@@ -158,6 +189,11 @@ impl<C: Capabilities> Policy<C> {
                 .zip(&answer)
                 .any(|(t, a)| a.is_none() && self.known.iter().any(|k| k == t));
             if !unseen || !deadline.wait(&mut self.caps) {
+                for (topic, found) in topics.iter().zip(&answer) {
+                    if found.is_some() && !self.seen.iter().any(|t| t == topic) {
+                        self.seen.push((*topic).to_owned());
+                    }
+                }
                 return checked(answer, names.len(), with_offsets);
             }
         }
@@ -197,7 +233,7 @@ impl<C: Capabilities> Policy<C> {
         let mut deadline = Deadline::start(&mut self.caps);
         let what = format!("waiting for offset {offset} of {topic} to become visible");
         loop {
-            let answer = self.retry("append-control", &what, |c| {
+            let answer = self.retry_partitions("append-control", &what, topic, |c| {
                 c.list_offsets(topic, &[0], OffsetSpec::Latest)
             })?;
             if answer.iter().any(|(p, end)| *p == 0 && *end > offset) {
@@ -253,10 +289,10 @@ impl<C: Capabilities> Policy<C> {
     /// Partition 0's beginning and end of the control topic; a missing answer is refused.
     fn control_range(&mut self, topic: &str) -> KafkaResult<(u64, u64)> {
         let what = format!("listing the offsets of control topic {topic}");
-        let earliest = self.retry("read-control-log", &what, |c| {
+        let earliest = self.retry_partitions("read-control-log", &what, topic, |c| {
             c.list_offsets(topic, &[0], OffsetSpec::Earliest)
         })?;
-        let latest = self.retry("read-control-log", &what, |c| {
+        let latest = self.retry_partitions("read-control-log", &what, topic, |c| {
             c.list_offsets(topic, &[0], OffsetSpec::Latest)
         })?;
         let find = |answer: &[(u32, u64)], which: &str| {
@@ -431,9 +467,10 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         partitions: &[u32],
         spec: OffsetSpec,
     ) -> KafkaResult<PartitionOffsets> {
-        let answer = self.retry(
+        let answer = self.retry_partitions(
             "list-offsets",
             &format!("listing offsets of {topic}"),
+            topic,
             |c| c.list_offsets(topic, partitions, spec),
         )?;
         Ok(answer.into_iter().collect())
@@ -444,9 +481,10 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         topic: &str,
         before: &PartitionOffsets,
     ) -> KafkaResult<PartitionOffsets> {
-        let answer = self.retry(
+        let answer = self.retry_partitions(
             "delete-records",
             &format!("deleting records of {topic}"),
+            topic,
             |c| c.delete_records(topic, before),
         )?;
         Ok(answer.into_iter().collect())

@@ -262,3 +262,20 @@ fn an_idempotent_append_gives_up_on_a_permanent_error_at_once() {
     assert!(matches!(failed, Err(AppendError::Failed(_))), "{failed:?}");
     assert_eq!(cluster.borrow().count("append"), 1);
 }
+
+#[test]
+fn a_partition_without_a_leader_of_a_topic_seen_to_exist_is_waited_for() {
+    let (cluster, mut policy) = setup();
+    // Never described: an unknown-topic answer is final.
+    cluster.borrow_mut().script = vec![("list_offsets", 1, error(ErrorKind::UnknownTopic))];
+    let failed = policy.list_offsets("data", &[0], OffsetSpec::Latest);
+    assert!(failed.is_err());
+    // Once a describe answered it, the same answer means "no leader yet": asked again.
+    policy.describe_topics(&["data"]).unwrap();
+    cluster.borrow_mut().script = vec![("list_offsets", 2, error(ErrorKind::UnknownTopic))];
+    let offsets = policy
+        .list_offsets("data", &[0], OffsetSpec::Latest)
+        .unwrap();
+    assert_eq!(offsets.get(0), Some(0));
+    assert_eq!(cluster.borrow().count("list_offsets"), 3);
+}
