@@ -82,7 +82,10 @@ impl Admin {
         // DescribeTopics runs.
         let configs =
             (!names.is_empty()).then(|| self.client.describe_configs(specifiers.iter(), &options));
-        let described = ffi::describe_topics(self.client.inner(), topics, self.timeout);
+        let described = ffi::describe_topics(self.client.inner(), topics, self.timeout)
+            .map_err(|e| self.noted(e.into()))?;
+        // Only now wait for the configuration: when DescribeTopics failed (an authentication
+        // failure is seen there at once), its answer is the one to report.
         let configs = match configs {
             Some(future) => Some(
                 self.runtime
@@ -91,7 +94,6 @@ impl Admin {
             ),
             None => None,
         };
-        let described = described.map_err(|e| self.noted(e.into()))?;
         let mut answer = Vec::with_capacity(topics.len());
         for (i, (topic, description)) in topics.iter().zip(described).enumerate() {
             let Some(description) = description else {
