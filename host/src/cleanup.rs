@@ -564,6 +564,16 @@ impl CleanupInstance {
             .call_parse_marker(&mut self.store, json)
     }
 
+    pub fn split_markers(
+        &mut self,
+        text: &str,
+    ) -> wasmtime::Result<Result<Vec<String>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_split_markers(&mut self.store, text)
+    }
+
     pub fn message(&mut self, error: &CleanupError) -> wasmtime::Result<String> {
         self.reset_deadline();
         self.bindings

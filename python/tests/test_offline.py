@@ -3,6 +3,7 @@ bundled component and its imports."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 
@@ -54,6 +55,18 @@ def test_plan_from_markers_and_legacy_refusal(offline: Cleanup):
     assert raised.value.kind == "invalid-marker"
     with pytest.raises(TypeError):
         offline.plan("C1", [{"0": 100}])
+
+
+def test_marker_files_are_split_by_the_component_keeping_every_digit(offline: Cleanup):
+    one = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":18446744073709551615}}'
+    two = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":7}}'
+    assert offline.split_markers(f"[{one},\n {two}]") == [one, two]
+    assert offline.split_markers(f"{one}\n{two}\n") == [one, two]
+    assert offline.split_markers(("[" + json.dumps(one) + "]").encode()) == [one]
+    assert offline.plan("C1", offline.split_markers(f"[{one},{two}]")).offsets == {0: 7}
+    with pytest.raises(InvalidMarker) as raised:
+        offline.split_markers("[]")
+    assert raised.value.message == "Recovery marker file holds an empty array"
 
 
 def test_kafka_calls_without_kafka_are_kafka_failures_not_traps(offline: Cleanup):

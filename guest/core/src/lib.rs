@@ -14,6 +14,7 @@ pub mod error;
 pub mod fields;
 pub mod json;
 pub mod marker;
+pub mod marker_file;
 pub mod offsets;
 pub mod ops;
 pub mod plan;
@@ -40,6 +41,7 @@ pub use apply::{
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
+pub use marker_file::split_marker_file;
 pub use offsets::PartitionOffsets;
 pub use plan::{Plan, PlanFields, compute_plan_id};
 pub use planning::{parse_markers, plan_from_marker_texts, plan_from_markers};

@@ -21,8 +21,8 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             output.display()
         )));
     }
-    let markers = load_markers(&args.markers)?;
     let mut instance = offline_instance()?;
+    let markers = load_markers(&mut instance, &args.markers)?;
     let result = instance.plan_from_markers(&args.recovery_point, &markers);
     let plan = answer(&mut instance, result)?;
     let text = instance

@@ -85,8 +85,8 @@ impl Progress {
 }
 
 pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
-    let markers = load_markers(&args.markers)?;
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let markers = load_markers(&mut instance, &args.markers)?;
     let topic = match &args.topic {
         Some(topic) => topic.clone(),
         None => {

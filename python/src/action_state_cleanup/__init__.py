@@ -390,6 +390,13 @@ class Cleanup:
         """The plan of one recovery point from its subtask markers (JSON texts)."""
         return _plan(self._answer(self._call("plans", "plan-from-markers", recovery_point, _texts(markers, "markers"))))
 
+    def split_markers(self, text: Union[str, bytes]) -> List[str]:
+        """The exact text of each marker in a marker file's text: a JSON array gives its
+        elements (a string element the marker text it holds), markers one per line give each,
+        any other text is one marker. The same rules as the CLI's `--markers` files."""
+        (text,) = _texts([text], "text")
+        return list(self._answer(self._call("plans", "split-markers", text)))
+
     def verify(self, plan_json: Union[str, bytes]) -> Plan:
         """Parses a plan document strictly and verifies its ID."""
         (text,) = _texts([plan_json], "plan_json")
