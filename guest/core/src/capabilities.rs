@@ -24,6 +24,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every case, in the WIT's order (`host/tests/components.rs` checks it against the WIT).
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::UnknownTopic,
+        ErrorKind::Authorization,
+        ErrorKind::Authentication,
+        ErrorKind::Timeout,
+        ErrorKind::Transport,
+        ErrorKind::NotLeader,
+        ErrorKind::Fenced,
+        ErrorKind::PolicyViolation,
+        ErrorKind::OffsetOutOfRange,
+        ErrorKind::Other,
+    ];
+
     /// Whether waiting and asking again may succeed: the cluster is briefly unreachable, slow or
     /// between leaders. Everything else is an answer.
     pub fn is_transient(self) -> bool {

@@ -424,6 +424,9 @@ pub mod caps {
         pub calls: BTreeMap<&'static str, u32>,
         /// Describe calls that still answer "missing" for a topic (metadata propagation).
         pub hidden: BTreeMap<String, u32>,
+        /// Topic → how many more describes answer it without its configuration values (a
+        /// broker that knows the topic but has not applied its configuration yet).
+        pub configless: BTreeMap<String, u32>,
         /// List-offsets LATEST calls that still answer the end from before the last append.
         pub stable_lag: u32,
         pub lagging_end: Option<u64>,
@@ -642,6 +645,11 @@ pub mod caps {
                     answer.push(None);
                     continue;
                 }
+                let configless = c.configless.get_mut(*topic).is_some_and(|n| {
+                    let lagging = *n > 0;
+                    *n = n.saturating_sub(1);
+                    lagging
+                });
                 answer.push(c.topics.get(*topic).map(|t| {
                     TopicMetadata {
                         topic: (*topic).to_owned(),
@@ -651,7 +659,7 @@ pub mod caps {
                             .iter()
                             .map(|n| ConfigEntry {
                                 name: (*n).to_owned(),
-                                value: t.configs.get(*n).cloned(),
+                                value: t.configs.get(*n).cloned().filter(|_| !configless),
                             })
                             .collect(),
                         offsets: if with_offsets {

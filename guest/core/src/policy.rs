@@ -184,10 +184,14 @@ impl<C: Capabilities> Policy<C> {
                     format!("{} answers for {} topics", answer.len(), topics.len()),
                 ));
             }
-            let unseen = topics
-                .iter()
-                .zip(&answer)
-                .any(|(t, a)| a.is_none() && self.known.iter().any(|k| k == t));
+            // A topic this run created or waited for is still propagating when a broker does
+            // not know it yet, or knows it but not yet its configuration (every topic has a
+            // value for every configuration name; a missing one is a lagging answer).
+            let unseen = topics.iter().zip(&answer).any(|(t, a)| {
+                self.known.iter().any(|k| k == t)
+                    && a.as_ref()
+                        .is_none_or(|m| m.configs.iter().any(|c| c.value.is_none()))
+            });
             if !unseen || !deadline.wait(&mut self.caps) {
                 for (topic, found) in topics.iter().zip(&answer) {
                     if found.is_some() && !self.seen.iter().any(|t| t == topic) {

@@ -279,3 +279,35 @@ fn a_partition_without_a_leader_of_a_topic_seen_to_exist_is_waited_for() {
     assert_eq!(offsets.get(0), Some(0));
     assert_eq!(cluster.borrow().count("list_offsets"), 3);
 }
+
+#[test]
+fn a_created_topic_answered_without_its_configuration_is_asked_again() {
+    let (cluster, mut policy) = setup();
+    policy
+        .create_topic(
+            "new",
+            1,
+            1,
+            &[crate::ops::ConfigEntry {
+                name: "cleanup.policy".into(),
+                value: Some("compact".into()),
+            }],
+        )
+        .unwrap();
+    cluster
+        .borrow_mut()
+        .topics
+        .get_mut("new")
+        .unwrap()
+        .configs
+        .insert("cleanup.policy".into(), "compact".into());
+    // The broker that answers knows the topic but not yet its configuration, twice.
+    cluster.borrow_mut().configless.insert("new".into(), 2);
+    let before = cluster.borrow().count("describe");
+    let states = policy
+        .inspect_topics(&["new"], &["cleanup.policy"])
+        .unwrap();
+    let state = states[0].as_ref().unwrap();
+    assert_eq!(state.configs[0].value.as_deref(), Some("compact"));
+    assert_eq!(cluster.borrow().count("describe") - before, 3);
+}

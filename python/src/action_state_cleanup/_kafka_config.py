@@ -39,6 +39,8 @@ class KafkaCapabilities:
         self.properties = dict(properties)
         self.timeout = float(timeout)
         self._admin: Optional[AdminClient] = None
+        #: Set by an answer that says the client's cached leaders or controller may be stale.
+        self._stale = False
         self._counts = {"admin": 0, "control_reads": 0, "control_writes": 0, "consumer_polls": 0}
 
     @property
@@ -72,17 +74,34 @@ class KafkaCapabilities:
                 raise failure(operation, e) from None
         return self._admin
 
+    def _fresh(self, operation: str, topic: Optional[str], call):
+        """Runs one admin call. librdkafka sends a request to the broker its metadata cache
+        names (a partition's leader, the "controller"), and a broker that died stays there
+        until the cache is refreshed; so after an answer that says the cache may be stale, the
+        next call first re-reads the metadata once (no retry: the component decides those)."""
+        client = self._client(operation)
+        try:
+            if self._stale:
+                self._stale = False
+                client.list_topics(topic=topic, timeout=self.request_timeout)
+            return call(client)
+        except Exception as e:
+            error = failure(operation, e)
+            if error.case in ("not-leader", "transport", "timeout"):
+                self._stale = True
+            raise error from None
+
     def describe(self, topics: Sequence[str], names: Sequence[str], with_offsets: bool) -> List[Optional[admin.TopicMetadata]]:
-        return admin.describe(self._client("describe"), self.request_timeout, topics, names, with_offsets)
+        return self._fresh("describe", topics[0] if topics else None, lambda c: admin.describe(c, self.request_timeout, topics, names, with_offsets))
 
     def create_topic(self, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
-        return admin.create_topic(self._client("create-topic"), self.request_timeout, topic, partitions, replication_factor, configs)
+        return self._fresh("create-topic", topic, lambda c: admin.create_topic(c, self.request_timeout, topic, partitions, replication_factor, configs))
 
     def list_offsets(self, topic: str, partitions: Sequence[int], latest: bool) -> List[tuple]:
-        return admin.list_offsets(self._client("list-offsets"), self.request_timeout, topic, partitions, latest)
+        return self._fresh("list-offsets", topic, lambda c: admin.list_offsets(c, self.request_timeout, topic, partitions, latest))
 
     def delete_records(self, topic: str, before: Sequence[tuple]) -> List[tuple]:
-        return admin.delete_records(self._client("delete-records"), self.request_timeout, topic, before)
+        return self._fresh("delete-records", topic, lambda c: admin.delete_records(c, self.request_timeout, topic, before))
 
     def open_writer(self, transactional_id: Optional[str]) -> Writer:
         ms = str(self.request_timeout_ms())
