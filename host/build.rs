@@ -1,8 +1,8 @@
-//! Builds the two WebAssembly components the host runs and embeds.
+//! Builds the WebAssembly components the host runs and embeds, and the conformance suite.
 //!
 //! The guest crates are compiled for `wasm32-unknown-unknown` by a nested cargo in a target
 //! directory of their own (sharing ours would deadlock on its lock), then turned into components
-//! with `wit-component`. The results land in `<target>/components/{validator,cleanup}.wasm`.
+//! with `wit-component`. The results land in `<target>/components/{validator,cleanup,conformance}.wasm`.
 
 use std::env;
 use std::fs;
@@ -11,9 +11,11 @@ use std::process::Command;
 
 const GUEST_TARGET: &str = "wasm32-unknown-unknown";
 const GUEST_PROFILE: &str = "guest";
-const COMPONENTS: [(&str, &str); 2] = [
+const COMPONENTS: [(&str, &str); 3] = [
     ("validator", "action_state_validator_component"),
     ("cleanup", "action_state_cleanup_component"),
+    // The capability conformance suite (world `conformance`), run by the hosts' tests.
+    ("conformance", "action_state_conformance_component"),
 ];
 
 fn main() {

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Dict, List
 
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import action_state_cleanup as asc
@@ -118,7 +119,11 @@ def make_scene(admin: AdminClient, bootstrap: str, directory: Path, name: str):
     deadline = time.monotonic() + 30
     while True:
         try:
-            setup.kafka.produce_batch(data, [(0, f"k{i}", f"v{i}") for i in range(150)] + [(1, f"k{i}", f"v{i}") for i in range(20)])
+            producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+            for partition, count in ((0, 150), (1, 20)):
+                for i in range(count):
+                    producer.produce(data, key=f"k{i}", value=f"v{i}", partition=partition)
+            assert producer.flush(30) == 0
             marker = setup.snapshot_marker(data)
             break
         except asc.CleanupError:

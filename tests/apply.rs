@@ -291,7 +291,7 @@ fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
             }
         };
         kafka
-            .produce("test", &control, 0, Some(&id), value.as_deref())
+            .produce(&control, 0, Some(&id), value.as_deref())
             .unwrap();
 
         let plan1 = plan_file(&dir, &c1, "C1");

@@ -5,7 +5,8 @@
 //! run before the COMMITTED record is written) fails, so the apply exits 4 naming the probe,
 //! the control topic holds no plan and the data topic is untouched. Once Delete is granted the
 //! same apply succeeds. A principal with no ACLs at all (bob), and a wrong password, get a
-//! Kafka error (exit 4) and change nothing.
+//! Kafka error (exit 4) and change nothing; the wrong password at the brokers' first refusal
+//! (not after the request timeout), naming the principal and the SASL mechanism.
 
 #![allow(
     clippy::unwrap_used,
@@ -278,9 +279,34 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         .iter()
         .flat_map(|pair| ["-X".to_owned(), (*pair).to_owned()]),
     );
-    let unauthenticated = apply(&plan, &control, &wrong);
+    // A wrong password ends at the brokers' first refusal, long before the request timeout
+    // (a third of --timeout, here 20 s), and says whose credentials were refused.
+    let mut args = strings(&["apply", "--plan", plan.to_str().unwrap()]);
+    args.extend_from_slice(&wrong);
+    args.extend(strings(&[
+        "--control-topic",
+        &control,
+        "--json",
+        "--timeout",
+        "60",
+    ]));
+    let started = std::time::Instant::now();
+    let unauthenticated = cli(&args);
+    let took = started.elapsed();
     let (kind, message, _) = kafka_error(&unauthenticated, "wrong password");
     assert_eq!(kind, "kafka", "{message}");
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "a refused password must not wait out the request timeout: {took:?}\n{message}"
+    );
+    for said in [
+        "(authentication)",
+        "authentication failed",
+        "principal alice",
+        "sasl.mechanism PLAIN",
+    ] {
+        assert!(message.contains(said), "{said:?} in: {message}");
+    }
     eprintln!("bob: {}", json(&bob)["error"]["message"]);
     eprintln!("wrong password: {message}");
     assert_nothing_committed(&cluster, &control, "after bob and the wrong password");

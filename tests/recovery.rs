@@ -230,7 +230,7 @@ fn replay_of_100k_records_over_8_partitions_equals_an_independent_read() {
     let tombstoned: Vec<String> = (0..500).map(|k| format!("action-{}", k * 8)).collect();
     for key in &tombstoned {
         // Same partition as the key's records: key k always lands on partition k % 8 above.
-        kafka.produce("test", &topic, 0, Some(key), None).unwrap();
+        kafka.produce(&topic, 0, Some(key), None).unwrap();
     }
     let marker = write(
         &dir,

@@ -1,6 +1,7 @@
 //! Benchmark 2: the cost of one apply against the real broker — a fresh plan, a resumed plan (left
 //! COMMITTED by the CLI with `ASC_FAILPOINT=delete-records`) and an already-applied plan — counted
-//! at the capability boundary and on the wire, component (B) vs the same core natively (A).
+//! at the capability boundary and on the wire, component (B) vs the same core natively (A), both
+//! against the floor (F, `floor.rs`): the same Kafka operations issued directly, no checks.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,18 +12,61 @@ use std::time::Instant;
 use action_state_cleanup::cleanup::{ApplyOptions, NoEvents};
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings, RequestCounts};
 use action_state_core::apply::{self as core_apply, Silent};
+use action_state_core::control::{Status, render_value};
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::plan::Plan;
 
 use crate::broker::{ClientRequests, RequestLog};
+use crate::floor;
 use crate::native::{BulkProducer, NativeOps};
 use crate::report::{Goal, Report, table};
-use crate::stats::{Ab, Side, Timing, dur, ratio};
+use crate::stats::{Ab, Samples, Side, Timing, dur, ratio};
 use crate::{Ctx, R, call, env_usize, fail, w};
 
 const PARTITIONS: u32 = 8;
 const STEP: u64 = 100;
 const SCENARIOS: [&str; 3] = ["fresh", "already applied", "resumed"];
+/// Goal 2: an apply within this factor of its floor.
+const FLOOR_FACTOR: f64 = 3.0;
+
+/// Who runs an apply: the native core (A), the component (B) or the floor (F).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    A,
+    B,
+    F,
+}
+
+impl Runner {
+    /// Index of the runner's topics.
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    fn side(self) -> Option<Side> {
+        match self {
+            Runner::A => Some(Side::A),
+            Runner::B => Some(Side::B),
+            Runner::F => None,
+        }
+    }
+}
+
+/// The order of the runners in round `round`: A and B alternate which goes first (as in every
+/// comparison of the harness), and over six rounds each runner takes each place twice, so a
+/// broker still busy after one runner's deletions does not always slow the same next one.
+fn order(round: usize) -> [Runner; 3] {
+    use Runner::{A, B, F};
+    const ORDERS: [[Runner; 3]; 6] = [
+        [A, B, F],
+        [B, A, F],
+        [F, A, B],
+        [F, B, A],
+        [A, F, B],
+        [B, F, A],
+    ];
+    ORDERS[round % ORDERS.len()]
+}
 
 /// One side's data topic and control topic.
 struct Topics {
@@ -34,19 +78,23 @@ struct Topics {
 
 impl Topics {
     /// The next plan: every partition's boundary one step further.
-    fn next_plan(&mut self, ctx: &Ctx, side: &str) -> R<(String, PathBuf)> {
+    fn next(&mut self) -> R<Plan> {
         self.step += 1;
         let offsets: PartitionOffsets = (0..PARTITIONS)
             .map(|p| (p, self.step * STEP + u64::from(p)))
             .collect();
-        let plan = Plan::new(
+        Plan::new(
             &format!("chk-{}", self.step),
             &self.topic,
             &self.topic_id,
             offsets,
         )
-        .map_err(|e| fail(e.to_string()))?;
-        let text = plan.render_pretty();
+        .map_err(|e| fail(e.to_string()))
+    }
+
+    /// The next plan, written to a file (the CLI reads it from there).
+    fn next_plan(&mut self, ctx: &Ctx, side: &str) -> R<(String, PathBuf)> {
+        let text = self.next()?.render_pretty();
         let path = ctx
             .out
             .join("apply")
@@ -196,6 +244,50 @@ fn scenario(
     }
 }
 
+/// One scenario of the floor on its own topics; its plans advance as a side's do, so it deletes
+/// as many records per round.
+fn floor_scenario(
+    ctx: &Ctx,
+    topics: &mut Topics,
+    name: &str,
+    client_id: Option<&str>,
+) -> R<Timing> {
+    let settings = settings(ctx, client_id)?;
+    let plan = match name {
+        "already applied" => None,
+        _ => Some(topics.next()?),
+    };
+    let target = floor::Target {
+        data: &topics.topic,
+        control: &topics.control,
+    };
+    let Some(plan) = plan else {
+        return floor::already_applied(&settings, &target);
+    };
+    let step = floor::Step {
+        before: &plan.offsets,
+        key: &plan.plan_id,
+        committed: &render_value(Status::Committed, &plan),
+        applied: &render_value(Status::Applied, &plan),
+    };
+    if name == "fresh" {
+        floor::fresh(&settings, &target, &step)
+    } else {
+        floor::resumed(&settings, &target, &step)
+    }
+}
+
+/// The floor's topics: a data topic like a side's, and its control topic created as an apply
+/// would create it (the floor creates nothing).
+fn setup_floor(ctx: &Ctx, records_per_partition: u64) -> R<Topics> {
+    let topics = setup(ctx, "f", records_per_partition)?;
+    let configs = [("cleanup.policy", "compact"), ("min.insync.replicas", "1")]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+    ctx.kafka()?
+        .create_topic_and_wait(&topics.control, 1, 1, &configs)?;
+    Ok(topics)
+}
+
 fn setup(ctx: &Ctx, side: &str, records_per_partition: u64) -> R<Topics> {
     let mut kafka = ctx.kafka()?;
     let stamp = std::time::SystemTime::now()
@@ -244,16 +336,201 @@ fn calls_text(calls: &BTreeMap<&'static str, u32>) -> String {
         .join(", ")
 }
 
+/// A signed difference of two durations.
+fn delta(seconds: f64) -> String {
+    let sign = if seconds < 0.0 { "−" } else { "+" };
+    format!("{sign}{}", dur(seconds.abs()))
+}
+
+/// Where an apply's time over its floor goes, from the medians the harness collects: B − A is the
+/// component's own share (guest work and the WebAssembly boundary; instantiation is outside B's
+/// timing), and A's time per capability against the floor's operations that do the same Kafka
+/// work (`floor::COUNTERPARTS`) splits A − F. A capability with no such operation in this
+/// scenario's floor is work the floor skips (checks, the control-log replay, waits). Medians of
+/// the parts need not add up to the median of the whole.
+fn floor_gap(
+    ab: &Ab,
+    floor: &Samples,
+    calls: Option<&BTreeMap<&'static str, u32>>,
+) -> (Vec<(f64, String)>, String) {
+    let mut parts: Vec<(f64, String)> = Vec::new();
+    let mut covered: Vec<&str> = Vec::new();
+    for capability in ab.a.phase_names() {
+        let spent = ab.a.phase_median(capability).unwrap_or(0.0);
+        let n = calls.and_then(|c| c.get(capability)).copied().unwrap_or(1);
+        let label = if n > 1 {
+            format!("{capability} ×{n}")
+        } else {
+            capability.to_owned()
+        };
+        let ops: Vec<(&str, f64)> = floor::COUNTERPARTS
+            .iter()
+            .filter(|(c, _)| *c == capability)
+            .flat_map(|(_, ops)| ops.iter())
+            .filter_map(|op| floor.phase_median(op).map(|t| (*op, t)))
+            .collect();
+        covered.extend(ops.iter().map(|(op, _)| *op));
+        if ops.is_empty() {
+            parts.push((
+                spent,
+                format!("{label} {} (the floor has no such step)", dur(spent)),
+            ));
+            continue;
+        }
+        let theirs: f64 = ops.iter().map(|(_, t)| t).sum();
+        let names: Vec<&str> = ops.iter().map(|(op, _)| *op).collect();
+        parts.push((
+            spent - theirs,
+            format!(
+                "{label} {} vs the floor's {} {} ({})",
+                dur(spent),
+                names.join(" + "),
+                dur(theirs),
+                delta(spent - theirs)
+            ),
+        ));
+    }
+    parts.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let extra: Vec<String> = floor
+        .phase_names()
+        .into_iter()
+        .filter(|op| !covered.contains(op))
+        .map(|op| format!("{op} {}", dur(floor.phase_median(op).unwrap_or(f64::NAN))))
+        .collect();
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The floor also spends {} on work this apply makes no call for.",
+            extra.join(", ")
+        )
+    };
+    (parts, extra)
+}
+
+/// The text explaining B/F for one scenario.
+fn floor_analysis(
+    name: &str,
+    ab: &Ab,
+    floor: &Samples,
+    calls: Option<&BTreeMap<&'static str, u32>>,
+) -> String {
+    let (b, a, f) = (ab.b.median(), ab.a.median(), floor.median());
+    let (parts, extra) = floor_gap(ab, floor, calls);
+    let listed: Vec<&str> = parts.iter().map(|(_, text)| text.as_str()).collect();
+    let mut text = format!(
+        "{name}: B {} = {} of F {}. B − A = {} is the component's own share; A − F = {} \
+         splits by capability (A's median time per capability against the floor's operations \
+         doing the same Kafka work; largest difference first): {}.{extra}",
+        dur(b),
+        ratio(b / f),
+        dur(f),
+        delta(b - a),
+        delta(a - f),
+        listed.join("; ")
+    );
+    if b > FLOOR_FACTOR * f {
+        let top: Vec<&str> = listed.iter().take(2).copied().collect();
+        let _ = write!(
+            text,
+            " To be within {FLOOR_FACTOR}× the apply must lose {}; the largest differences are \
+             {}.",
+            dur(b - FLOOR_FACTOR * f),
+            top.join(" and ")
+        );
+    }
+    text
+}
+
+/// The floor's time by operation, and for each scenario where the apply's time over it goes.
+fn floor_section(
+    results: &BTreeMap<&str, Ab>,
+    floors: &BTreeMap<&str, Samples>,
+    counted: &BTreeMap<(String, &str), Outcome>,
+) -> String {
+    let mut out = String::from(
+        "\nThe floor's time by operation (F, medians over the timed rounds; client creation is in \
+         the first operation that uses the client):\n\n",
+    );
+    let mut rows = Vec::new();
+    for name in SCENARIOS {
+        if let Some(f) = floors.get(name) {
+            let spent: Vec<String> = f
+                .phase_names()
+                .iter()
+                .map(|p| format!("{p} {}", dur(f.phase_median(p).unwrap_or(f64::NAN))))
+                .collect();
+            rows.push(vec![name.to_owned(), f.summary(), spent.join(", ")]);
+        }
+    }
+    out.push_str(&table(
+        &["plan", "F total", "time in each operation"],
+        &rows,
+    ));
+    out.push_str("\nWhere the time over the floor goes:\n\n");
+    for name in SCENARIOS {
+        if let (Some(ab), Some(f)) = (results.get(name), floors.get(name)) {
+            let calls = counted.get(&(name.to_owned(), "A")).map(|o| &o.calls);
+            let _ = writeln!(out, "- {}", floor_analysis(name, ab, f, calls));
+        }
+    }
+    out
+}
+
+/// Goal 2: each apply's B/F, the fresh apply's being the goal; the others are reported the same
+/// way, as the issue asks.
+fn floor_goals(
+    report: &mut Report,
+    results: &BTreeMap<&str, Ab>,
+    floors: &BTreeMap<&str, Samples>,
+    counted: &BTreeMap<(String, &str), Outcome>,
+) {
+    let goals = [
+        ("fresh", "Fresh apply within {}× of the floor"),
+        (
+            "already applied",
+            "Already-applied apply within {}× of its floor",
+        ),
+        ("resumed", "Resumed apply within {}× of its floor"),
+    ];
+    for (name, goal) in goals {
+        let (Some(ab), Some(f)) = (results.get(name), floors.get(name)) else {
+            continue;
+        };
+        let calls = counted.get(&(name.to_owned(), "A")).map(|o| &o.calls);
+        let b_f = ab.b.median() / f.median();
+        report.goals.push(Goal {
+            goal: goal.replace("{}", &FLOOR_FACTOR.to_string()),
+            measured: format!(
+                "{} (B/F: component {} ÷ floor {}; A/F {})",
+                ratio(b_f),
+                dur(ab.b.median()),
+                dur(f.median()),
+                ratio(ab.a.median() / f.median())
+            ),
+            met: Some(b_f <= FLOOR_FACTOR),
+            analysis: floor_analysis(name, ab, f, calls),
+        });
+    }
+}
+
 pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let rounds = env_usize("ASC_BENCH_APPLY_ROUNDS", 5)?;
     std::fs::create_dir_all(ctx.out.join("apply"))?;
     // Plans used: one first apply, two per counted round, two per timed round.
     let records = STEP * (2 * rounds as u64 + 6) + 100;
-    let mut sides = [setup(ctx, "a", records)?, setup(ctx, "b", records)?];
+    // Indexed by `Runner::index`: A, B, F.
+    let mut sides = [
+        setup(ctx, "a", records)?,
+        setup(ctx, "b", records)?,
+        setup_floor(ctx, records)?,
+    ];
     eprintln!(
-        "bench: apply: topics {} and {} ({PARTITIONS} partitions, {records} records each)",
-        sides[0].topic, sides[1].topic
+        "bench: apply: topics {}, {} and {} (floor), {PARTITIONS} partitions, {records} records \
+         each",
+        sides[0].topic, sides[1].topic, sides[2].topic
     );
+    let floor_topics = Runner::F.index();
     let mut plans: [BTreeMap<&'static str, String>; 2] = [BTreeMap::new(), BTreeMap::new()];
     let index = |side: Side| if side == Side::A { 0 } else { 1 };
 
@@ -272,6 +549,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         expect(&outcome, "Applied", "first apply")?;
         first.push((side, outcome));
     }
+    // The floor's first run, unrecorded: like the sides' first applies it pays the broker's
+    // first-time costs (the transactional id's first initialisation, the first control record).
+    floor_scenario(ctx, &mut sides[floor_topics], "fresh", None)?;
     for name in SCENARIOS {
         for side in [Side::A, Side::B] {
             let id = format!("asc-bench-{}-{side:?}", name.replace(' ', "-"));
@@ -282,6 +562,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 outcome,
             );
         }
+        let id = format!("asc-bench-{}-F", name.replace(' ', "-"));
+        floor_scenario(ctx, &mut sides[floor_topics], name, Some(&id))?;
     }
     let wire: BTreeMap<String, ClientRequests> = match &log {
         Some(log) => {
@@ -295,16 +577,18 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
 
     // Timed rounds, request log off.
     let mut results: BTreeMap<&str, Ab> = BTreeMap::new();
+    let mut floors: BTreeMap<&str, Samples> = BTreeMap::new();
     for round in 0..rounds {
-        let order = if round % 2 == 0 {
-            [Side::A, Side::B]
-        } else {
-            [Side::B, Side::A]
-        };
         for name in SCENARIOS {
-            for side in order {
-                let i = index(side);
-                let outcome = scenario(ctx, &mut sides[i], side, name, &mut plans[i], None)?;
+            for runner in order(round) {
+                let topics = &mut sides[runner.index()];
+                let Some(side) = runner.side() else {
+                    let timing = floor_scenario(ctx, topics, name, None)?;
+                    floors.entry(name).or_default().0.push(timing);
+                    continue;
+                };
+                let plans = &mut plans[index(side)];
+                let outcome = scenario(ctx, topics, side, name, plans, None)?;
                 let ab = results.entry(name).or_default();
                 match side {
                     Side::A => ab.a.0.push(outcome.timing),
@@ -316,7 +600,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     }
 
     let mut out = String::from(
-        "## 2. Apply against the real broker: cleanup component (B) vs native core (A)\n\n",
+        "## 2. Apply against the real broker: cleanup component (B) vs native core (A) and a \
+         raw-Kafka floor (F)\n\n",
     );
     let _ = write!(
         out,
@@ -325,21 +610,35 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
          does (connection set-up included); only the apply call is timed. A = `action_state_core::apply` \
          natively over the host's `KafkaClients` capabilities (the same calls the component's imports \
          make), B = `CleanupInstance::apply`. *Resumed*: the CLI first applied the plan with \
-         `ASC_FAILPOINT=delete-records`, leaving it COMMITTED. {rounds} rounds.\n\n"
+         `ASC_FAILPOINT=delete-records`, leaving it COMMITTED. F = the floor of goal 2 on its own \
+         data and control topics (same size, its plans advancing alike): the Kafka operations of \
+         the apply issued directly through librdkafka with fresh clients and no checks, client \
+         creation included — fresh: one metadata request for both topics, beginnings and ends of \
+         the data partitions, `init_transactions` + one transactional record (the COMMITTED \
+         record) + commit, delete-records to the plan's offsets, one idempotent record (APPLIED); \
+         already applied: metadata, offsets and the control log read to its end by one \
+         consumer; resumed: metadata, offsets, delete-records and one record. {rounds} rounds; \
+         A and B alternate which goes first and F takes every place in turn.\n\n"
     );
     let rows: Vec<Vec<String>> = SCENARIOS
         .iter()
         .map(|name| {
             let ab = results.get(name).cloned().unwrap_or_default();
+            let f = floors.get(name).cloned().unwrap_or_default();
             vec![
                 (*name).to_owned(),
                 ab.a.summary(),
                 ab.b.summary(),
+                f.summary(),
                 ratio(ab.ratio()),
+                ratio(ab.b.median() / f.median()),
             ]
         })
         .collect();
-    out.push_str(&table(&["plan", "A native", "B component", "B/A"], &rows));
+    out.push_str(&table(
+        &["plan", "A native", "B component", "F floor", "B/A", "B/F"],
+        &rows,
+    ));
     let first_rows: Vec<Vec<String>> = first
         .iter()
         .map(|(side, o)| {
@@ -390,8 +689,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     if !wire.is_empty() {
         out.push_str(
             "\n### Requests on the wire (broker request log)\n\n`kafka.request.logger` at DEBUG, one \
-             `client.id` per apply; *total* counts every request the broker served for that apply, \
-             *handshakes* are the ApiVersions requests of new connections.\n\n",
+             `client.id` per apply and per floor run (F); *total* counts every request the broker \
+             served for that apply, *handshakes* are the ApiVersions requests of new \
+             connections.\n\n",
         );
         let mut rows = Vec::new();
         let mut keys: Vec<(String, String)> =
@@ -403,7 +703,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             )
         }));
         for (name, prefix) in keys {
-            for side in ["A", "B"] {
+            for side in ["A", "B", "F"] {
                 if let Some(c) = wire.get(&format!("{prefix}-{side}")) {
                     rows.push(vec![
                         name.clone(),
@@ -449,6 +749,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         &["plan", "A total", "time in each capability"],
         &rows,
     ));
+    out.push_str(&floor_section(&results, &floors, &counted));
+    floor_goals(report, &results, &floors, &counted);
 
     // The goal: a fresh apply in ≤ 8 broker round trips plus one control-topic read.
     if let (Some(b), Some(a)) = (
@@ -585,4 +887,25 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Runner, order};
+
+    #[test]
+    fn a_and_b_alternate_and_every_runner_takes_every_place_twice_in_six_rounds() {
+        let orders: Vec<[Runner; 3]> = (0..6).map(order).collect();
+        for (round, o) in orders.iter().enumerate() {
+            let a = o.iter().position(|r| *r == Runner::A);
+            let b = o.iter().position(|r| *r == Runner::B);
+            assert_eq!(a < b, round % 2 == 0, "round {round}: {o:?}");
+        }
+        for runner in [Runner::A, Runner::B, Runner::F] {
+            for place in 0..3 {
+                let times = orders.iter().filter(|o| o[place] == runner).count();
+                assert_eq!(times, 2, "{runner:?} at place {place}");
+            }
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 mod apply;
 mod broker;
+mod floor;
 mod native;
 mod plan;
 mod replay;
@@ -177,6 +178,7 @@ fn run(args: &[String]) -> R<()> {
     let broker_state = std::env::var_os("ASC_BENCH_BROKER_STATE").map(PathBuf::from);
 
     let started = Instant::now();
+    let load_at_start = load_average();
     let mut report = Report {
         environment: environment(&repo, &cli, bootstrap.as_deref()),
         ..Report::default()
@@ -224,6 +226,11 @@ fn run(args: &[String]) -> R<()> {
         report.section(text);
     }
     report.goals.sort_by_key(|g| goal_order(&g.goal));
+    report.load = Some(format!(
+        "Load average (1, 5, 15 min) on {} cores: {load_at_start} at the start, {} at the end.",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load_average()
+    ));
     report.environment.push(format!(
         "Whole run: {:.0} s; load average at the end: {}",
         started.elapsed().as_secs_f64(),
@@ -249,10 +256,18 @@ fn run(args: &[String]) -> R<()> {
 }
 
 fn goal_order(goal: &str) -> usize {
-    ["Replay", "Plan", "Fresh apply", "`verify`"]
-        .iter()
-        .position(|p| goal.starts_with(p))
-        .unwrap_or(usize::MAX)
+    // In the order: goal 1 plan, goal 2 apply, goal 3 replay, then the rest.
+    [
+        "Plan",
+        "Fresh apply",
+        "Already-applied",
+        "Resumed",
+        "Replay",
+        "`verify`",
+    ]
+    .iter()
+    .position(|p| goal.starts_with(p))
+    .unwrap_or(usize::MAX)
 }
 
 pub fn load_average() -> String {

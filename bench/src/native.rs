@@ -1,64 +1,62 @@
 //! The safety core compiled natively, driven over the host's own Kafka capabilities: the "A" side
-//! of the apply and replay comparisons. Same protocol code as the component, same librdkafka
-//! clients, no WebAssembly boundary. Every capability call is counted and timed by name.
+//! of the apply and replay comparisons. Same protocol and policy code as the component (the
+//! core's `Policy` over the host's capabilities, `testing::NativeCaps`), same librdkafka clients,
+//! no WebAssembly boundary. Every protocol-level call is counted and timed by name.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::kafka::consumer::ReplayConsumer;
-use action_state_cleanup::kafka::fence::AppendFailure;
-use action_state_cleanup::kafka::{CapabilityError, KafkaClients, ffi};
-use action_state_core::KafkaError;
+use action_state_cleanup::kafka::KafkaClients;
+use action_state_cleanup::kafka::consumer::Consumer;
+use action_state_cleanup::testing::NativeCaps;
 use action_state_core::control::ControlEntry;
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::ops::{
     AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
     TopicState,
 };
+use action_state_core::policy::Policy;
 use action_state_core::replay::{ConsumedRecord, RecordSource};
+use action_state_core::{CleanupError, KafkaError};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 use crate::{Ctx, R};
 
-fn kafka_error(e: CapabilityError) -> KafkaError {
-    KafkaError {
-        operation: e.operation.to_owned(),
-        message: e.message,
-        retriable: e.retriable,
-    }
-}
-
-/// `KafkaOps` over `KafkaClients`, as the component's imports are, counting and timing calls by
-/// capability name.
+/// `KafkaOps` (the core's policy over the host's capabilities), counting and timing calls by
+/// operation name.
 pub struct NativeOps<'a> {
-    pub kafka: &'a mut KafkaClients,
+    pub policy: Policy<NativeCaps<'a>>,
     pub calls: BTreeMap<&'static str, u32>,
-    /// Seconds spent in each capability.
+    /// Seconds spent in each operation.
     pub spent: BTreeMap<&'static str, f64>,
 }
 
 impl<'a> NativeOps<'a> {
     pub fn new(kafka: &'a mut KafkaClients) -> Self {
         NativeOps {
-            kafka,
+            policy: Policy::new(NativeCaps::new(kafka)),
             calls: BTreeMap::new(),
             spent: BTreeMap::new(),
         }
     }
 
-    fn run<T>(&mut self, name: &'static str, call: impl FnOnce(&mut KafkaClients) -> T) -> T {
+    pub fn kafka(&mut self) -> &mut KafkaClients {
+        self.policy.capabilities().kafka()
+    }
+
+    fn run<T>(
+        &mut self,
+        name: &'static str,
+        call: impl FnOnce(&mut Policy<NativeCaps<'a>>) -> T,
+    ) -> T {
         let started = Instant::now();
-        let result = call(self.kafka);
+        let result = call(&mut self.policy);
         *self.calls.entry(name).or_default() += 1;
         *self.spent.entry(name).or_default() += started.elapsed().as_secs_f64();
         result
     }
-}
-
-fn owned(items: &[&str]) -> Vec<String> {
-    items.iter().map(|t| (*t).to_owned()).collect()
 }
 
 impl KafkaOps for NativeOps<'_> {
@@ -67,27 +65,7 @@ impl KafkaOps for NativeOps<'_> {
         topics: &[&str],
         names: &[&str],
     ) -> KafkaResult<Vec<Option<TopicState>>> {
-        let (topics, names) = (owned(topics), owned(names));
-        let states = self
-            .run("inspect-topics", |k| k.inspect_topics(&topics, &names))
-            .map_err(kafka_error)?;
-        Ok(topics
-            .into_iter()
-            .zip(states)
-            .map(|(topic, state)| {
-                state.map(|(d, configs)| TopicState {
-                    description: TopicDescription {
-                        topic,
-                        topic_id: d.topic_id,
-                        partitions: d.partitions,
-                    },
-                    configs: configs
-                        .into_iter()
-                        .map(|(name, value)| ConfigEntry { name, value })
-                        .collect(),
-                })
-            })
-            .collect())
+        self.run("inspect-topics", |p| p.inspect_topics(topics, names))
     }
 
     fn offset_range(
@@ -95,26 +73,11 @@ impl KafkaOps for NativeOps<'_> {
         topic: &str,
         partitions: &[u32],
     ) -> KafkaResult<Vec<PartitionRange>> {
-        self.run("offset-range", |k| k.offset_range(topic, partitions))
-            .map_err(kafka_error)
+        self.run("offset-range", |p| p.offset_range(topic, partitions))
     }
 
     fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
-        let topics = owned(topics);
-        let described = self
-            .run("describe-topics", |k| k.describe_topics(&topics))
-            .map_err(kafka_error)?;
-        Ok(topics
-            .into_iter()
-            .zip(described)
-            .map(|(topic, d)| {
-                d.map(|d| TopicDescription {
-                    topic,
-                    topic_id: d.topic_id,
-                    partitions: d.partitions,
-                })
-            })
-            .collect())
+        self.run("describe-topics", |p| p.describe_topics(topics))
     }
 
     fn describe_configs(
@@ -122,19 +85,7 @@ impl KafkaOps for NativeOps<'_> {
         topics: &[&str],
         names: &[&str],
     ) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
-        let (topics, names) = (owned(topics), owned(names));
-        let configs = self
-            .run("describe-configs", |k| k.describe_configs(&topics, &names))
-            .map_err(kafka_error)?;
-        Ok(configs
-            .into_iter()
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|(name, value)| ConfigEntry { name, value })
-                    .collect()
-            })
-            .collect())
+        self.run("describe-configs", |p| p.describe_configs(topics, names))
     }
 
     fn create_topic(
@@ -144,14 +95,9 @@ impl KafkaOps for NativeOps<'_> {
         replication_factor: u16,
         configs: &[ConfigEntry],
     ) -> KafkaResult<bool> {
-        let configs: Vec<(String, String)> = configs
-            .iter()
-            .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
-            .collect();
-        self.run("create-topic", |k| {
-            k.create_topic(topic, partitions, replication_factor, &configs)
+        self.run("create-topic", |p| {
+            p.create_topic(topic, partitions, replication_factor, configs)
         })
-        .map_err(kafka_error)
     }
 
     fn list_offsets(
@@ -160,14 +106,7 @@ impl KafkaOps for NativeOps<'_> {
         partitions: &[u32],
         spec: OffsetSpec,
     ) -> KafkaResult<PartitionOffsets> {
-        let spec = match spec {
-            OffsetSpec::Earliest => ffi::Spec::Earliest,
-            OffsetSpec::Latest => ffi::Spec::Latest,
-        };
-        let offsets = self
-            .run("list-offsets", |k| k.list_offsets(topic, partitions, spec))
-            .map_err(kafka_error)?;
-        Ok(offsets.into_iter().collect())
+        self.run("list-offsets", |p| p.list_offsets(topic, partitions, spec))
     }
 
     fn delete_records(
@@ -175,26 +114,15 @@ impl KafkaOps for NativeOps<'_> {
         topic: &str,
         before: &PartitionOffsets,
     ) -> KafkaResult<PartitionOffsets> {
-        let before: Vec<(u32, u64)> = before.iter().collect();
-        let after = self
-            .run("delete-records", |k| k.delete_records(topic, &before))
-            .map_err(kafka_error)?;
-        Ok(after.into_iter().collect())
+        self.run("delete-records", |p| p.delete_records(topic, before))
     }
 
-    fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<ControlEntry>> {
-        let records = self
-            .run("read-control-log", |k| k.read_control_log(topic))
-            .map_err(kafka_error)?;
-        Ok(records
-            .into_iter()
-            .map(|(offset, key, value)| ControlEntry { offset, key, value })
-            .collect())
+    fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>, CleanupError> {
+        self.run("read-control-log", |p| p.read_control_log(topic))
     }
 
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
-        self.run("fence-control", |k| k.fence_control(topic))
-            .map_err(kafka_error)
+        self.run("fence-control", |p| p.fence_control(topic))
     }
 
     fn append_control(
@@ -204,20 +132,25 @@ impl KafkaOps for NativeOps<'_> {
         value: &str,
         fenced: bool,
     ) -> Result<u64, AppendError> {
-        self.run("append-control", |k| {
-            k.append_control(topic, key, value, fenced)
+        self.run("append-control", |p| {
+            p.append_control(topic, key, value, fenced)
         })
-        .map_err(|failure| match failure {
-            AppendFailure::Fenced(why) => AppendError::Fenced(why),
-            AppendFailure::Failed(error) => AppendError::Failed(kafka_error(error)),
-        })
+    }
+}
+
+fn kafka_error(operation: &str, e: action_state_core::capabilities::HostError) -> KafkaError {
+    KafkaError {
+        operation: operation.to_owned(),
+        message: e.to_string(),
+        retriable: e.kind.is_transient(),
+        cause: Some(e),
     }
 }
 
 /// The replay consumer as the core's record source (what the component's `HostSource` is),
 /// counting and timing what the core asks of it.
 pub struct NativeSource {
-    pub consumer: ReplayConsumer,
+    pub consumer: Consumer,
     pub polls: u32,
     pub poll_secs: f64,
     pub positions: u32,
@@ -226,7 +159,7 @@ pub struct NativeSource {
 }
 
 impl NativeSource {
-    pub fn new(consumer: ReplayConsumer) -> Self {
+    pub fn new(consumer: Consumer) -> Self {
         NativeSource {
             consumer,
             polls: 0,
@@ -241,36 +174,47 @@ impl NativeSource {
 impl RecordSource for NativeSource {
     fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         self.assigns += 1;
-        let start: Vec<(u32, u64)> = start.iter().collect();
-        self.consumer.assign(&start).map_err(kafka_error)
+        action_state_core::capabilities::Consumer::assign(&mut self.consumer, start)
+            .map_err(|e| kafka_error("consumer-assign", e))
     }
 
     fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         let started = Instant::now();
-        let positions = self.consumer.position().map_err(kafka_error);
+        let positions = action_state_core::capabilities::Consumer::position(&mut self.consumer)
+            .map_err(|e| kafka_error("consumer-position", e));
         self.positions += 1;
         self.position_secs += started.elapsed().as_secs_f64();
-        Ok(positions?.into_iter().collect())
+        positions
     }
 
     fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<Vec<ConsumedRecord>> {
         let started = Instant::now();
         let records = self
             .consumer
-            .poll(max_records, Duration::from_millis(u64::from(timeout_ms)))
-            .map_err(kafka_error);
+            .poll_records(max_records, timeout_ms)
+            .map_err(|e| kafka_error("consumer-poll", e));
         self.polls += 1;
         self.poll_secs += started.elapsed().as_secs_f64();
-        Ok(records?
-            .into_iter()
-            .map(|r| ConsumedRecord {
-                partition: r.partition,
-                offset: r.offset,
-                key: r.key,
-                value: r.value,
-                decode_error: r.decode_error,
-            })
-            .collect())
+        records
+    }
+}
+
+/// Polls without data, as the component's replay does.
+trait PollRecords {
+    fn poll_records(
+        &mut self,
+        max: u32,
+        timeout_ms: u32,
+    ) -> action_state_core::capabilities::CapResult<Vec<ConsumedRecord>>;
+}
+
+impl PollRecords for Consumer {
+    fn poll_records(
+        &mut self,
+        max: u32,
+        timeout_ms: u32,
+    ) -> action_state_core::capabilities::CapResult<Vec<ConsumedRecord>> {
+        action_state_core::capabilities::Consumer::poll(self, max, timeout_ms, false)
     }
 }
 

@@ -16,6 +16,9 @@ pub struct Goal {
 pub struct Report {
     pub environment: Vec<String>,
     pub goals: Vec<Goal>,
+    /// The machine's load at the start and end of the run, shown with the goals: ratios are
+    /// measured side by side, but a busy machine widens their spread.
+    pub load: Option<String>,
     pub sections: Vec<String>,
 }
 
@@ -44,6 +47,9 @@ impl Report {
                 None => "not measured",
             };
             let _ = writeln!(out, "| {} | {} | {status} |", goal.goal, goal.measured);
+        }
+        if let Some(load) = &self.load {
+            let _ = writeln!(out, "\n{load}");
         }
         out.push('\n');
         for goal in &self.goals {

@@ -1,38 +1,48 @@
-//! The `cleanup` component in wasmtime: the host implements the imported Kafka capabilities over
-//! `KafkaClients` and calls the exported coordinator and recovery functions.
+//! The `cleanup` component in wasmtime: the host implements the 0.2 imports (plain Kafka
+//! operations and a clock, see `kafka`) and calls the exported coordinator and recovery.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder};
 
 use crate::engine::{GUEST_MEMORY_LIMIT, load_component};
 use crate::failpoint;
-use crate::kafka::{
-    CapabilityError, KafkaClients, RequestCounts, consumer::ReplayConsumer, fence::AppendFailure,
-    ffi,
-};
+use crate::kafka::consumer::Consumer;
+use crate::kafka::writer::Writer;
+use crate::kafka::{KafkaClients, RequestCounts, ffi};
 
-/// Generated bindings of the `cleanup` world.
-pub mod bindings {
+#[cfg(feature = "testing")]
+pub mod conformance;
+mod convert;
+
+/// Generated bindings of the `cleanup` world, private: the host's API is the re-exports below.
+mod bindings {
     wasmtime::component::bindgen!({
         world: "cleanup",
         path: "../wit",
+        // A bad resource handle or a broken host invariant traps instead of posing as a Kafka
+        // error, so every import may trap.
+        imports: { default: trappable },
         with: {
-            "action-state:cleanup/kafka-consumer.replay-consumer": crate::kafka::consumer::ReplayConsumer,
+            "action-state:cleanup/kafka-writer.writer": crate::kafka::writer::Writer,
+            "action-state:cleanup/kafka-consumer.consumer": crate::kafka::consumer::Consumer,
         },
     });
 }
 
-pub use bindings::action_state::cleanup::types::{CleanupError, PartitionOffset};
+pub use bindings::action_state::cleanup::types::{
+    CleanupError, ControlRecord, KafkaDetail, KafkaError, KafkaFailure, PartitionOffset, Plan,
+    RecoveryMarker, Status, VersionedMarker,
+};
 use bindings::action_state::cleanup::{
-    control_log, kafka_admin, kafka_consumer, operator_events, types,
+    clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
 };
 pub use bindings::exports::action_state::cleanup::coordinator::{
-    ApplyOptions, ApplyOutcome, ApplyReport, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::recovery::{
-    PartitionProgress, RecoveryPolicy, RecoveryVerdict, ReplayBatch, ReplayOptions, ReplayedRecord,
+    PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
 };
 pub use operator_events::PartitionPreview;
 
@@ -48,103 +58,148 @@ impl OperatorEvents for NoEvents {
     fn before_commit(&mut self, _plan_id: &str, _preview: &[PartitionPreview]) {}
 }
 
+/// One replayed action state, handed over by the host (it never crossed into the guest).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayedRecord {
+    pub partition: u32,
+    pub offset: u64,
+    pub key: String,
+    /// `None` is a tombstone.
+    pub value: Option<String>,
+}
+
+/// What one `next-batch` returned, with the records resolved from the host's last poll.
+#[derive(Debug, Clone)]
+pub struct ReplayBatch {
+    pub records: Vec<ReplayedRecord>,
+    pub done: bool,
+    pub progress: Vec<PartitionProgress>,
+}
+
 /// Per-store host state.
 pub struct HostState {
     kafka: KafkaClients,
     events: Box<dyn OperatorEvents>,
     table: ResourceTable,
     limits: StoreLimits,
+    started: Instant,
+    /// The consumer whose poll was the latest: `next-batch` indexes its records.
+    last_poll: Option<u32>,
     /// Whether this instance wrote a COMMITTED record (test failpoints key on it).
     committed: bool,
+    /// A capability that misbehaves on purpose, to prove the conformance suite catches it.
+    #[cfg(feature = "testing")]
+    lie: Option<Lie>,
 }
 
-impl From<CapabilityError> for types::KafkaError {
-    fn from(e: CapabilityError) -> Self {
-        types::KafkaError {
-            operation: e.operation.to_owned(),
-            message: e.message,
-            retriable: e.retriable,
-        }
+/// Ways a host capability can misbehave; the conformance suite must fail on each (tests only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lie {
+    /// `list-offsets` LATEST answers one past the end.
+    EndPlusOne,
+    /// `writer.open` ignores the transactional id, so nothing is fenced.
+    NoFencing,
+    /// `describe` of a missing topic fails instead of answering `none`.
+    MissingIsError,
+    /// Every Kafka error is reported as `other`.
+    EverythingIsOther,
+    /// `poll` without data still sends keys and values.
+    DataAlways,
+    /// `sleep-ms` returns at once.
+    NoSleep,
+}
+
+impl HostState {
+    #[cfg(feature = "testing")]
+    fn lying(&self, lie: Lie) -> bool {
+        self.lie == Some(lie)
     }
+
+    #[cfg(not(feature = "testing"))]
+    fn lying(&self, _lie: Lie) -> bool {
+        false
+    }
+
+    /// The error as the WIT case (or, for a lying host, as `other`).
+    fn error(&self, error: crate::kafka::HostError) -> KafkaError {
+        let mut error = error;
+        if self.lying(Lie::EverythingIsOther) {
+            error.kind = crate::kafka::ErrorKind::Other;
+        }
+        error.into()
+    }
+}
+
+type Answer<T> = wasmtime::Result<Result<T, KafkaError>>;
+
+/// With `ASC_TRACE_KAFKA=1`, every capability call is reported on stderr with its duration
+/// and outcome: where the wall clock goes when a cluster misbehaves.
+fn traced<T, E: std::fmt::Debug>(
+    call: &str,
+    started: Instant,
+    answer: wasmtime::Result<Result<T, E>>,
+) -> wasmtime::Result<Result<T, E>> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("ASC_TRACE_KAFKA").is_ok_and(|v| v == "1")) {
+        let outcome = match &answer {
+            Ok(Ok(_)) => "ok".to_owned(),
+            Ok(Err(error)) => format!("{error:?}"),
+            Err(trap) => format!("trap: {trap}"),
+        };
+        eprintln!(
+            "kafka: {call} {} ms: {outcome}",
+            started.elapsed().as_millis()
+        );
+    }
+    answer
 }
 
 impl types::Host for HostState {}
 
+impl clock::Host for HostState {
+    fn now_ms(&mut self) -> wasmtime::Result<u64> {
+        Ok(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    fn sleep_ms(&mut self, ms: u32) -> wasmtime::Result<()> {
+        if self.lying(Lie::NoSleep) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(u64::from(ms)));
+        Ok(())
+    }
+
+    fn operation_timeout_ms(&mut self) -> wasmtime::Result<u32> {
+        let millis = self.kafka.settings().timeout.as_millis();
+        Ok(u32::try_from(millis).unwrap_or(u32::MAX).max(1))
+    }
+}
+
 impl kafka_admin::Host for HostState {
-    fn inspect_topics(
+    fn describe(
         &mut self,
         topics: Vec<String>,
-        names: Vec<String>,
-    ) -> Result<Vec<Option<kafka_admin::TopicState>>, types::KafkaError> {
-        let states = self.kafka.inspect_topics(&topics, &names)?;
-        Ok(topics
-            .into_iter()
-            .zip(states)
-            .map(|(topic, state)| {
-                state.map(|(d, configs)| kafka_admin::TopicState {
-                    description: kafka_admin::TopicDescription {
-                        topic,
-                        topic_id: d.topic_id,
-                        partitions: d.partitions,
-                    },
-                    configs: configs
-                        .into_iter()
-                        .map(|(name, value)| kafka_admin::ConfigEntry { name, value })
-                        .collect(),
-                })
-            })
-            .collect())
-    }
-
-    fn offset_range(
-        &mut self,
-        topic: String,
-        partitions: Vec<u32>,
-    ) -> Result<Vec<kafka_admin::PartitionRange>, types::KafkaError> {
-        let ranges = self.kafka.offset_range(&topic, &partitions)?;
-        Ok(ranges
-            .into_iter()
-            .map(|(partition, beginning, end)| kafka_admin::PartitionRange {
-                partition,
-                beginning,
-                end,
-            })
-            .collect())
-    }
-
-    fn describe_topics(
-        &mut self,
-        topics: Vec<String>,
-    ) -> Result<Vec<Option<kafka_admin::TopicDescription>>, types::KafkaError> {
-        let described = self.kafka.describe_topics(&topics)?;
-        Ok(topics
-            .into_iter()
-            .zip(described)
-            .map(|(topic, d)| {
-                d.map(|d| kafka_admin::TopicDescription {
-                    topic,
-                    topic_id: d.topic_id,
-                    partitions: d.partitions,
-                })
-            })
-            .collect())
-    }
-
-    fn describe_configs(
-        &mut self,
-        topics: Vec<String>,
-        names: Vec<String>,
-    ) -> Result<Vec<Vec<kafka_admin::ConfigEntry>>, types::KafkaError> {
-        let configs = self.kafka.describe_configs(&topics, &names)?;
-        Ok(configs
-            .into_iter()
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|(name, value)| kafka_admin::ConfigEntry { name, value })
-                    .collect()
-            })
-            .collect())
+        config_names: Vec<String>,
+        with_offsets: bool,
+    ) -> Answer<Vec<Option<kafka_admin::TopicMetadata>>> {
+        let started = Instant::now();
+        let result = self
+            .kafka
+            .admin()
+            .and_then(|a| a.describe(&topics, &config_names, with_offsets));
+        if self.lying(Lie::MissingIsError)
+            && let Ok(all) = &result
+            && all.iter().any(Option::is_none)
+        {
+            return Ok(Err(self.error(crate::kafka::errors::from_code(
+                rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition,
+                "lying host",
+            ))));
+        }
+        let answer = Ok(result
+            .map(|all| all.into_iter().map(|t| t.map(Into::into)).collect())
+            .map_err(|e| self.error(e)));
+        traced(&format!("describe {topics:?}"), started, answer)
     }
 
     fn create_topic(
@@ -153,14 +208,21 @@ impl kafka_admin::Host for HostState {
         partitions: u32,
         replication_factor: u16,
         configs: Vec<kafka_admin::ConfigEntry>,
-    ) -> Result<bool, types::KafkaError> {
+    ) -> Answer<bool> {
+        let started = Instant::now();
         let configs: Vec<(String, String)> = configs
             .into_iter()
             .filter_map(|c| c.value.map(|v| (c.name, v)))
             .collect();
-        Ok(self
+        let result = self
             .kafka
-            .create_topic(&topic, partitions, replication_factor, &configs)?)
+            .admin()
+            .and_then(|a| a.create_topic(&topic, partitions, replication_factor, &configs));
+        traced(
+            &format!("create-topic {topic}"),
+            started,
+            Ok(result.map_err(|e| self.error(e))),
+        )
     }
 
     fn list_offsets(
@@ -168,185 +230,210 @@ impl kafka_admin::Host for HostState {
         topic: String,
         partitions: Vec<u32>,
         spec: kafka_admin::OffsetSpec,
-    ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+    ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
         let spec = match spec {
             kafka_admin::OffsetSpec::Earliest => ffi::Spec::Earliest,
             kafka_admin::OffsetSpec::Latest => ffi::Spec::Latest,
         };
-        let offsets = self.kafka.list_offsets(&topic, &partitions, spec)?;
-        Ok(offsets
-            .into_iter()
-            .map(|(partition, offset)| PartitionOffset { partition, offset })
-            .collect())
+        let lie = self.lying(Lie::EndPlusOne) && spec == ffi::Spec::Latest;
+        let result = self
+            .kafka
+            .admin()
+            .and_then(|a| a.list_offsets(&topic, &partitions, spec))
+            .map(|all| {
+                all.into_iter()
+                    .map(|(p, o)| (p, o + u64::from(lie)))
+                    .collect()
+            });
+        let answer = Ok(result.map(offsets).map_err(|e| self.error(e)));
+        traced(&format!("list-offsets {topic} {spec:?}"), started, answer)
     }
 
     fn delete_records(
         &mut self,
         topic: String,
         before: Vec<PartitionOffset>,
-    ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
+    ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
         if failpoint::active() == Some(failpoint::Failpoint::DeleteRecords) && self.committed {
-            return Err(types::KafkaError {
-                operation: "delete-records".into(),
+            return Ok(Err(KafkaError::Other(KafkaDetail {
+                code: 0,
+                name: String::new(),
                 message: "failpoint delete-records is active".into(),
-                retriable: true,
-            });
+            })));
         }
         let before: Vec<(u32, u64)> = before.iter().map(|po| (po.partition, po.offset)).collect();
-        let after = self.kafka.delete_records(&topic, &before)?;
+        let result = self
+            .kafka
+            .admin()
+            .and_then(|a| a.delete_records(&topic, &before));
         if self.committed {
             failpoint::pause(failpoint::Stage::AfterDelete);
         }
-        Ok(after
-            .into_iter()
-            .map(|(partition, offset)| PartitionOffset { partition, offset })
-            .collect())
+        let answer = Ok(result.map(offsets).map_err(|e| self.error(e)));
+        traced(&format!("delete-records {topic}"), started, answer)
     }
 }
 
-impl control_log::Host for HostState {
-    fn read_all(&mut self, topic: String) -> Result<Vec<types::ControlEntry>, types::KafkaError> {
-        let records = self.kafka.read_control_log(&topic)?;
-        Ok(records
-            .into_iter()
-            .map(|(offset, key, value)| types::ControlEntry { offset, key, value })
-            .collect())
-    }
+fn offsets(pairs: Vec<(u32, u64)>) -> Vec<PartitionOffset> {
+    pairs
+        .into_iter()
+        .map(|(partition, offset)| PartitionOffset { partition, offset })
+        .collect()
+}
 
-    fn fence(&mut self, topic: String) -> Result<(), types::KafkaError> {
-        Ok(self.kafka.fence_control(&topic)?)
+impl kafka_writer::Host for HostState {}
+
+impl kafka_writer::HostWriter for HostState {
+    fn open(&mut self, transactional_id: Option<String>) -> Answer<Resource<Writer>> {
+        let id = transactional_id.filter(|_| !self.lying(Lie::NoFencing));
+        let started = Instant::now();
+        let answer = match self.kafka.open_writer(id.as_deref()) {
+            Ok(writer) => Ok(Ok(self.table.push(writer)?)),
+            Err(error) => Ok(Err(self.error(error))),
+        };
+        traced(&format!("writer.open {id:?}"), started, answer)
     }
 
     fn append(
         &mut self,
+        writer: Resource<Writer>,
         topic: String,
+        partition: u32,
         key: String,
         value: String,
-        fenced: bool,
-    ) -> Result<u64, control_log::AppendError> {
-        if fenced {
+    ) -> Answer<u64> {
+        self.kafka.counts.control_writes += 1;
+        let commit = failpoint::is_commit(&value);
+        if commit {
             failpoint::pause(failpoint::Stage::BeforeCommit);
         }
-        let offset = self
-            .kafka
-            .append_control(&topic, &key, &value, fenced)
-            .map_err(|failure| match failure {
-                AppendFailure::Fenced(why) => control_log::AppendError::Fenced(why),
-                AppendFailure::Failed(error) => control_log::AppendError::Failed(error.into()),
-            })?;
-        if fenced {
+        let started = Instant::now();
+        let result = self
+            .table
+            .get(&writer)?
+            .append(&topic, partition, &key, &value);
+        let result = traced(&format!("writer.append {topic}"), started, Ok(result))?;
+        if commit && result.is_ok() {
             self.committed = true;
             failpoint::pause(failpoint::Stage::AfterCommit);
+            if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit) {
+                failpoint::compact_data_topic(&mut self.kafka, &value);
+            }
         }
-        if failpoint::active() == Some(failpoint::Failpoint::CompactAfterCommit)
-            && let Ok(record) = action_state_core::ControlRecord::parse_value(&value)
-            && record.status == action_state_core::Status::Committed
-        {
-            let policy = [
-                ("cleanup.policy", "compact"),
-                ("retention.ms", "-1"),
-                ("retention.bytes", "-1"),
-            ]
-            .map(|(k, v)| (k.to_owned(), v.to_owned()));
-            self.kafka
-                .alter_topic_configs(&record.plan.topic, &policy)
-                .map_err(|e| control_log::AppendError::Failed(e.into()))?;
-        }
-        Ok(offset)
+        Ok(result.map_err(|e| self.error(e)))
+    }
+
+    fn drop(&mut self, writer: Resource<Writer>) -> wasmtime::Result<()> {
+        self.table.delete(writer)?;
+        Ok(())
     }
 }
 
 impl kafka_consumer::Host for HostState {}
 
-impl kafka_consumer::HostReplayConsumer for HostState {
-    fn new(&mut self, topic: String) -> Resource<ReplayConsumer> {
-        // Creating an rdkafka consumer only fails on invalid configuration, which the first
-        // capability call (assign) reports; keep a consumer that reports it there.
-        let consumer = match self.kafka.replay_consumer(&topic) {
-            Ok(consumer) => consumer,
-            Err(error) => ReplayConsumer::broken(&topic, error),
-        };
-        // A full resource table is a broken host invariant; the push only fails past u32::MAX.
-        self.table
-            .push(consumer)
-            .unwrap_or_else(|_| Resource::new_own(u32::MAX))
+impl kafka_consumer::HostConsumer for HostState {
+    fn open(&mut self, topic: String) -> Answer<Resource<Consumer>> {
+        match self.kafka.open_consumer(&topic) {
+            Ok(consumer) => Ok(Ok(self.table.push(consumer)?)),
+            Err(error) => Ok(Err(self.error(error))),
+        }
     }
 
-    fn assign(
-        &mut self,
-        consumer: Resource<ReplayConsumer>,
-        start: Vec<PartitionOffset>,
-    ) -> Result<(), types::KafkaError> {
+    fn assign(&mut self, consumer: Resource<Consumer>, start: Vec<PartitionOffset>) -> Answer<()> {
         let start: Vec<(u32, u64)> = start.iter().map(|po| (po.partition, po.offset)).collect();
-        let consumer = self
-            .table
-            .get_mut(&consumer)
-            .map_err(|e| types::KafkaError {
-                operation: "consumer-assign".into(),
-                message: e.to_string(),
-                retriable: false,
-            })?;
-        Ok(consumer.assign(&start)?)
+        let result = self.table.get_mut(&consumer)?.assign(&start);
+        Ok(result.map_err(|e| self.error(e)))
+    }
+
+    fn position(&mut self, consumer: Resource<Consumer>) -> Answer<Vec<PartitionOffset>> {
+        let result = self.table.get(&consumer)?.position();
+        Ok(result.map(offsets).map_err(|e| self.error(e)))
     }
 
     fn poll(
         &mut self,
-        consumer: Resource<ReplayConsumer>,
+        consumer: Resource<Consumer>,
         max_records: u32,
         timeout_ms: u32,
-    ) -> Result<Vec<kafka_consumer::ConsumedRecord>, types::KafkaError> {
-        self.kafka.counts.consumer_polls += 1;
-        let consumer = self
-            .table
-            .get_mut(&consumer)
-            .map_err(|e| types::KafkaError {
-                operation: "consumer-poll".into(),
-                message: e.to_string(),
-                retriable: false,
-            })?;
-        if failpoint::active() == Some(failpoint::Failpoint::ReplayStall) {
-            std::thread::sleep(Duration::from_millis(u64::from(timeout_ms)));
-            return Ok(Vec::new());
+        with_data: bool,
+    ) -> Answer<Vec<kafka_consumer::PolledRecord>> {
+        if with_data {
+            self.kafka.counts.control_reads += 1;
+        } else {
+            self.kafka.counts.consumer_polls += 1;
         }
-        let batch = consumer.poll(max_records, Duration::from_millis(u64::from(timeout_ms)))?;
-        Ok(batch
-            .into_iter()
-            .map(|r| kafka_consumer::ConsumedRecord {
-                partition: r.partition,
-                offset: r.offset,
-                key: r.key,
-                value: r.value,
-                decode_error: r.decode_error,
-            })
-            .collect())
+        self.last_poll = Some(consumer.rep());
+        let timeout = Duration::from_millis(u64::from(timeout_ms));
+        let with_data = with_data || self.lying(Lie::DataAlways);
+        let held = self.table.get_mut(&consumer)?;
+        if !with_data && failpoint::active() == Some(failpoint::Failpoint::ReplayStall) {
+            held.held.clear();
+            std::thread::sleep(timeout);
+            return Ok(Ok(Vec::new()));
+        }
+        let result = held.poll(max_records, timeout).map(|records| {
+            records
+                .iter()
+                .map(|r| convert::polled(r, with_data))
+                .collect()
+        });
+        Ok(result.map_err(|e| self.error(e)))
     }
 
-    fn position(
-        &mut self,
-        consumer: Resource<ReplayConsumer>,
-    ) -> Result<Vec<PartitionOffset>, types::KafkaError> {
-        let consumer = self.table.get(&consumer).map_err(|e| types::KafkaError {
-            operation: "consumer-position".into(),
-            message: e.to_string(),
-            retriable: false,
-        })?;
-        let positions = consumer.position()?;
-        Ok(positions
-            .into_iter()
-            .map(|(partition, offset)| PartitionOffset { partition, offset })
-            .collect())
-    }
-
-    fn drop(&mut self, consumer: Resource<ReplayConsumer>) -> wasmtime::Result<()> {
+    fn drop(&mut self, consumer: Resource<Consumer>) -> wasmtime::Result<()> {
+        if self.last_poll == Some(consumer.rep()) {
+            self.last_poll = None;
+        }
         self.table.delete(consumer)?;
         Ok(())
     }
 }
 
 impl operator_events::Host for HostState {
-    fn before_commit(&mut self, plan_id: String, preview: Vec<PartitionPreview>) {
+    fn before_commit(
+        &mut self,
+        plan_id: String,
+        preview: Vec<PartitionPreview>,
+    ) -> wasmtime::Result<()> {
         self.events.before_commit(&plan_id, &preview);
+        Ok(())
     }
+}
+
+/// Takes the records a batch names out of the consumer polled last. The indices come from the
+/// guest: each must name a distinct record of that poll, whose bytes the host checked as text.
+fn take_records(state: &mut HostState, indices: &[u32]) -> wasmtime::Result<Vec<ReplayedRecord>> {
+    if indices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rep = state
+        .last_poll
+        .ok_or_else(|| wasmtime::Error::msg("next-batch named records but nothing was polled"))?;
+    let consumer = state
+        .table
+        .get_mut(&Resource::<Consumer>::new_borrow(rep))?;
+    let mut records = Vec::with_capacity(indices.len());
+    for &index in indices {
+        let held = consumer.held.get_mut(index as usize).ok_or_else(|| {
+            wasmtime::Error::msg(format!(
+                "next-batch named record {index}, which the last poll did not return"
+            ))
+        })?;
+        let (Some(key), value) = (held.key.take(), held.value.take()) else {
+            return Err(wasmtime::Error::msg(format!(
+                "next-batch named record {index} twice or a record without a key"
+            )));
+        };
+        records.push(ReplayedRecord {
+            partition: held.partition,
+            offset: held.offset,
+            key: String::from_utf8(key)?,
+            value: value.map(String::from_utf8).transpose()?,
+        });
+    }
+    Ok(records)
 }
 
 /// The cleanup component, compiled once (through the precompiled cache) and linked once.
@@ -388,7 +475,11 @@ impl CleanupComponent {
             events,
             table: ResourceTable::new(),
             limits,
+            started: Instant::now(),
+            last_poll: None,
             committed: false,
+            #[cfg(feature = "testing")]
+            lie: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
@@ -429,21 +520,23 @@ impl CleanupInstance {
         self.store.set_epoch_deadline(epoch_ticks(CALL_LIMIT));
     }
 
+    /// The Kafka settings this instance's capabilities use.
+    pub fn settings(&self) -> &crate::kafka::KafkaSettings {
+        self.store.data().kafka.settings()
+    }
+
     pub fn counts(&self) -> RequestCounts {
         self.store.data().kafka.counts
     }
 
-    pub fn verify_plan(
-        &mut self,
-        json: &str,
-    ) -> wasmtime::Result<Result<types::Plan, CleanupError>> {
+    pub fn verify_plan(&mut self, json: &str) -> wasmtime::Result<Result<Plan, CleanupError>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_plans()
             .call_verify_plan(&mut self.store, json)
     }
 
-    pub fn render_plan(&mut self, plan: &types::Plan) -> wasmtime::Result<String> {
+    pub fn render_plan(&mut self, plan: &Plan) -> wasmtime::Result<String> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_plans()
@@ -454,7 +547,7 @@ impl CleanupInstance {
         &mut self,
         recovery_point: &str,
         markers: &[String],
-    ) -> wasmtime::Result<Result<types::Plan, CleanupError>> {
+    ) -> wasmtime::Result<Result<Plan, CleanupError>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_plans()
@@ -464,11 +557,21 @@ impl CleanupInstance {
     pub fn parse_marker(
         &mut self,
         json: &str,
-    ) -> wasmtime::Result<Result<types::RecoveryMarker, CleanupError>> {
+    ) -> wasmtime::Result<Result<RecoveryMarker, CleanupError>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_plans()
             .call_parse_marker(&mut self.store, json)
+    }
+
+    pub fn split_markers(
+        &mut self,
+        text: &str,
+    ) -> wasmtime::Result<Result<Vec<String>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_split_markers(&mut self.store, text)
     }
 
     pub fn message(&mut self, error: &CleanupError) -> wasmtime::Result<String> {
@@ -482,7 +585,7 @@ impl CleanupInstance {
         &mut self,
         plan_json: &str,
         options: &ApplyOptions,
-    ) -> wasmtime::Result<Result<ApplyReport, CleanupError>> {
+    ) -> wasmtime::Result<Result<ApplyReport, ApplyFailure>> {
         self.reset_deadline();
         self.bindings.action_state_cleanup_coordinator().call_apply(
             &mut self.store,
@@ -552,6 +655,7 @@ impl CleanupInstance {
         api.call_restore(&mut self.store, session.0, markers, options)
     }
 
+    /// The next batch of a replay, its records handed over from the host's last poll.
     pub fn next_batch(
         &mut self,
         session: &RecoverySessionHandle,
@@ -562,7 +666,16 @@ impl CleanupInstance {
             .bindings
             .action_state_cleanup_recovery()
             .recovery_session();
-        api.call_next_batch(&mut self.store, session.0, max_records)
+        let batch = match api.call_next_batch(&mut self.store, session.0, max_records)? {
+            Ok(batch) => batch,
+            Err(error) => return Ok(Err(error)),
+        };
+        let records = take_records(self.store.data_mut(), &batch.records)?;
+        Ok(Ok(ReplayBatch {
+            records,
+            done: batch.done,
+            progress: batch.progress,
+        }))
     }
 
     pub fn session_snapshot(

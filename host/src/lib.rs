@@ -5,9 +5,14 @@ pub mod cleanup;
 pub mod engine;
 pub mod failpoint;
 pub mod kafka;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod tools;
 pub mod validator;
 
 /// The validator component built by `build.rs`, as a file path (it is not embedded).
 pub const VALIDATOR_COMPONENT_PATH: &str = env!("ASC_VALIDATOR_COMPONENT");
 /// The cleanup component, embedded so the CLI is a single file.
 pub static CLEANUP_COMPONENT: &[u8] = include_bytes!(env!("ASC_CLEANUP_COMPONENT"));
+/// The capability conformance suite (world `conformance`), as a file path.
+pub const CONFORMANCE_COMPONENT_PATH: &str = env!("ASC_CONFORMANCE_COMPONENT");

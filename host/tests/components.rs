@@ -68,7 +68,7 @@ fn validator_imports_no_function_at_all() {
     // The shared `types` interface is imported for its type definitions only.
     assert_eq!(
         import_names(&engine, &component),
-        ["action-state:cleanup/types@0.1.0"]
+        ["action-state:cleanup/types@0.2.0"]
     );
     assert_eq!(
         imported_functions(&engine, &component),
@@ -81,11 +81,12 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
     let engine = new_engine().unwrap();
     let component = Component::new(&engine, CLEANUP_COMPONENT).unwrap();
     let allowed = [
-        "action-state:cleanup/control-log@0.1.0",
-        "action-state:cleanup/kafka-admin@0.1.0",
-        "action-state:cleanup/kafka-consumer@0.1.0",
-        "action-state:cleanup/operator-events@0.1.0",
-        "action-state:cleanup/types@0.1.0",
+        "action-state:cleanup/clock@0.2.0",
+        "action-state:cleanup/kafka-admin@0.2.0",
+        "action-state:cleanup/kafka-consumer@0.2.0",
+        "action-state:cleanup/kafka-writer@0.2.0",
+        "action-state:cleanup/operator-events@0.2.0",
+        "action-state:cleanup/types@0.2.0",
     ];
     let names = import_names(&engine, &component);
     assert!(
@@ -94,7 +95,7 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
     );
     let functions = imported_functions(&engine, &component);
     assert!(
-        functions.contains(&"action-state:cleanup/kafka-admin@0.1.0#delete-records".to_owned()),
+        functions.contains(&"action-state:cleanup/kafka-admin@0.2.0#delete-records".to_owned()),
         "{functions:?}"
     );
     assert!(
@@ -227,4 +228,57 @@ fn seal_plan_refuses_offsets_and_partitions_the_parser_refuses() {
     let read = instance.verify_plan(&text).unwrap().unwrap();
     assert_eq!(read.plan_id, largest.plan_id);
     assert_eq!(instance.render_plan(&read).unwrap(), text);
+}
+
+/// The case names of `variant <name>` in a WIT file (doc comments skipped).
+fn wit_variant_cases(wit: &str, name: &str) -> Vec<String> {
+    let start = wit
+        .find(&format!("variant {name} {{"))
+        .unwrap_or_else(|| panic!("variant {name} in the WIT"));
+    let body = &wit[start..];
+    let body = &body[body.find('{').unwrap() + 1..body.find("\n  }").unwrap()];
+    body.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        .map(|line| line.split(['(', ',']).next().unwrap().trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_hosts_kafka_error_table_is_the_wits() {
+    let wit =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/types.wit"))
+            .unwrap();
+    let cases = wit_variant_cases(&wit, "kafka-error");
+    let ours: Vec<&str> = action_state_core::capabilities::ErrorKind::ALL
+        .iter()
+        .map(|kind| kind.name())
+        .collect();
+    assert_eq!(
+        cases, ours,
+        "ErrorKind (guest/core/src/capabilities.rs) against wit/types.wit"
+    );
+    // The Python host's table names the same cases (python/tests/test_capabilities_offline.py
+    // checks its codes; here only that it knows every case and no other).
+    let python = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../python/src/action_state_cleanup/_kafka_errors.py"),
+    )
+    .unwrap();
+    let table = &python[python.find("CASES = {").unwrap()..];
+    let table = &table[..table.find("\n}").unwrap()];
+    let mut named: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.trim().strip_prefix('"'))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    named.push("other");
+    named.sort_unstable();
+    let mut expected = cases.clone();
+    expected.sort_unstable();
+    assert_eq!(
+        named, expected,
+        "CASES in _kafka_errors.py (plus the default other) against the WIT"
+    );
 }

@@ -106,8 +106,21 @@ def beginning_offsets(admin: AdminClient, topic: str, partitions: List[int]) -> 
     return {tp.partition: future.result(timeout=30).offset for tp, future in futures.items()}
 
 
+def send(bootstrap: str, topic: str, rows) -> None:
+    """Writes (partition, key, value) rows with a plain producer (value None: a tombstone) and
+    waits until every one is acknowledged."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": "true"})
+    failures = []
+    for partition, key, value in rows:
+        producer.produce(topic, key=key, value=value, partition=partition, on_delivery=lambda e, _m: e and failures.append(e))
+        producer.poll(0)
+    assert producer.flush(30) == 0 and not failures, failures
+
+
 def produce(cleanup: Cleanup, topic: str, partition: int, start: int, count: int) -> None:
-    cleanup.kafka.produce_batch(topic, [(partition, f"action-{i}", f"done-{i}") for i in range(start, start + count)])
+    send(cleanup.kafka.properties["bootstrap.servers"], topic, [(partition, f"action-{i}", f"done-{i}") for i in range(start, start + count)])
 
 
 def run_cli(cli: Path, *args: str, timeout: float = 180) -> Tuple[int, dict]:

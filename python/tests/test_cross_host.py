@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from action_state_cleanup import BoundaryRegression, BoundaryViolation, Cleanup, CleanupError, ControlTopicCorrupt, TopicChanged
 
-from conftest import beginning_offsets, create_topic, delete_topic, produce, run_cli, unique
+from conftest import beginning_offsets, create_topic, delete_topic, produce, run_cli, send, unique
 
 
 @pytest.fixture
@@ -147,7 +147,7 @@ def test_control_topic_tombstone_is_refused_like_the_cli(scene, cli: Path, boots
     cleanup, data, control, plan, files, markers = scene
     assert cleanup.apply(files["plan"].read_text()).outcome == "applied"
     # A tombstone for the plan's key: compaction would erase the committed boundary.
-    cleanup.kafka.produce("test", control, 0, plan.plan_id, None)
+    send(bootstrap, control, [(0, plan.plan_id, None)])
 
     code, cli_status = run_cli(cli, "status", *kafka_args(bootstrap, control))
     assert code == 3, cli_status

@@ -3,6 +3,7 @@ bundled component and its imports."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 
@@ -56,11 +57,25 @@ def test_plan_from_markers_and_legacy_refusal(offline: Cleanup):
         offline.plan("C1", [{"0": 100}])
 
 
+def test_marker_files_are_split_by_the_component_keeping_every_digit(offline: Cleanup):
+    one = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":18446744073709551615}}'
+    two = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":7}}'
+    assert offline.split_markers(f"[{one},\n {two}]") == [one, two]
+    assert offline.split_markers(f"{one}\n{two}\n") == [one, two]
+    assert offline.split_markers(("[" + json.dumps(one) + "]").encode()) == [one]
+    assert offline.plan("C1", offline.split_markers(f"[{one},{two}]")).offsets == {0: 7}
+    with pytest.raises(InvalidMarker) as raised:
+        offline.split_markers("[]")
+    assert raised.value.message == "Recovery marker file holds an empty array"
+
+
 def test_kafka_calls_without_kafka_are_kafka_failures_not_traps(offline: Cleanup):
     with pytest.raises(KafkaFailure) as raised:
         offline.snapshot_marker("orders")
     error = raised.value
-    assert error.kind == "kafka" and error.retriable is False
+    # The host reports the missing connection as `other` at once (whether to call that
+    # retriable is the component's decision).
+    assert error.kind == "kafka" and error.cause["tag"] == "other"
     assert "bootstrap_servers" in error.kafka_message
     # The instance survives a refused call.
     assert offline.verify(SPEC_PLAN).plan_id.startswith("99cdeb76")
@@ -80,11 +95,12 @@ def test_bundled_component_imports_only_the_wit_capabilities():
     engine = asc._component.loaded().engine
     component = Component.from_file(engine, str(asc.component_path()))
     imports = set(component.type.imports(engine))
-    wit = {f"action-state:cleanup/{name}@0.1.0" for name in ("types", "kafka-admin", "control-log", "kafka-consumer", "operator-events")}
+    names = ("types", "clock", "kafka-admin", "kafka-writer", "kafka-consumer", "operator-events")
+    wit = {f"action-state:cleanup/{name}@0.2.0" for name in names}
     assert imports <= wit, f"unexpected imports: {imports - wit}"
-    assert "action-state:cleanup/kafka-admin@0.1.0" in imports and "action-state:cleanup/control-log@0.1.0" in imports
+    assert "action-state:cleanup/kafka-writer@0.2.0" in imports and "action-state:cleanup/clock@0.2.0" in imports
     exports = set(component.type.exports(engine))
-    assert exports == {f"action-state:cleanup/{name}@0.1.0" for name in ("plans", "coordinator", "recovery")}
+    assert exports == {f"action-state:cleanup/{name}@0.2.0" for name in ("plans", "coordinator", "recovery")}
 
 
 def test_per_call_overhead_is_reported(offline: Cleanup, record_property):
@@ -103,10 +119,10 @@ def test_per_call_overhead_is_reported(offline: Cleanup, record_property):
 def test_interrupt_inside_a_capability_fails_the_call_cleanly(monkeypatch):
     cleanup = Cleanup("127.0.0.1:9", "control")
 
-    def interrupted(self, topics):
+    def interrupted(self, topics, names, with_offsets):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(asc.KafkaCapabilities, "describe_topics", interrupted)
+    monkeypatch.setattr(asc.KafkaCapabilities, "describe", interrupted)
     with pytest.raises(KeyboardInterrupt):
         cleanup.snapshot_marker("orders")
     # The guest saw a kafka-error and returned normally: the instance is kept.
@@ -140,8 +156,8 @@ def test_unreachable_broker_is_a_retriable_kafka_failure():
     with pytest.raises(KafkaFailure) as raised:
         cleanup.status()
     error = raised.value
-    assert error.kind == "kafka" and error.operation == "describe-topics" and error.retriable
-    assert error.message.startswith("Kafka describe-topics failed: ")
+    assert error.kind == "kafka" and error.retriable
+    assert error.cause is not None and error.cause["tag"] in ("transport", "timeout"), error.cause
     cleanup.close()
 
 

@@ -25,10 +25,10 @@ from action_state_cleanup import (
     ReplayRecordInvalid,
     ReplayStalled,
     TopicChanged,
-    _kafka,
+    _kafka_consumer,
 )
 
-from conftest import beginning_offsets, create_topic, delete_topic, unique
+from conftest import beginning_offsets, create_topic, delete_topic, send, unique
 
 Row = Tuple[int, int, str, Optional[str]]
 
@@ -104,7 +104,9 @@ class Scene:
         self.control = f"{self.topic}-cleanup"
         create_topic(admin, self.topic, partitions=2)
         self.cleanup = Cleanup(bootstrap, self.control)
-        write = self.cleanup.kafka.produce_batch
+        def write(topic, rows):
+            send(bootstrap, topic, rows)
+
         write(self.topic, [(0, f"p0-{i % 60}", f"state-{i}") for i in range(100)])
         write(self.topic, [(1, f"p1-{i % 25}", f"state-{i}") for i in range(40)])
         self.c0 = self.cleanup.snapshot_marker(self.topic)
@@ -171,7 +173,7 @@ def test_bulk_replay_over_four_partitions_equals_a_plain_consumer(bootstrap: str
     # Keys repeat (updates) within their partition, and some are tombstoned.
     records = [(n % 4, f"action-{n % 6000}", f'{{"step":{n}}}') for n in range(20_000)]
     records += [(k % 4, f"action-{k}", None) for k in range(0, 6000, 7)]
-    cleanup.kafka.produce_batch(topic, records)
+    send(bootstrap, topic, records)
     start = with_offsets(cleanup.snapshot_marker(topic), {p: 0 for p in range(4)})
 
     replayed: List[Row] = []
@@ -287,7 +289,7 @@ def test_snapshot_after_the_replay_is_the_live_end_not_the_captured_target(scene
         assert offsets_of(session.snapshot_marker()) == {"0": 150, "1": 60}
         assert len(list(session.records())) == 40
         # New actions arrive after the restore captured its end offsets.
-        scene.cleanup.kafka.produce_batch(scene.topic, [(1, f"late-{i}", "x") for i in range(5)])
+        send(scene.bootstrap, scene.topic, [(1, f"late-{i}", "x") for i in range(5)])
         marker = session.snapshot_marker()
         assert offsets_of(marker) == {"0": 180, "1": 75}
         assert {int(p): o for p, o in offsets_of(marker).items()} == end_offsets(scene.bootstrap, scene.topic, [0, 1])
@@ -352,9 +354,7 @@ def test_records_without_a_key_or_with_invalid_utf8_are_replay_record_invalid(bo
     # compacted can hold them, so this one is delete-only.
     create_topic(admin, topic, partitions=1, config={"cleanup.policy": "delete", "retention.ms": "-1"})
     cleanup = Cleanup(bootstrap)
-    cleanup.kafka.produce("test", topic, 0, "fine", "ok")            # offset 0
-    cleanup.kafka.produce("test", topic, 0, None, "no key")          # offset 1
-    cleanup.kafka.produce("test", topic, 0, "bad", b"ok\xff")        # offset 2
+    send(bootstrap, topic, [(0, "fine", "ok"), (0, None, "no key"), (0, "bad", b"ok\xff")])  # offsets 0, 1, 2
     marker = cleanup.snapshot_marker(topic)
     with cleanup.recovery_session(topic) as session:
         session.restore([with_offsets(marker, {0: 0})])
@@ -375,17 +375,16 @@ def test_records_without_a_key_or_with_invalid_utf8_are_replay_record_invalid(bo
         with pytest.raises(ReplayRecordInvalid) as undecodable:
             session.next_batch()
         assert f"{topic}-0 at offset 2 cannot be decoded" in undecodable.value.message
-        assert "the value is not valid UTF-8 (invalid byte at position 2)" in undecodable.value.message
+        assert "its key or value is not valid UTF-8" in undecodable.value.message
     cleanup.close()
 
 
-class StuckConsumer(_kafka.ReplayConsumer):
+class StuckConsumer(_kafka_consumer.Consumer):
     """Assigns like a consumer but never delivers and never moves (a broker that stopped serving)."""
 
     def __init__(self, topic: str) -> None:  # noqa: D401 - no real consumer
         self.topic = topic
-        self._consumer = None
-        self._failure = None
+        self.last = []
         self.assigned: List[Tuple[int, int]] = []
 
     def assign(self, start):
@@ -403,7 +402,7 @@ class StuckConsumer(_kafka.ReplayConsumer):
 
 
 def test_a_replay_without_progress_raises_replay_stalled_within_the_window(scene: Scene, monkeypatch):
-    monkeypatch.setattr(scene.cleanup.kafka, "replay_consumer", StuckConsumer)
+    monkeypatch.setattr(scene.cleanup.kafka, "open_consumer", StuckConsumer)
     with scene.cleanup.recovery_session(scene.topic, control_topic=None) as session:
         session.restore([scene.c1], poll_timeout_ms=100, stall_timeout_ms=500)
         started = time.monotonic()
@@ -423,7 +422,10 @@ def test_a_replay_without_progress_raises_replay_stalled_within_the_window(scene
 
 def test_session_lifetime_close_orphans_and_loss(scene: Scene):
     cleanup = scene.cleanup
-    consumers = cleanup._host.consumers
+    def consumers():
+        # The data topic's consumers the guest holds (its replay consumer).
+        return [r for r in cleanup._host.resources.values() if isinstance(r, _kafka_consumer.Consumer) and r.topic == scene.topic]
+
 
     with cleanup.recovery_session(scene.topic, control_topic=None) as session:
         assert isinstance(session, RecoverySession) and not session.closed
@@ -437,8 +439,8 @@ def test_session_lifetime_close_orphans_and_loss(scene: Scene):
             session.next_batch(-1)
         session.restore([scene.c1])
         assert len(session.next_batch(5)) == 5
-        assert len(consumers) == 1  # the guest's replay consumer
-    assert session.closed and consumers == {}  # dropping the session dropped its consumer
+        assert len(consumers()) == 1  # the guest's replay consumer
+    assert session.closed and consumers() == []  # dropping the session dropped its consumer
     with pytest.raises(ValueError, match="closed"):
         session.snapshot_marker()
     session.close()  # idempotent
@@ -446,17 +448,17 @@ def test_session_lifetime_close_orphans_and_loss(scene: Scene):
     # A session dropped without close is released at the Cleanup's next guest call.
     forgotten = cleanup.recovery_session(scene.topic, control_topic=None)
     forgotten.restore([scene.c1])
-    assert len(consumers) == 1
+    assert len(consumers()) == 1
     del forgotten
     gc.collect()
     cleanup.snapshot_marker(scene.topic)
-    assert consumers == {}
+    assert consumers() == []
 
     # Cleanup.close closes the sessions still open.
     still_open = cleanup.recovery_session(scene.topic, control_topic=None)
     still_open.restore([scene.c1])
     cleanup.close()
-    assert still_open.closed and consumers == {}
+    assert still_open.closed and consumers() == []
 
     # An exception from on_before_commit discards the instance: its sessions are lost.
     lost = cleanup.recovery_session(scene.topic, control_topic=None)
@@ -472,7 +474,7 @@ def test_session_lifetime_close_orphans_and_loss(scene: Scene):
     with pytest.raises(Abort):
         cleanup.apply(cleanup.render(cleanup.plan("C1", [scene.c1])))
     cleanup.on_before_commit = None
-    assert consumers == {}
+    assert consumers() == []
     with pytest.raises(InternalError) as gone:
         lost.next_batch()
     assert gone.value.kind == "internal" and "lost" in gone.value.message and "Abort" in gone.value.message

@@ -204,3 +204,15 @@ def test_large_plan_conversion_is_at_least_five_times_faster(offline: Cleanup, r
     record_property("verify+render wasmtime-py ms", round(reference * 1e3, 1))
     record_property("verify refused (component only) ms", round(guest * 1e3, 1))
     assert (fast - guest) * 5 < reference - guest, (fast, reference, guest)
+
+
+def test_records_with_absent_options_are_packed_and_present_ones_fall_back(offline: Cleanup):
+    # control-entry has option<string> key and value: all absent packs on the fast path, any
+    # present one uses wasmtime-py's conversion; the component answers the same either way.
+    instance = offline._current_instance()
+    absent = [record(offset=i, key=None, value=None) for i in range(3)]
+    present = [record(offset=0, key="k", value=None)] + absent[1:]
+    for entries in (absent, present):
+        fast, reference = both(lambda: instance.call("plans", "replay-control-log", entries))
+        assert plain(fast) == plain(reference)
+        assert fast[0] == "err" and fast[1].tag == "control-topic-corrupt"

@@ -204,7 +204,7 @@ pub fn control_records(
         .read_control_log(control)
         .expect("read control")
         .into_iter()
-        .map(|(_, k, v)| (k, v))
+        .map(|e| (e.key, e.value))
         .collect()
 }
 

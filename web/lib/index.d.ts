@@ -90,10 +90,32 @@ export interface RangeViolation {
   end?: bigint | undefined;
 }
 
+/** What the client or broker said about a failed Kafka operation (WIT `kafka-detail`). */
+export interface KafkaDetail {
+  code: number;
+  name: string;
+  message: string;
+}
+
+/** The host's typed Kafka error (WIT `kafka-error`). */
+export type KafkaErrorCase =
+  | { tag: 'unknown-topic'; val: KafkaDetail }
+  | { tag: 'authorization'; val: KafkaDetail }
+  | { tag: 'authentication'; val: KafkaDetail }
+  | { tag: 'timeout'; val: KafkaDetail }
+  | { tag: 'transport'; val: KafkaDetail }
+  | { tag: 'not-leader'; val: KafkaDetail }
+  | { tag: 'fenced'; val: KafkaDetail }
+  | { tag: 'policy-violation'; val: KafkaDetail }
+  | { tag: 'offset-out-of-range'; val: KafkaDetail }
+  | { tag: 'other'; val: KafkaDetail };
+
+/** A Kafka step of the component that failed after its own retries (WIT `kafka-failure`). */
 export interface KafkaError {
   operation: string;
   message: string;
   retriable: boolean;
+  cause?: KafkaErrorCase | undefined;
 }
 
 /** The WIT `cleanup-error` variant: every way the component refuses or fails. */
@@ -156,6 +178,13 @@ export function sealPlan(sourceRecoveryPoint: string, topic: string, topicId: st
 /** Parses one recovery marker, versioned or legacy. Throws CleanupError `invalid-marker`. */
 export function parseMarker(markerJson: string): RecoveryMarker;
 
+/**
+ * The exact text of each marker in a marker file or paste: a JSON array gives its elements (a
+ * string element the marker text it holds), markers one per line give each, any other text is
+ * one marker. Offsets keep every digit. Throws CleanupError `invalid-marker`.
+ */
+export function splitMarkers(text: string): string[];
+
 /** A versioned marker in its canonical compact form. */
 export function renderMarker(marker: VersionedMarker): string;
 
@@ -182,7 +211,7 @@ export function topLevelItems(
   text: string,
 ): { kind: 'array'; items: string[] } | { kind: 'object'; items: [string, string][] } | null;
 
-/** Marker texts from a paste: a JSON array (of markers or of marker texts), or one marker per line. Throws InputError. */
+/** Marker texts from a paste, split by `splitMarkers`. Throws InputError for an empty paste, CleanupError `invalid-marker` for a malformed one. */
 export function markerTexts(input: string): string[];
 
 /** A committed boundary read from `{"0":10,…}` or `action-state-cleanup status --json`. */

@@ -19,5 +19,6 @@ export {
   renderPlan,
   replayControlLog,
   sealPlan,
+  splitMarkers,
   verifyPlan,
 } from './plans.js';

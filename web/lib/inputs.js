@@ -4,7 +4,7 @@
 // cut the pasted text into the raw JSON texts of array elements or object members, and the
 // component parses those strictly (u64 offsets, canonical partitions, no duplicates).
 import { CleanupError, InputError } from './errors.js';
-import { parseMarker } from './plans.js';
+import { parseMarker, splitMarkers } from './plans.js';
 
 /**
  * The raw texts of the top-level items of a JSON array or object: for an array, the element
@@ -72,20 +72,14 @@ function parseJson(text, what) {
 }
 
 /**
- * Marker texts from a paste: a JSON array (of marker objects, or of strings that each hold one
- * marker's text, as fixtures' markers.json does), or one marker per line.
+ * Marker texts from a paste, split by the component (`plans.split-markers`, the same rules as
+ * the CLI's marker files): a JSON array (of marker objects, or of strings that each hold one
+ * marker's text, as fixtures' markers.json does), markers one per line, or one marker.
  */
 export function markerTexts(input) {
   const trimmed = input.trim();
   if (trimmed === '') throw new InputError('Paste at least one recovery marker.');
-  if (trimmed.startsWith('[')) {
-    parseJson(trimmed, 'The markers array');
-    return topLevelItems(trimmed).items.map((raw) => (raw.startsWith('"') ? JSON.parse(raw) : raw));
-  }
-  return trimmed
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
+  return splitMarkers(trimmed);
 }
 
 /**

@@ -32,6 +32,9 @@ export const sealPlan = (sourceRecoveryPoint, topic, topicId, offsets) =>
 /** Parses one recovery marker: `{ tag: 'versioned' | 'legacy', val }`. */
 export const parseMarker = (markerJson) => call(plans.parseMarker, markerJson);
 
+/** The exact text of each marker in a marker file or paste (array, one per line, or one). */
+export const splitMarkers = (text) => call(plans.splitMarkers, text);
+
 /** A versioned marker in its canonical compact form. */
 export const renderMarker = (marker) => plans.renderMarker(marker);
 

@@ -5,20 +5,27 @@ use action_state_core as core;
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::coordinator::{
-    ApplyOptions, ApplyOutcome, ApplyReport, Guest, LivePartition, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, Guest, LivePartition, StatusReport,
 };
 use crate::convert::from_offsets;
-use crate::imports::{HostKafka, HostObserver};
+use crate::imports::{HostObserver, host_kafka};
 
 impl Guest for Component {
-    fn apply(plan_json: String, options: ApplyOptions) -> Result<ApplyReport, CleanupError> {
-        let plan = core::Plan::parse(&plan_json)?;
+    fn apply(plan_json: String, options: ApplyOptions) -> Result<ApplyReport, ApplyFailure> {
+        let plan = core::Plan::parse(&plan_json).map_err(|error| ApplyFailure {
+            error: error.into(),
+            status: None,
+        })?;
         let options = core::ApplyOptions {
             control_topic: options.control_topic,
             replication_factor: options.replication_factor,
             dry_run: options.dry_run,
         };
-        let report = core::apply(&mut HostKafka, &mut HostObserver, &plan, &options)?;
+        let report = core::apply_with_status(&mut host_kafka(), &mut HostObserver, &plan, &options)
+            .map_err(|failure| ApplyFailure {
+                error: failure.error.into(),
+                status: failure.status.map(Into::into),
+            })?;
         Ok(ApplyReport {
             plan_id: report.plan_id,
             outcome: match report.outcome {
@@ -36,7 +43,7 @@ impl Guest for Component {
     }
 
     fn control_status(control_topic: String) -> Result<StatusReport, CleanupError> {
-        let report = core::status::status(&mut HostKafka, &control_topic)?;
+        let report = core::status::status(&mut host_kafka(), &control_topic)?;
         Ok(StatusReport {
             control_topic: report.control_topic,
             operations: report.operations.into_iter().map(Into::into).collect(),

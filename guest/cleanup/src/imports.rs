@@ -1,133 +1,136 @@
-//! `KafkaOps` over the WIT imports: each method is exactly one capability call. Values the host
-//! returns are checked here, since the host is not part of the audited core.
+//! The core's `Capabilities` over the WIT imports: each method is exactly one import call, no
+//! policy (that is `core::policy`). Answers are converted here; their shape is checked by the
+//! policy, since the host is not part of the audited core.
 
 use action_state_core as core;
-use core::ops::{ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
+use core::capabilities::{
+    CapResult, Capabilities, Consumer, PartitionRange, PolledRecord, TopicMetadata, Writer,
+};
+use core::ops::{ConfigEntry, OffsetSpec};
 
-use crate::bindings::action_state::cleanup::{control_log, kafka_admin, operator_events};
+use crate::bindings::action_state::cleanup::{
+    clock, kafka_admin, kafka_consumer, kafka_writer, operator_events,
+};
 use crate::convert::{from_offsets, to_offsets};
 
-/// The host's Kafka, as the core protocols see it.
-pub struct HostKafka;
+/// The host's imports, as the core sees them.
+pub struct HostCaps;
 
-fn owned(topics: &[&str]) -> Vec<String> {
-    topics.iter().map(|t| (*t).to_owned()).collect()
+/// The protocols' Kafka: every policy over the host's plain capabilities.
+pub type HostKafka = core::policy::Policy<HostCaps>;
+
+pub fn host_kafka() -> HostKafka {
+    core::policy::Policy::new(HostCaps)
 }
 
-/// A host that answers with the wrong number of items breaks the capability contract.
-fn host_contract(operation: &str, why: String) -> core::KafkaError {
-    core::KafkaError {
-        operation: operation.into(),
-        message: format!("the host broke the capability contract: {why}"),
-        retriable: false,
+fn owned(items: &[&str]) -> Vec<String> {
+    items.iter().map(|t| (*t).to_owned()).collect()
+}
+
+fn pairs(
+    offsets: Vec<crate::bindings::action_state::cleanup::types::PartitionOffset>,
+) -> Vec<(u32, u64)> {
+    offsets
+        .into_iter()
+        .map(|po| (po.partition, po.offset))
+        .collect()
+}
+
+impl From<kafka_admin::ConfigEntry> for ConfigEntry {
+    fn from(c: kafka_admin::ConfigEntry) -> Self {
+        ConfigEntry {
+            name: c.name,
+            value: c.value,
+        }
     }
 }
 
-impl KafkaOps for HostKafka {
-    fn inspect_topics(
+impl From<kafka_admin::TopicMetadata> for TopicMetadata {
+    fn from(m: kafka_admin::TopicMetadata) -> Self {
+        TopicMetadata {
+            topic: m.topic,
+            topic_id: m.topic_id,
+            partitions: m.partitions,
+            configs: m.configs.into_iter().map(Into::into).collect(),
+            offsets: m
+                .offsets
+                .into_iter()
+                .map(|r| PartitionRange {
+                    partition: r.partition,
+                    beginning: r.beginning,
+                    end: r.end,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<kafka_consumer::PolledRecord> for PolledRecord {
+    fn from(r: kafka_consumer::PolledRecord) -> Self {
+        PolledRecord {
+            partition: r.partition,
+            offset: r.offset,
+            has_key: r.has_key,
+            has_value: r.has_value,
+            utf8: r.utf8,
+            key: r.key,
+            value: r.value,
+        }
+    }
+}
+
+impl Writer for kafka_writer::Writer {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+        kafka_writer::Writer::append(self, topic, partition, key, value).map_err(Into::into)
+    }
+}
+
+impl Consumer for kafka_consumer::Consumer {
+    fn assign(&mut self, start: &core::PartitionOffsets) -> CapResult<()> {
+        kafka_consumer::Consumer::assign(self, &from_offsets(start)).map_err(Into::into)
+    }
+
+    fn position(&mut self) -> CapResult<core::PartitionOffsets> {
+        kafka_consumer::Consumer::position(self)
+            .map(|p| to_offsets(&p))
+            .map_err(Into::into)
+    }
+
+    fn poll(
+        &mut self,
+        max_records: u32,
+        timeout_ms: u32,
+        with_data: bool,
+    ) -> CapResult<Vec<PolledRecord>> {
+        let records = kafka_consumer::Consumer::poll(self, max_records, timeout_ms, with_data)?;
+        Ok(records.into_iter().map(Into::into).collect())
+    }
+}
+
+impl Capabilities for HostCaps {
+    type Writer = kafka_writer::Writer;
+    type Consumer = kafka_consumer::Consumer;
+
+    fn now_ms(&mut self) -> u64 {
+        clock::now_ms()
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        clock::sleep_ms(ms);
+    }
+
+    fn operation_timeout_ms(&mut self) -> u32 {
+        clock::operation_timeout_ms()
+    }
+
+    fn describe(
         &mut self,
         topics: &[&str],
-        names: &[&str],
-    ) -> KafkaResult<Vec<Option<core::ops::TopicState>>> {
-        let answer = kafka_admin::inspect_topics(&owned(topics), &owned(names))
-            .map_err(core::KafkaError::from)?;
-        if answer.len() != topics.len() {
-            return Err(host_contract(
-                "inspect-topics",
-                format!("{} answers for {} topics", answer.len(), topics.len()),
-            ));
-        }
-        Ok(answer
-            .into_iter()
-            .map(|state| {
-                state.map(|s| {
-                    let mut partitions = s.description.partitions;
-                    partitions.sort_unstable();
-                    partitions.dedup();
-                    core::ops::TopicState {
-                        description: TopicDescription {
-                            topic: s.description.topic,
-                            topic_id: s.description.topic_id,
-                            partitions,
-                        },
-                        configs: s
-                            .configs
-                            .into_iter()
-                            .map(|c| ConfigEntry {
-                                name: c.name,
-                                value: c.value,
-                            })
-                            .collect(),
-                    }
-                })
-            })
-            .collect())
-    }
-
-    fn offset_range(
-        &mut self,
-        topic: &str,
-        partitions: &[u32],
-    ) -> KafkaResult<Vec<core::ops::PartitionRange>> {
-        let answer =
-            kafka_admin::offset_range(topic, partitions).map_err(core::KafkaError::from)?;
-        Ok(answer
-            .into_iter()
-            .map(|r| (r.partition, r.beginning, r.end))
-            .collect())
-    }
-
-    fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
-        let answer =
-            kafka_admin::describe_topics(&owned(topics)).map_err(core::KafkaError::from)?;
-        if answer.len() != topics.len() {
-            return Err(host_contract(
-                "describe-topics",
-                format!("{} answers for {} topics", answer.len(), topics.len()),
-            ));
-        }
-        Ok(answer
-            .into_iter()
-            .map(|d| {
-                d.map(|d| {
-                    let mut partitions = d.partitions;
-                    partitions.sort_unstable();
-                    partitions.dedup();
-                    TopicDescription {
-                        topic: d.topic,
-                        topic_id: d.topic_id,
-                        partitions,
-                    }
-                })
-            })
-            .collect())
-    }
-
-    fn describe_configs(
-        &mut self,
-        topics: &[&str],
-        names: &[&str],
-    ) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
-        let answer = kafka_admin::describe_configs(&owned(topics), &owned(names))
-            .map_err(core::KafkaError::from)?;
-        if answer.len() != topics.len() {
-            return Err(host_contract(
-                "describe-configs",
-                format!("{} answers for {} topics", answer.len(), topics.len()),
-            ));
-        }
-        Ok(answer
-            .into_iter()
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|e| ConfigEntry {
-                        name: e.name,
-                        value: e.value,
-                    })
-                    .collect()
-            })
-            .collect())
+        config_names: &[&str],
+        with_offsets: bool,
+    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+        let answer = kafka_admin::describe(&owned(topics), &owned(config_names), with_offsets)?;
+        Ok(answer.into_iter().map(|m| m.map(Into::into)).collect())
     }
 
     fn create_topic(
@@ -136,7 +139,7 @@ impl KafkaOps for HostKafka {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
+    ) -> CapResult<bool> {
         let configs: Vec<kafka_admin::ConfigEntry> = configs
             .iter()
             .map(|c| kafka_admin::ConfigEntry {
@@ -144,8 +147,12 @@ impl KafkaOps for HostKafka {
                 value: c.value.clone(),
             })
             .collect();
-        kafka_admin::create_topic(topic, partitions, replication_factor, &configs)
-            .map_err(core::KafkaError::from)
+        Ok(kafka_admin::create_topic(
+            topic,
+            partitions,
+            replication_factor,
+            &configs,
+        )?)
     }
 
     fn list_offsets(
@@ -153,46 +160,31 @@ impl KafkaOps for HostKafka {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> KafkaResult<core::PartitionOffsets> {
+    ) -> CapResult<Vec<(u32, u64)>> {
         let spec = match spec {
             OffsetSpec::Earliest => kafka_admin::OffsetSpec::Earliest,
             OffsetSpec::Latest => kafka_admin::OffsetSpec::Latest,
         };
-        let answer =
-            kafka_admin::list_offsets(topic, partitions, spec).map_err(core::KafkaError::from)?;
-        Ok(to_offsets(&answer))
+        Ok(pairs(kafka_admin::list_offsets(topic, partitions, spec)?))
     }
 
     fn delete_records(
         &mut self,
         topic: &str,
         before: &core::PartitionOffsets,
-    ) -> KafkaResult<core::PartitionOffsets> {
-        let answer = kafka_admin::delete_records(topic, &from_offsets(before))
-            .map_err(core::KafkaError::from)?;
-        Ok(to_offsets(&answer))
+    ) -> CapResult<Vec<(u32, u64)>> {
+        Ok(pairs(kafka_admin::delete_records(
+            topic,
+            &from_offsets(before),
+        )?))
     }
 
-    fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<core::ControlEntry>> {
-        let entries = control_log::read_all(topic).map_err(core::KafkaError::from)?;
-        Ok(entries.into_iter().map(Into::into).collect())
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<kafka_writer::Writer> {
+        Ok(kafka_writer::Writer::open(transactional_id)?)
     }
 
-    fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
-        control_log::fence(topic).map_err(core::KafkaError::from)
-    }
-
-    fn append_control(
-        &mut self,
-        topic: &str,
-        key: &str,
-        value: &str,
-        fenced: bool,
-    ) -> Result<u64, core::ops::AppendError> {
-        control_log::append(topic, key, value, fenced).map_err(|error| match error {
-            control_log::AppendError::Fenced(why) => core::ops::AppendError::Fenced(why),
-            control_log::AppendError::Failed(kafka) => core::ops::AppendError::Failed(kafka.into()),
-        })
+    fn open_consumer(&mut self, topic: &str) -> CapResult<kafka_consumer::Consumer> {
+        Ok(kafka_consumer::Consumer::open(topic)?)
     }
 }
 

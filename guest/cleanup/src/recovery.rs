@@ -11,10 +11,10 @@ use crate::bindings::action_state::cleanup::kafka_consumer;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::recovery::{
     Guest, GuestRecoverySession, PartitionProgress, PartitionRange, RecoveryPolicy,
-    RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions, ReplayedRecord,
+    RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions,
 };
 use crate::convert::{from_offsets, to_offsets};
-use crate::imports::HostKafka;
+use crate::imports::{HostKafka, host_kafka};
 
 impl Guest for Component {
     type RecoverySession = Session;
@@ -24,12 +24,12 @@ impl Guest for Component {
         policy: RecoveryPolicy,
     ) -> Result<RecoveryVerdict, CleanupError> {
         let markers = core::planning::parse_markers(&markers)?;
-        let check = core::recovery::check_recovery(&mut HostKafka, &markers, &policy.into())?;
+        let check = core::recovery::check_recovery(&mut host_kafka(), &markers, &policy.into())?;
         Ok(verdict(check))
     }
 
     fn snapshot_marker(topic: String) -> Result<String, CleanupError> {
-        let marker = core::status::snapshot_marker(&mut HostKafka, &topic)?;
+        let marker = core::status::snapshot_marker(&mut host_kafka(), &topic)?;
         Ok(core::Marker::Versioned(marker).render())
     }
 }
@@ -65,19 +65,32 @@ fn verdict(check: core::recovery::RecoveryCheck) -> RecoveryVerdict {
     }
 }
 
-/// The host's consumer resource as the core's record source.
-struct HostSource(kafka_consumer::ReplayConsumer);
+/// The host's consumer resource as the core's record source: polls without data, since the
+/// host keeps the records and hands the accepted ones to the runtime.
+struct HostSource(kafka_consumer::Consumer);
+
+fn kafka(operation: &str, error: kafka_consumer::KafkaError) -> core::KafkaError {
+    let cause: core::capabilities::HostError = error.into();
+    core::KafkaError {
+        operation: operation.into(),
+        message: format!("{cause} ({})", cause.kind.name()),
+        retriable: cause.kind.is_transient(),
+        cause: Some(cause),
+    }
+}
 
 impl RecordSource for HostSource {
     fn assign(&mut self, start: &core::PartitionOffsets) -> core::ops::KafkaResult<()> {
-        self.0.assign(&from_offsets(start)).map_err(Into::into)
+        self.0
+            .assign(&from_offsets(start))
+            .map_err(|e| kafka("consumer-assign", e))
     }
 
     fn position(&mut self) -> core::ops::KafkaResult<core::PartitionOffsets> {
         self.0
             .position()
             .map(|p| to_offsets(&p))
-            .map_err(Into::into)
+            .map_err(|e| kafka("consumer-position", e))
     }
 
     fn poll(
@@ -87,41 +100,58 @@ impl RecordSource for HostSource {
     ) -> core::ops::KafkaResult<Vec<ConsumedRecord>> {
         let records = self
             .0
-            .poll(max_records, timeout_ms)
-            .map_err(core::KafkaError::from)?;
-        Ok(records
-            .into_iter()
-            .map(|r| ConsumedRecord {
-                partition: r.partition,
-                offset: r.offset,
-                key: r.key,
-                value: r.value,
-                decode_error: r.decode_error,
-            })
-            .collect())
+            .poll(max_records, timeout_ms, false)
+            .map_err(|e| kafka("consumer-poll", e))?;
+        Ok(records.into_iter().map(Into::into).collect())
     }
 }
 
-/// The session resource: the core session plus its consumer, created at the first restore.
+/// The session resource: the core session, its Kafka policy and its consumer (opened at the
+/// first restore).
 pub struct Session {
-    state: RefCell<(core::replay::RecoverySession, Option<HostSource>)>,
+    state: RefCell<SessionState>,
 }
 
-impl Session {
-    fn source<'a>(
-        session: &core::replay::RecoverySession,
-        source: &'a mut Option<HostSource>,
-    ) -> &'a mut HostSource {
-        source
-            .get_or_insert_with(|| HostSource(kafka_consumer::ReplayConsumer::new(session.topic())))
+struct SessionState {
+    session: core::replay::RecoverySession,
+    kafka: HostKafka,
+    source: Option<HostSource>,
+}
+
+impl SessionState {
+    /// The session's consumer, opened on first use.
+    fn parts(
+        &mut self,
+    ) -> Result<
+        (
+            &mut core::replay::RecoverySession,
+            &mut HostKafka,
+            &mut HostSource,
+        ),
+        core::CleanupError,
+    > {
+        if self.source.is_none() {
+            let consumer = kafka_consumer::Consumer::open(self.session.topic())
+                .map_err(|e| core::CleanupError::Kafka(kafka("consumer-open", e)))?;
+            self.source = Some(HostSource(consumer));
+        }
+        match self.source.as_mut() {
+            Some(source) => Ok((&mut self.session, &mut self.kafka, source)),
+            None => Err(core::CleanupError::kafka("consumer-open", "no consumer")),
+        }
     }
 }
 
 impl GuestRecoverySession for Session {
     fn start(topic: String, policy: RecoveryPolicy) -> Result<RecoverySession, CleanupError> {
-        let session = core::replay::RecoverySession::start(&mut HostKafka, &topic, policy.into())?;
+        let mut kafka = host_kafka();
+        let session = core::replay::RecoverySession::start(&mut kafka, &topic, policy.into())?;
         Ok(RecoverySession::new(Session {
-            state: RefCell::new((session, None)),
+            state: RefCell::new(SessionState {
+                session,
+                kafka,
+                source: None,
+            }),
         }))
     }
 
@@ -132,36 +162,20 @@ impl GuestRecoverySession for Session {
     ) -> Result<RecoveryVerdict, CleanupError> {
         let markers = core::planning::parse_markers(&markers)?;
         let mut state = self.state.borrow_mut();
-        let (session, source) = &mut *state;
-        let source = Session::source(session, source);
+        let (session, kafka, source) = state.parts()?;
         let options = CoreReplayOptions {
             poll_timeout_ms: options.poll_timeout_ms,
             stall_timeout_ms: options.stall_timeout_ms,
         };
-        Ok(verdict(session.restore(
-            &mut HostKafka,
-            source,
-            &markers,
-            options,
-        )?))
+        Ok(verdict(session.restore(kafka, source, &markers, options)?))
     }
 
     fn next_batch(&self, max_records: u32) -> Result<ReplayBatch, CleanupError> {
         let mut state = self.state.borrow_mut();
-        let (session, source) = &mut *state;
-        let source = Session::source(session, source);
-        let batch = session.next_batch(&mut HostKafka, source, max_records)?;
+        let (session, kafka, source) = state.parts()?;
+        let batch = session.next_batch(kafka, source, max_records)?;
         Ok(ReplayBatch {
-            records: batch
-                .records
-                .into_iter()
-                .map(|r| ReplayedRecord {
-                    partition: r.partition,
-                    offset: r.offset,
-                    key: r.key,
-                    value: r.value,
-                })
-                .collect(),
+            records: batch.records.into_iter().map(|r| r.index).collect(),
             done: batch.done,
             progress: batch
                 .progress
@@ -177,7 +191,8 @@ impl GuestRecoverySession for Session {
 
     fn snapshot_marker(&self) -> Result<String, CleanupError> {
         let mut state = self.state.borrow_mut();
-        let marker = state.0.snapshot_marker(&mut HostKafka)?;
+        let state = &mut *state;
+        let marker = state.session.snapshot_marker(&mut state.kafka)?;
         Ok(core::Marker::Versioned(marker).render())
     }
 }

@@ -87,18 +87,81 @@ pub fn apply(
     plan: &Plan,
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
+    apply_with_status(kafka, observer, plan, options).map_err(|failure| failure.error)
+}
+
+/// Why an apply stopped, with the plan's status in the control topic as the run last knew it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyFailure {
+    pub error: CleanupError,
+    /// `Committed` when this run wrote or found COMMITTED; `None` when the plan was not found or
+    /// the run stopped before reading the control topic.
+    pub status: Option<Status>,
+}
+
+/// `apply`, failing with the plan's last known status so a host needs no second read.
+pub fn apply_with_status(
+    kafka: &mut dyn KafkaOps,
+    observer: &mut dyn ApplyObserver,
+    plan: &Plan,
+    options: &ApplyOptions,
+) -> std::result::Result<ApplyReport, ApplyFailure> {
+    let mut status = None;
+    let mut commit_in_doubt = false;
+    let outcome = apply_attempts(
+        kafka,
+        observer,
+        plan,
+        options,
+        &mut status,
+        &mut commit_in_doubt,
+    );
+    outcome.map_err(|error| ApplyFailure { error, status })
+}
+
+fn apply_attempts(
+    kafka: &mut dyn KafkaOps,
+    observer: &mut dyn ApplyObserver,
+    plan: &Plan,
+    options: &ApplyOptions,
+    status: &mut Option<Status>,
+    commit_in_doubt: &mut bool,
+) -> Result<ApplyReport> {
     // Before anything durable (creating the control topic, fencing, COMMITTED): a record the
     // integrity rules refuse would stop every later apply and recovery.
     plan.verify()?;
-    let mut outcome = apply_once(kafka, observer, plan, options, true);
+    let mut outcome = apply_once(
+        kafka,
+        observer,
+        plan,
+        options,
+        true,
+        status,
+        commit_in_doubt,
+    );
     for _ in 1..MAX_ATTEMPTS {
-        // Fenced before committing: another apply took over. Decide again, from the start, on
-        // the history it leaves: the same plan resumes without fencing anyone (only a new
-        // commit needs the fenced writer), an incomparable one is refused.
-        if !matches!(outcome, Err(CleanupError::Fenced(_))) {
-            break;
-        }
-        outcome = apply_once(kafka, observer, plan, options, false);
+        let fence_again = match &outcome {
+            // Fenced before committing: another apply took over. Decide again, from the
+            // start, on the history it leaves: the same plan resumes without fencing anyone
+            // (only a new commit needs the fenced writer), an incomparable one is refused.
+            Err(CleanupError::Fenced(_)) => false,
+            // The COMMITTED append failed without a definite answer (its partition's leader
+            // died, the request timed out). Fencing again settles the open transaction (a new
+            // writer with the same transactional id completes or aborts it), so the history
+            // read next is the truth: the plan resumes if it was committed, or is decided on
+            // again (it may have been overtaken) if it was not.
+            Err(CleanupError::Kafka(_)) if std::mem::take(commit_in_doubt) => true,
+            _ => break,
+        };
+        outcome = apply_once(
+            kafka,
+            observer,
+            plan,
+            options,
+            fence_again,
+            status,
+            commit_in_doubt,
+        );
     }
     outcome
 }
@@ -112,6 +175,8 @@ fn apply_once(
     plan: &Plan,
     options: &ApplyOptions,
     fence_first: bool,
+    status: &mut Option<Status>,
+    commit_in_doubt: &mut bool,
 ) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
     if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
@@ -124,6 +189,8 @@ fn apply_once(
         kafka,
         plan,
         control: &options.control_topic,
+        status,
+        commit_in_doubt,
     };
     let may_write = !options.dry_run;
     let mut fenced = may_write && fence_first;
@@ -149,6 +216,7 @@ fn decide_and_act(
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
     let plan = session.plan;
+    *session.status = known.as_ref().map(|record| record.status);
     if let Some(record) = known.as_ref().filter(|record| record.plan != *plan) {
         return Err(CleanupError::ControlTopicCorrupt(format!(
             "Cleanup control record {} does not match the supplied plan",
@@ -203,6 +271,10 @@ struct Session<'a> {
     kafka: &'a mut dyn KafkaOps,
     plan: &'a Plan,
     control: &'a str,
+    /// The plan's status as this run last knew it.
+    status: &'a mut Option<Status>,
+    /// Set when a COMMITTED append failed without a definite answer.
+    commit_in_doubt: &'a mut bool,
 }
 
 impl Session<'_> {
@@ -294,10 +366,7 @@ impl Session<'_> {
 
     fn read_history(&mut self) -> Result<ControlHistory> {
         let control = self.control;
-        let entries = self
-            .kafka
-            .read_control_log(control)
-            .map_err(CleanupError::Kafka)?;
+        let entries = self.kafka.read_control_log(control)?;
         let history = ControlHistory::replay(&entries)?;
         let plan = self.plan;
         history.check_dedicated(&plan.topic, &plan.topic_id, &plan.offsets.partitions())?;
@@ -352,8 +421,7 @@ impl Session<'_> {
             .map_err(|error| {
                 CleanupError::Kafka(KafkaError {
                     operation: "delete-records (permission probe before commit)".into(),
-                    message: error.message,
-                    retriable: error.retriable,
+                    ..error
                 })
             })?;
         Ok(preview)
@@ -364,7 +432,16 @@ impl Session<'_> {
             status,
             plan: self.plan.clone(),
         };
-        self.append_record(history, record)
+        if let Err(error) = self.append_record(history, record) {
+            if status == Status::Committed
+                && matches!(&error, CleanupError::Kafka(kafka) if kafka.retriable)
+            {
+                *self.commit_in_doubt = true;
+            }
+            return Err(error);
+        }
+        *self.status = Some(status);
+        Ok(())
     }
 
     fn append_record(&mut self, history: &mut ControlHistory, record: ControlRecord) -> Result<()> {
@@ -389,6 +466,17 @@ impl Session<'_> {
             key: Some(key),
             value: Some(value),
         })
+    }
+
+    /// An append whose outcome is unknown (the request timed out, the leader died) may still
+    /// have written its record: the status this run reports must not claim COMMITTED when the
+    /// log says APPLIED. One read of the history settles it; when that read fails too, the
+    /// status is reported unknown (`None`), and a host reads it before saying anything.
+    fn learn_status_after_failed_append(&mut self) {
+        *self.status = self
+            .read_history()
+            .ok()
+            .and_then(|history| history.find(&self.plan.plan_id).map(|r| r.status));
     }
 
     /// Everything after the point of no return: re-check, delete to the effective boundary,
@@ -424,7 +512,16 @@ impl Session<'_> {
         for mut record in pending {
             record.status = Status::Applied;
             marked.push(record.plan.plan_id.clone());
-            self.append_record(history, record)?;
+            let ours = record.plan.plan_id == plan.plan_id;
+            if let Err(error) = self.append_record(history, record) {
+                if ours {
+                    self.learn_status_after_failed_append();
+                }
+                return Err(error);
+            }
+            if ours {
+                *self.status = Some(Status::Applied);
+            }
         }
         Ok(ApplyReport {
             plan_id: plan.plan_id.clone(),

@@ -643,6 +643,91 @@ fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind
 }
 
 #[test]
+fn a_failed_apply_reports_the_plan_status_it_last_knew() {
+    let p = plan("checkpoint-42", 10, 20);
+    // Refused before the control topic was read: no status.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("describe_topics", 1, Fault::Fail);
+    let failure =
+        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    assert_eq!(failure.status, None);
+    // Failed after COMMITTED: the plan is COMMITTED.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("delete_records", 2, Fault::Fail);
+    let failure =
+        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    assert_eq!(failure.status, Some(Status::Committed));
+    assert!(matches!(failure.error, CleanupError::Kafka(_)));
+    // A resumed apply that fails again still knows it found COMMITTED.
+    kafka.fail_on("delete_records", 3, Fault::Fail);
+    let failure =
+        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    assert_eq!(failure.status, Some(Status::Committed));
+}
+
+#[test]
+fn a_lost_answer_to_the_applied_append_is_settled_by_reading_the_history_again() {
+    let p = plan("checkpoint-42", 10, 20);
+    // COMMITTED is the first append, APPLIED the second: it reaches the log, its answer not.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("append_control", 2, Fault::LostAnswer);
+    let failure =
+        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    assert!(matches!(failure.error, CleanupError::Kafka(_)));
+    assert_eq!(
+        failure.status,
+        Some(Status::Applied),
+        "the failure must not claim COMMITTED when the log says APPLIED"
+    );
+    // The last read was the one after the failed append. When it fails too, the status is
+    // unknown, never COMMITTED.
+    let reads = kafka.calls["read_control_log"];
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("append_control", 2, Fault::LostAnswer);
+    kafka.fail_on("read_control_log", reads, Fault::Fail);
+    let failure =
+        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    assert_eq!(failure.status, None);
+}
+
+#[test]
+fn a_commit_without_a_definite_answer_is_settled_by_fencing_again_and_the_apply_completes() {
+    let p = plan("checkpoint-42", 10, 20);
+    // The COMMITTED record reached the log, its answer did not: the apply fences again, finds
+    // its plan COMMITTED and finishes it, without committing twice.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("append_control", 1, Fault::LostAnswer);
+    let report = apply(&mut kafka, &mut Silent, &p, &options()).unwrap();
+    assert_eq!(report.status, Some(Status::Applied));
+    assert_eq!(
+        kafka
+            .events
+            .iter()
+            .filter(|e| *e == "append:COMMITTED")
+            .count(),
+        1,
+        "{:?}",
+        kafka.events
+    );
+    assert_eq!(kafka.calls["fence_control"], 2);
+    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    // The COMMITTED append failed before writing: the apply fences again and commits it.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("append_control", 1, Fault::Fail);
+    let report = apply(&mut kafka, &mut Silent, &p, &options()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    assert_eq!(kafka.calls["fence_control"], 2);
+    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    // A failure of the delete after COMMITTED is no doubt about the commit: no second attempt.
+    let mut kafka = FakeKafka::new();
+    kafka.fail_on("delete_records", 2, Fault::Fail);
+    let failure =
+        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    assert_eq!(failure.status, Some(Status::Committed));
+    assert_eq!(kafka.calls["fence_control"], 1);
+}
+
+#[test]
 fn check_recovery_refuses_markers_of_another_topic_than_the_configured_one() {
     let mut kafka = FakeKafka::new();
     // Another job's topic exists too, and the markers name it.

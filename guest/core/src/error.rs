@@ -45,12 +45,26 @@ pub struct RangeViolation {
     pub end: Option<u64>,
 }
 
-/// A Kafka operation that failed; `retriable` says whether repeating it may succeed.
+/// A Kafka step that failed after the core's retries; `retriable` says whether running the
+/// command again may succeed, `cause` is the last error a host capability reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KafkaError {
     pub operation: String,
     pub message: String,
     pub retriable: bool,
+    pub cause: Option<crate::capabilities::HostError>,
+}
+
+impl KafkaError {
+    /// A failure the core itself detected (no host error behind it).
+    pub fn new(operation: impl Into<String>, message: impl Into<String>, retriable: bool) -> Self {
+        KafkaError {
+            operation: operation.into(),
+            message: message.into(),
+            retriable,
+            cause: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,11 +132,7 @@ impl CleanupError {
     }
 
     pub fn kafka(operation: impl Into<String>, message: impl Into<String>) -> Self {
-        CleanupError::Kafka(KafkaError {
-            operation: operation.into(),
-            message: message.into(),
-            retriable: false,
-        })
+        CleanupError::Kafka(KafkaError::new(operation, message, false))
     }
 }
 

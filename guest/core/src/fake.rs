@@ -26,6 +26,9 @@ pub enum Fault {
     RecreateTopic(String),
     /// Before the call runs, the data topic's cleanup.policy becomes this value.
     SetPolicy(String),
+    /// The call has its effect, then fails as if its answer were lost (a leader died after
+    /// writing). Only `append_control` honours it.
+    LostAnswer,
 }
 
 #[derive(Debug, Default)]
@@ -89,16 +92,17 @@ impl FakeKafka {
         for fault in due {
             match fault {
                 Fault::Fail => {
-                    return Err(KafkaError {
-                        operation: operation.into(),
-                        message: format!("simulated failure of call {call}"),
-                        retriable: true,
-                    });
+                    return Err(KafkaError::new(
+                        operation,
+                        format!("simulated failure of call {call}"),
+                        true,
+                    ));
                 }
                 Fault::RecreateTopic(id) => self.data().topic_id = id,
                 Fault::SetPolicy(policy) => {
                     self.data().configs.insert("cleanup.policy".into(), policy);
                 }
+                Fault::LostAnswer => {}
             }
         }
         Ok(())
@@ -124,11 +128,7 @@ pub fn safe_topic(id: &str, partitions: &[u32], end: u64) -> FakeTopic {
 }
 
 fn missing(operation: &str, topic: &str) -> KafkaError {
-    KafkaError {
-        operation: operation.into(),
-        message: format!("unknown topic {topic}"),
-        retriable: false,
-    }
+    KafkaError::new(operation, format!("unknown topic {topic}"), false)
 }
 
 impl KafkaOps for FakeKafka {
@@ -246,7 +246,7 @@ impl KafkaOps for FakeKafka {
             .collect())
     }
 
-    fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<ControlEntry>> {
+    fn read_control_log(&mut self, topic: &str) -> crate::error::Result<Vec<ControlEntry>> {
         self.enter("read_control_log")?;
         Ok(self.control_log.get(topic).cloned().unwrap_or_default())
     }
@@ -272,11 +272,11 @@ impl KafkaOps for FakeKafka {
             ));
         }
         if !fenced && value.contains("\"status\":\"COMMITTED\"") {
-            return Err(crate::ops::AppendError::Failed(KafkaError {
-                operation: "append_control".into(),
-                message: "a COMMITTED record must be written by the fenced writer".into(),
-                retriable: false,
-            }));
+            return Err(crate::ops::AppendError::Failed(KafkaError::new(
+                "append_control",
+                "a COMMITTED record must be written by the fenced writer",
+                false,
+            )));
         }
         if let Some(writer) = self.concurrent_commit.take().filter(|_| fenced) {
             // Another apply fenced us and committed its own plan first.
@@ -304,6 +304,16 @@ impl KafkaOps for FakeKafka {
             "APPLIED"
         };
         self.events.push(format!("append:{status}"));
+        let call = self.calls.get("append_control").copied().unwrap_or(0);
+        if self.faults.iter().any(|(op, n, f)| {
+            *op == "append_control" && *n == call && matches!(f, Fault::LostAnswer)
+        }) {
+            return Err(crate::ops::AppendError::Failed(KafkaError::new(
+                "append_control",
+                format!("simulated lost answer of call {call}"),
+                true,
+            )));
+        }
         Ok(offset)
     }
 }
@@ -329,9 +339,11 @@ impl FakeSource {
             .push(crate::replay::ConsumedRecord {
                 partition,
                 offset,
+                has_key: true,
+                has_value: value.is_some(),
+                utf8: true,
                 key: Some(key.into()),
                 value: value.map(Into::into),
-                decode_error: None,
             });
     }
 }
@@ -379,5 +391,391 @@ impl crate::replay::RecordSource for FakeSource {
             }
         }
         Ok(out)
+    }
+}
+
+/// A fake cluster behind the plain 0.2 capabilities, for the tests of `policy`: a clock that
+/// sleeping advances, scripted host errors by operation and call number, topics that appear in
+/// metadata late, ends that lag behind a commit, and transactional ids with epochs.
+pub mod caps {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+    use std::rc::Rc;
+
+    use super::FakeTopic;
+    use crate::capabilities::{
+        CapResult, Capabilities, Consumer, ErrorKind, HostError, PartitionRange, PolledRecord,
+        TopicMetadata, Writer,
+    };
+    use crate::offsets::PartitionOffsets;
+    use crate::ops::{ConfigEntry, OffsetSpec};
+
+    #[derive(Debug, Default)]
+    pub struct Cluster {
+        pub now: u64,
+        pub timeout_ms: u32,
+        pub topics: BTreeMap<String, FakeTopic>,
+        /// Records per (topic, partition); offsets may have gaps (transaction markers).
+        pub logs: BTreeMap<(String, u32), Vec<PolledRecord>>,
+        /// (operation, call number from 1) → the error that call returns.
+        pub script: Vec<(&'static str, u32, HostError)>,
+        /// Every call from `from` on fails with this error (a dead cluster, a wrong password).
+        pub always: Option<(&'static str, HostError)>,
+        pub calls: BTreeMap<&'static str, u32>,
+        /// Describe calls that still answer "missing" for a topic (metadata propagation).
+        pub hidden: BTreeMap<String, u32>,
+        /// Topic → how many more describes answer it without its configuration values (a
+        /// broker that knows the topic but has not applied its configuration yet).
+        pub configless: BTreeMap<String, u32>,
+        /// List-offsets LATEST calls that still answer the end from before the last append.
+        pub stable_lag: u32,
+        pub lagging_end: Option<u64>,
+        /// Current epoch per transactional id; opening a writer bumps it (fencing the older).
+        pub epochs: BTreeMap<String, u32>,
+        /// Transactional ids of writers opened, `None` for idempotent ones, in order.
+        pub opened: Vec<Option<String>>,
+        /// List-offsets answers leave out partition 0.
+        pub drop_partition_zero: bool,
+        pub slept: Vec<u32>,
+    }
+
+    pub type Shared = Rc<RefCell<Cluster>>;
+
+    pub fn error(kind: ErrorKind) -> HostError {
+        HostError {
+            kind,
+            code: 0,
+            name: kind.name().to_uppercase(),
+            message: format!("simulated {}", kind.name()),
+        }
+    }
+
+    impl Cluster {
+        pub fn new() -> Shared {
+            Rc::new(RefCell::new(Cluster {
+                timeout_ms: 1_000,
+                ..Cluster::default()
+            }))
+        }
+
+        pub fn topic(&mut self, name: &str, partitions: &[u32]) {
+            self.topics.insert(
+                name.into(),
+                super::safe_topic(&format!("id-{name}"), partitions, 0),
+            );
+        }
+
+        pub fn push(&mut self, topic: &str, offset: u64, key: Option<&[u8]>, value: Option<&[u8]>) {
+            let text =
+                |b: Option<&[u8]>| b.and_then(|b| std::str::from_utf8(b).ok().map(String::from));
+            let utf8 = [key, value]
+                .iter()
+                .all(|b| b.is_none_or(|b| std::str::from_utf8(b).is_ok()));
+            self.logs
+                .entry((topic.into(), 0))
+                .or_default()
+                .push(PolledRecord {
+                    partition: 0,
+                    offset,
+                    has_key: key.is_some(),
+                    has_value: value.is_some(),
+                    utf8,
+                    key: text(key),
+                    value: text(value),
+                });
+            if let Some(t) = self.topics.get_mut(topic) {
+                let end = t.ends.get(0).unwrap_or(0).max(offset + 1);
+                t.ends.insert(0, end);
+            }
+        }
+
+        fn enter(&mut self, operation: &'static str) -> CapResult<()> {
+            let count = self.calls.entry(operation).or_insert(0);
+            *count += 1;
+            let call = *count;
+            if let Some((op, error)) = &self.always
+                && (*op == "*" || *op == operation)
+            {
+                return Err(error.clone());
+            }
+            match self
+                .script
+                .iter()
+                .position(|(op, n, _)| *op == operation && *n == call)
+            {
+                Some(i) => Err(self.script.remove(i).2),
+                None => Ok(()),
+            }
+        }
+
+        pub fn count(&self, operation: &str) -> u32 {
+            self.calls.get(operation).copied().unwrap_or(0)
+        }
+    }
+
+    pub struct FakeCaps(pub Shared);
+
+    pub struct FakeWriter {
+        cluster: Shared,
+        id: Option<String>,
+        epoch: u32,
+    }
+
+    pub struct FakeConsumer {
+        cluster: Shared,
+        topic: String,
+        positions: PartitionOffsets,
+    }
+
+    impl Writer for FakeWriter {
+        fn append(
+            &mut self,
+            topic: &str,
+            partition: u32,
+            key: &str,
+            value: &str,
+        ) -> CapResult<u64> {
+            let mut c = self.cluster.borrow_mut();
+            c.enter("append")?;
+            if let Some(id) = &self.id
+                && c.epochs.get(id) != Some(&self.epoch)
+            {
+                return Err(error(ErrorKind::Fenced));
+            }
+            let before = c
+                .topics
+                .get(topic)
+                .and_then(|t| t.ends.get(partition))
+                .unwrap_or(0);
+            c.push(topic, before, Some(key.as_bytes()), Some(value.as_bytes()));
+            if self.id.is_some() && c.stable_lag > 0 {
+                c.lagging_end = Some(before);
+            }
+            Ok(before)
+        }
+    }
+
+    impl Consumer for FakeConsumer {
+        fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+            self.cluster.borrow_mut().enter("assign")?;
+            self.positions = start.clone();
+            Ok(())
+        }
+
+        fn position(&mut self) -> CapResult<PartitionOffsets> {
+            Ok(self.positions.clone())
+        }
+
+        fn poll(
+            &mut self,
+            max: u32,
+            _timeout: u32,
+            with_data: bool,
+        ) -> CapResult<Vec<PolledRecord>> {
+            let mut c = self.cluster.borrow_mut();
+            c.enter("poll")?;
+            let mut out = Vec::new();
+            for (partition, position) in self.positions.clone().iter() {
+                let log = c
+                    .logs
+                    .get(&(self.topic.clone(), partition))
+                    .cloned()
+                    .unwrap_or_default();
+                for record in log.into_iter().filter(|r| r.offset >= position) {
+                    if out.len() >= max as usize {
+                        break;
+                    }
+                    self.positions.insert(partition, record.offset + 1);
+                    let mut record = record;
+                    if !with_data {
+                        record.key = None;
+                        record.value = None;
+                    }
+                    out.push(record);
+                }
+                // Past the delivered records lie only markers: the position reaches the end.
+                if out.len() < max as usize
+                    && let Some(end) = c
+                        .topics
+                        .get(&self.topic)
+                        .and_then(|t| t.ends.get(partition))
+                {
+                    self.positions.insert(
+                        partition,
+                        end.max(self.positions.get(partition).unwrap_or(0)),
+                    );
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    impl Capabilities for FakeCaps {
+        type Writer = FakeWriter;
+        type Consumer = FakeConsumer;
+
+        fn now_ms(&mut self) -> u64 {
+            self.0.borrow().now
+        }
+
+        fn sleep_ms(&mut self, ms: u32) {
+            let mut c = self.0.borrow_mut();
+            c.now += u64::from(ms);
+            c.slept.push(ms);
+        }
+
+        fn operation_timeout_ms(&mut self) -> u32 {
+            self.0.borrow().timeout_ms
+        }
+
+        fn describe(
+            &mut self,
+            topics: &[&str],
+            names: &[&str],
+            with_offsets: bool,
+        ) -> CapResult<Vec<Option<TopicMetadata>>> {
+            let mut c = self.0.borrow_mut();
+            c.enter("describe")?;
+            let mut answer = Vec::new();
+            for topic in topics {
+                if let Some(n) = c.hidden.get_mut(*topic)
+                    && *n > 0
+                {
+                    *n -= 1;
+                    answer.push(None);
+                    continue;
+                }
+                let configless = c.configless.get_mut(*topic).is_some_and(|n| {
+                    let lagging = *n > 0;
+                    *n = n.saturating_sub(1);
+                    lagging
+                });
+                answer.push(c.topics.get(*topic).map(|t| {
+                    TopicMetadata {
+                        topic: (*topic).to_owned(),
+                        topic_id: t.topic_id.clone(),
+                        partitions: t.partitions.clone(),
+                        configs: names
+                            .iter()
+                            .map(|n| ConfigEntry {
+                                name: (*n).to_owned(),
+                                value: t.configs.get(*n).cloned().filter(|_| !configless),
+                            })
+                            .collect(),
+                        offsets: if with_offsets {
+                            t.partitions
+                                .iter()
+                                .map(|p| PartitionRange {
+                                    partition: *p,
+                                    beginning: t.beginnings.get(*p).unwrap_or(0),
+                                    end: t.ends.get(*p).unwrap_or(0),
+                                })
+                                .collect()
+                        } else {
+                            Vec::new()
+                        },
+                    }
+                }));
+            }
+            Ok(answer)
+        }
+
+        fn create_topic(
+            &mut self,
+            topic: &str,
+            partitions: u32,
+            _replication_factor: u16,
+            _configs: &[ConfigEntry],
+        ) -> CapResult<bool> {
+            let mut c = self.0.borrow_mut();
+            c.enter("create_topic")?;
+            if c.topics.contains_key(topic) {
+                return Ok(false);
+            }
+            let all: Vec<u32> = (0..partitions).collect();
+            c.topic(topic, &all);
+            Ok(true)
+        }
+
+        fn list_offsets(
+            &mut self,
+            topic: &str,
+            partitions: &[u32],
+            spec: OffsetSpec,
+        ) -> CapResult<Vec<(u32, u64)>> {
+            let mut c = self.0.borrow_mut();
+            c.enter("list_offsets")?;
+            let lag = spec == OffsetSpec::Latest && c.stable_lag > 0 && c.lagging_end.is_some();
+            let lagging = c.lagging_end;
+            if lag {
+                c.stable_lag -= 1;
+            }
+            let drop_zero = c.drop_partition_zero;
+            let t = c
+                .topics
+                .get(topic)
+                .ok_or_else(|| error(ErrorKind::UnknownTopic))?;
+            Ok(partitions
+                .iter()
+                .filter(|p| !(drop_zero && **p == 0))
+                .filter_map(|p| {
+                    let offset = match spec {
+                        OffsetSpec::Earliest => t.beginnings.get(*p),
+                        OffsetSpec::Latest if lag && *p == 0 => lagging,
+                        OffsetSpec::Latest => t.ends.get(*p),
+                    };
+                    offset.map(|o| (*p, o))
+                })
+                .collect())
+        }
+
+        fn delete_records(
+            &mut self,
+            topic: &str,
+            before: &PartitionOffsets,
+        ) -> CapResult<Vec<(u32, u64)>> {
+            let mut c = self.0.borrow_mut();
+            c.enter("delete_records")?;
+            let t = c
+                .topics
+                .get_mut(topic)
+                .ok_or_else(|| error(ErrorKind::UnknownTopic))?;
+            for (p, o) in before.iter() {
+                let b = t.beginnings.get(p).unwrap_or(0).max(o);
+                t.beginnings.insert(p, b);
+            }
+            Ok(before
+                .iter()
+                .map(|(p, _)| (p, t.beginnings.get(p).unwrap_or(0)))
+                .collect())
+        }
+
+        fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<FakeWriter> {
+            let mut c = self.0.borrow_mut();
+            c.enter("open_writer")?;
+            c.opened.push(transactional_id.map(String::from));
+            let epoch = match transactional_id {
+                Some(id) => {
+                    let e = c.epochs.entry(id.to_owned()).or_insert(0);
+                    *e += 1;
+                    *e
+                }
+                None => 0,
+            };
+            Ok(FakeWriter {
+                cluster: self.0.clone(),
+                id: transactional_id.map(String::from),
+                epoch,
+            })
+        }
+
+        fn open_consumer(&mut self, topic: &str) -> CapResult<FakeConsumer> {
+            self.0.borrow_mut().enter("open_consumer")?;
+            Ok(FakeConsumer {
+                cluster: self.0.clone(),
+                topic: topic.to_owned(),
+                positions: PartitionOffsets::new(),
+            })
+        }
     }
 }

@@ -7,16 +7,19 @@
 
 pub mod apply;
 pub mod boundary;
+pub mod capabilities;
 pub mod control;
 pub mod decode;
 pub mod error;
 pub mod fields;
 pub mod json;
 pub mod marker;
+pub mod marker_file;
 pub mod offsets;
 pub mod ops;
 pub mod plan;
 pub mod planning;
+pub mod policy;
 pub mod recovery;
 pub mod replay;
 pub mod status;
@@ -27,12 +30,18 @@ mod apply_tests;
 #[cfg(test)]
 mod fake;
 #[cfg(test)]
+mod policy_tests;
+#[cfg(test)]
 mod replay_tests;
 
-pub use apply::{ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply};
+pub use apply::{
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply,
+    apply_with_status,
+};
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
+pub use marker_file::split_marker_file;
 pub use offsets::PartitionOffsets;
 pub use plan::{Plan, PlanFields, compute_plan_id};
 pub use planning::{parse_markers, plan_from_marker_texts, plan_from_markers};

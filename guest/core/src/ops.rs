@@ -132,8 +132,8 @@ pub trait KafkaOps {
     ) -> KafkaResult<PartitionOffsets>;
 
     /// Reads every record of the single-partition control topic, from its beginning to the end
-    /// offset captured when the read started.
-    fn read_control_log(&mut self, topic: &str) -> KafkaResult<Vec<ControlEntry>>;
+    /// offset captured when the read started. Records that are not text are corruption.
+    fn read_control_log(&mut self, topic: &str) -> crate::error::Result<Vec<ControlEntry>>;
 
     /// Becomes the only writer of the control topic, fencing earlier writers.
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()>;

@@ -11,18 +11,10 @@ use crate::recovery::{
 };
 use crate::topics::check_identity;
 
-/// One record as the consumer delivered it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumedRecord {
-    pub partition: u32,
-    pub offset: u64,
-    pub key: Option<String>,
-    pub value: Option<String>,
-    /// Why the bytes could not be decoded as text, if they could not.
-    pub decode_error: Option<String>,
-}
+/// What replay sees of a consumed record: never its key or value text.
+pub use crate::capabilities::PolledRecord as ConsumedRecord;
 
-/// The consumer a replay reads from: explicit assignment, bulk polls, positions.
+/// The consumer a replay reads from: explicit assignment, bulk polls (without data), positions.
 pub trait RecordSource {
     fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
     fn position(&mut self) -> KafkaResult<PartitionOffsets>;
@@ -35,13 +27,14 @@ pub struct ReplayOptions {
     pub stall_timeout_ms: u32,
 }
 
-/// One replayed action state; `value: None` is a tombstone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One record to replay: its index in the latest poll (the host holds its key and value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplayedRecord {
+    pub index: u32,
     pub partition: u32,
     pub offset: u64,
-    pub key: String,
-    pub value: Option<String>,
+    /// `false` for a tombstone.
+    pub has_value: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,8 +273,9 @@ impl RecoverySession {
             let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
             let polled = consumed.len();
             let mut records = Vec::with_capacity(consumed.len());
-            for record in consumed {
-                if let Some(replayed) = replay.accept(&topic, record)? {
+            for (index, record) in consumed.into_iter().enumerate() {
+                let index = u32::try_from(index).unwrap_or(u32::MAX);
+                if let Some(replayed) = replay.accept(&topic, index, &record)? {
                     records.push(replayed);
                 }
             }
@@ -334,14 +328,14 @@ impl RecoverySession {
                 let ends =
                     kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
                 if !ends.has_partitions(&identity.partitions) {
-                    return Err(CleanupError::Kafka(KafkaError {
-                        operation: "list-offsets".into(),
-                        message: format!(
+                    return Err(CleanupError::Kafka(KafkaError::new(
+                        "list-offsets",
+                        format!(
                             "Kafka topic {} did not return an end offset for every partition",
                             self.topic
                         ),
-                        retriable: true,
-                    }));
+                        true,
+                    )));
                 }
                 ends
             }
@@ -377,7 +371,12 @@ impl Replay {
 
     /// Keeps a record of an active partition inside [position, target); refuses one that cannot
     /// be decoded.
-    fn accept(&mut self, topic: &str, record: ConsumedRecord) -> Result<Option<ReplayedRecord>> {
+    fn accept(
+        &mut self,
+        topic: &str,
+        index: u32,
+        record: &ConsumedRecord,
+    ) -> Result<Option<ReplayedRecord>> {
         let partition = record.partition;
         let (Some(position), Some(target)) =
             (self.positions.get(partition), self.targets.get(partition))
@@ -388,24 +387,26 @@ impl Replay {
         if record.offset < position || record.offset >= target {
             return Ok(None);
         }
-        let invalid = |why: String| {
+        let invalid = |why: &str| {
             CleanupError::ReplayRecordInvalid(format!(
                 "Action-state record {topic}-{partition} at offset {} {why}",
                 record.offset
             ))
         };
-        if let Some(error) = &record.decode_error {
-            return Err(invalid(format!("cannot be decoded: {error}")));
+        if !record.utf8 {
+            return Err(invalid(
+                "cannot be decoded: its key or value is not valid UTF-8",
+            ));
         }
-        let Some(key) = record.key else {
-            return Err(invalid("has no key".into()));
-        };
+        if !record.has_key {
+            return Err(invalid("has no key"));
+        }
         self.positions.insert(partition, record.offset + 1);
         Ok(Some(ReplayedRecord {
+            index,
             partition,
             offset: record.offset,
-            key,
-            value: record.value,
+            has_value: record.has_value,
         }))
     }
 

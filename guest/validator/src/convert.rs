@@ -4,8 +4,9 @@
 use action_state_core as core;
 
 use crate::bindings::action_state::cleanup::types::{
-    BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaError,
-    PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange, VersionedMarker,
+    BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaDetail,
+    KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status,
+    TopicChange, VersionedMarker,
 };
 
 pub fn to_offsets(offsets: &[PartitionOffset]) -> core::PartitionOffsets {
@@ -117,22 +118,72 @@ impl From<ControlEntry> for core::ControlEntry {
     }
 }
 
-impl From<core::KafkaError> for KafkaError {
+impl From<core::KafkaError> for KafkaFailure {
     fn from(e: core::KafkaError) -> Self {
-        KafkaError {
+        KafkaFailure {
             operation: e.operation,
             message: e.message,
             retriable: e.retriable,
+            cause: e.cause.map(Into::into),
         }
     }
 }
 
-impl From<KafkaError> for core::KafkaError {
-    fn from(e: KafkaError) -> Self {
+impl From<KafkaFailure> for core::KafkaError {
+    fn from(e: KafkaFailure) -> Self {
         core::KafkaError {
             operation: e.operation,
             message: e.message,
             retriable: e.retriable,
+            cause: e.cause.map(Into::into),
+        }
+    }
+}
+
+/// The one table between the WIT `kafka-error` cases and the core's `ErrorKind`.
+impl From<core::capabilities::HostError> for KafkaError {
+    fn from(e: core::capabilities::HostError) -> Self {
+        use core::capabilities::ErrorKind as K;
+        let detail = KafkaDetail {
+            code: e.code,
+            name: e.name,
+            message: e.message,
+        };
+        match e.kind {
+            K::UnknownTopic => KafkaError::UnknownTopic(detail),
+            K::Authorization => KafkaError::Authorization(detail),
+            K::Authentication => KafkaError::Authentication(detail),
+            K::Timeout => KafkaError::Timeout(detail),
+            K::Transport => KafkaError::Transport(detail),
+            K::NotLeader => KafkaError::NotLeader(detail),
+            K::Fenced => KafkaError::Fenced(detail),
+            K::PolicyViolation => KafkaError::PolicyViolation(detail),
+            K::OffsetOutOfRange => KafkaError::OffsetOutOfRange(detail),
+            K::Other => KafkaError::Other(detail),
+        }
+    }
+}
+
+impl From<KafkaError> for core::capabilities::HostError {
+    fn from(e: KafkaError) -> Self {
+        use core::capabilities::ErrorKind as K;
+        let (kind, detail) = match e {
+            KafkaError::UnknownTopic(d) => (K::UnknownTopic, d),
+            KafkaError::Authorization(d) => (K::Authorization, d),
+            KafkaError::Authentication(d) => (K::Authentication, d),
+            KafkaError::Timeout(d) => (K::Timeout, d),
+            KafkaError::Transport(d) => (K::Transport, d),
+            KafkaError::NotLeader(d) => (K::NotLeader, d),
+            KafkaError::Fenced(d) => (K::Fenced, d),
+            KafkaError::PolicyViolation(d) => (K::PolicyViolation, d),
+            KafkaError::OffsetOutOfRange(d) => (K::OffsetOutOfRange, d),
+            KafkaError::Other(d) => (K::Other, d),
+        };
+        core::capabilities::HostError {
+            kind,
+            code: detail.code,
+            name: detail.name,
+            message: detail.message,
         }
     }
 }

@@ -42,6 +42,10 @@ impl Guest for Component {
         Ok(core::Marker::parse(&marker_json)?.into())
     }
 
+    fn split_markers(text: String) -> Result<Vec<String>, CleanupError> {
+        Ok(core::split_marker_file(&text)?)
+    }
+
     fn render_marker(m: VersionedMarker) -> String {
         core::Marker::Versioned(core::VersionedMarker {
             topic: m.topic,

@@ -1,9 +1,8 @@
 //! `apply`: the commit-before-delete protocol, run by the component, with a preview the operator
 //! sees before the point of no return.
 
-use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::Status;
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, OperatorEvents, PartitionPreview,
+    ApplyOptions, ApplyOutcome, ApplyReport, OperatorEvents, PartitionPreview, Status,
 };
 use serde_json::json;
 
@@ -60,16 +59,23 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         dry_run: args.dry_run,
     };
     let result = instance.apply(&plan_json, &options);
-    let report = match answer(&mut instance, result) {
-        Ok(report) => report,
-        Err(failure) => {
+    let report = match result {
+        Ok(Ok(report)) => report,
+        Ok(Err(failed)) => {
+            let known = failed.status;
+            let failure = match answer(&mut instance, Ok(Err::<(), _>(failed.error))) {
+                Err(failure) => failure,
+                Ok(()) => Failure::failed("the apply failed without an error"),
+            };
             return Err(explain_state(
                 &mut instance,
                 failure,
+                known,
                 &plan_json,
                 &args.control_topic,
             ));
         }
+        Err(trap) => return Err(Failure::internal(&trap)),
     };
     let counts = instance.counts();
     if args.out.json {
@@ -131,10 +137,13 @@ pub fn status_name(status: Status) -> &'static str {
 }
 
 /// After a failed apply, says whether the plan is COMMITTED (retry finishes it) or nothing
-/// durable happened, by reading the control topic once more (best effort).
+/// durable happened: from the status the component reports with the failure, or, when it does
+/// not know it (it stopped before reading, or a COMMITTED append's outcome is unknown), by
+/// reading the control topic once more (best effort).
 fn explain_state(
     instance: &mut action_state_cleanup::cleanup::CleanupInstance,
     failure: Failure,
+    known: Option<Status>,
     plan_json: &str,
     control_topic: &str,
 ) -> Failure {
@@ -143,9 +152,12 @@ fn explain_state(
             "nothing durable happened: the plan file was rejected before Kafka was contacted",
         );
     };
-    let status = match instance.status(control_topic) {
-        Ok(Ok(report)) => report.operations.into_iter().find(|op| op.plan.plan_id == plan.plan_id).map(|op| op.status),
-        _ => return failure.with_hint(format!("the control topic {control_topic} could not be read to tell whether the plan was committed; run `status` before retrying")),
+    let status = match known {
+        Some(status) => Some(status),
+        None => match instance.status(control_topic) {
+            Ok(Ok(report)) => report.operations.into_iter().find(|op| op.plan.plan_id == plan.plan_id).map(|op| op.status),
+            _ => return failure.with_hint(format!("the control topic {control_topic} could not be read to tell whether the plan was committed; run `status` before retrying")),
+        },
     };
     match status {
         Some(Status::Committed) => failure.with_hint(format!(

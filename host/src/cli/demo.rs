@@ -154,8 +154,11 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         replication_factor: 1,
         dry_run: false,
     };
-    let result = component.apply(&plan_text, &options);
-    let report = answer(&mut component, result)?;
+    let report = match component.apply(&plan_text, &options) {
+        Ok(Ok(report)) => report,
+        Ok(Err(failure)) => return Err(refusal(&mut component, failure.error)),
+        Err(trap) => return Err(Failure::internal(&trap)),
+    };
     narrator.say(&format!(
         "   Plan {} is APPLIED; partitions now begin at {}",
         report.plan_id,
@@ -211,7 +214,7 @@ fn create_data_topic(kafka: &mut KafkaClients, topic: &str) -> Result<(), Failur
     ]
     .map(|(k, v)| (k.to_owned(), v.to_owned()));
     kafka
-        .create_topic(topic, 2, 1, &configs)
+        .create_topic_and_wait(topic, 2, 1, &configs)
         .map_err(|e| Failure::failed(e.to_string()))?;
     Ok(())
 }
@@ -241,4 +244,15 @@ fn write_actions(
 fn snapshot(component: &mut CleanupInstance, topic: &str) -> Result<String, Failure> {
     let result = component.snapshot_marker(topic);
     answer(component, result)
+}
+
+/// A component error as a command failure, with the component's own sentence.
+fn refusal(
+    component: &mut CleanupInstance,
+    error: action_state_cleanup::cleanup::CleanupError,
+) -> Failure {
+    match component.message(&error) {
+        Ok(message) => Failure::from_component(&error, message),
+        Err(trap) => Failure::internal(&trap),
+    }
 }

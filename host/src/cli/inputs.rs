@@ -3,7 +3,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use action_state_cleanup::cleanup::CleanupInstance;
+
 use super::failure::Failure;
+use super::session::answer;
 
 /// Plans and marker sets are small; anything larger than this is not one of ours and is refused
 /// before it reaches the guest's memory.
@@ -33,8 +36,12 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
 }
 
 /// Expands marker sources into marker texts, in a stable order: files as given, directories
-/// as their `*.json` files sorted by name, and a file holding a JSON array as its elements.
-pub fn load_markers(paths: &[PathBuf]) -> Result<Vec<String>, Failure> {
+/// as their `*.json` files sorted by name. Each file is split by the component
+/// (`plans.split-markers`): a JSON array gives its elements, markers one per line give each.
+pub fn load_markers(
+    instance: &mut CleanupInstance,
+    paths: &[PathBuf],
+) -> Result<Vec<String>, Failure> {
     let mut markers = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -56,36 +63,23 @@ pub fn load_markers(paths: &[PathBuf]) -> Result<Vec<String>, Failure> {
                 )));
             }
             for file in files {
-                markers.extend(markers_in_file(&file)?);
+                markers.extend(markers_in_file(instance, &file)?);
             }
         } else {
-            markers.extend(markers_in_file(path)?);
+            markers.extend(markers_in_file(instance, path)?);
         }
     }
     Ok(markers)
 }
 
-fn markers_in_file(path: &Path) -> Result<Vec<String>, Failure> {
+fn markers_in_file(instance: &mut CleanupInstance, path: &Path) -> Result<Vec<String>, Failure> {
     let text = read_text(path, "marker file")?;
-    if !text.trim_start().starts_with('[') {
-        return Ok(vec![text]);
-    }
-    // A JSON array of markers: keep each element's exact text; the component parses it strictly.
-    let elements: Vec<Box<serde_json::value::RawValue>> =
-        serde_json::from_str(&text).map_err(|e| {
-            Failure::refused(format!(
-                "marker file {} is not a JSON array of markers: {e}",
-                path.display()
-            ))
-        })?;
-    if elements.is_empty() {
-        return Err(Failure::refused(format!(
-            "marker file {} holds an empty array",
-            path.display()
-        )));
-    }
-    Ok(elements
-        .into_iter()
-        .map(|raw| raw.get().to_owned())
-        .collect())
+    let split = instance.split_markers(&text);
+    answer(instance, split).map_err(|mut failure| {
+        // The component's sentence names "Recovery marker file"; the host knows which one.
+        if let Some(rest) = failure.message.strip_prefix("Recovery marker file ") {
+            failure.message = format!("Recovery marker file {} {rest}", path.display());
+        }
+        failure
+    })
 }

@@ -4,7 +4,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 
 use action_state_cleanup::cleanup::CleanupInstance;
-use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::Plan;
+use action_state_cleanup::cleanup::Plan;
 use serde_json::json;
 
 use super::args::{PlanArgs, VerifyArgs};
@@ -21,8 +21,8 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             output.display()
         )));
     }
-    let markers = load_markers(&args.markers)?;
     let mut instance = offline_instance()?;
+    let markers = load_markers(&mut instance, &args.markers)?;
     let result = instance.plan_from_markers(&args.recovery_point, &markers);
     let plan = answer(&mut instance, result)?;
     let text = instance

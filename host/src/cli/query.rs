@@ -82,8 +82,8 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
 }
 
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
-    let markers = load_markers(&args.markers)?;
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let markers = load_markers(&mut instance, &args.markers)?;
     let policy = RecoveryPolicy {
         topic: args.topic.clone(),
         control_topic: args.control_topic.clone(),

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::cleanup::bindings::action_state::cleanup::types::RecoveryMarker;
+use action_state_cleanup::cleanup::RecoveryMarker;
 use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, ReplayOptions};
 use serde_json::json;
 
@@ -85,8 +85,8 @@ impl Progress {
 }
 
 pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
-    let markers = load_markers(&args.markers)?;
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let markers = load_markers(&mut instance, &args.markers)?;
     let topic = match &args.topic {
         Some(topic) => topic.clone(),
         None => {

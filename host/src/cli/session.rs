@@ -71,11 +71,39 @@ pub fn answer<T>(
     match result {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => {
-            let message = instance
+            let mut message = instance
                 .message(&error)
                 .map_err(|e| Failure::internal(&e))?;
+            if let Some(who) = refused_credentials(&error, instance.settings()) {
+                message.push_str(&format!(" ({who})"));
+            }
             Err(Failure::from_component(&error, message))
         }
         Err(trap) => Err(Failure::internal(&trap)),
     }
+}
+
+/// For a failure the brokers' authentication caused: which credentials they refused, so the
+/// operator sees at once that the password or mechanism is wrong, not the cluster.
+fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option<String> {
+    use action_state_cleanup::cleanup::KafkaError;
+    let CleanupError::Kafka(failure) = error else {
+        return None;
+    };
+    if !matches!(failure.cause, Some(KafkaError::Authentication(_))) {
+        return None;
+    }
+    let property = |key: &str| {
+        settings
+            .properties
+            .get(key)
+            .map_or("(not set)", String::as_str)
+            .to_owned()
+    };
+    Some(format!(
+        "authentication failed: the brokers refused principal {} with sasl.mechanism {} over security.protocol {}",
+        property("sasl.username"),
+        property("sasl.mechanism"),
+        property("security.protocol")
+    ))
 }

@@ -55,6 +55,15 @@ impl KafkaSettings {
         Ok(())
     }
 
+    /// The bound on one request: a third of the step's timeout (at least a second). A request
+    /// sent to a leader that just died waits for it until this bound, and the component's retry
+    /// then reaches the leader the cluster elected, within the same step (WIT `clock`).
+    pub fn request_timeout(&self) -> Duration {
+        (self.timeout / 3)
+            .max(Duration::from_secs(1))
+            .min(self.timeout)
+    }
+
     pub fn bootstrap_servers(&self) -> &str {
         self.properties
             .get("bootstrap.servers")
@@ -118,6 +127,16 @@ mod tests {
                 .unwrap_err()
                 .contains("line 1")
         );
+    }
+
+    #[test]
+    fn a_request_gets_a_third_of_the_step_and_at_least_a_second() {
+        let mut settings = KafkaSettings::new("a:1");
+        assert_eq!(settings.request_timeout(), Duration::from_secs(10));
+        settings.timeout = Duration::from_secs(2);
+        assert_eq!(settings.request_timeout(), Duration::from_secs(1));
+        settings.timeout = Duration::from_millis(500);
+        assert_eq!(settings.request_timeout(), Duration::from_millis(500));
     }
 
     #[test]

@@ -94,10 +94,14 @@ impl Drop for Collection {
 
 /// An admin request in flight: its result arrives on its own queue.
 struct Pending {
+    client: *mut rd::rd_kafka_t,
     queue: Queue,
     _options: Options,
     timeout_ms: i32,
 }
+
+/// How often a wait looks for an authentication failure while its answer is outstanding.
+const AUTHENTICATION_CHECK: Duration = Duration::from_millis(100);
 
 /// Starts one admin request: `start` enqueues it on a fresh queue with options carrying the
 /// request timeout. Several pending requests run concurrently.
@@ -129,6 +133,7 @@ fn start_admin(
     configure(options.0);
     start(options.0, queue.0);
     Ok(Pending {
+        client,
         queue,
         _options: options,
         timeout_ms,
@@ -136,18 +141,34 @@ fn start_admin(
 }
 
 impl Pending {
-    /// Waits for the result event (the broker's timeout plus a margin).
+    /// Waits for the result event (the broker's timeout plus a margin). librdkafka keeps a
+    /// request queued while no broker accepts the client's credentials and reports the
+    /// refusal only as an error event on the client's main queue: the wait looks there too, so
+    /// a wrong password is answered as `authentication` at once instead of as a timeout.
     fn wait(self) -> Result<Event, NativeError> {
-        // SAFETY: the queue is live; a null event means nothing arrived in time.
-        let event =
-            unsafe { rd::rd_kafka_queue_poll(self.queue.0, self.timeout_ms.saturating_add(5_000)) };
-        if event.is_null() {
-            return Err(NativeError::new(
-                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT,
-                None,
-            ));
-        }
-        let event = Event(event);
+        let limit = Duration::from_millis(u64::try_from(self.timeout_ms).unwrap_or(0))
+            + Duration::from_secs(5);
+        let deadline = std::time::Instant::now() + limit;
+        let event = loop {
+            let slice = deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .min(AUTHENTICATION_CHECK);
+            let slice_ms = i32::try_from(slice.as_millis()).unwrap_or(i32::MAX);
+            // SAFETY: the queue is live; a null event means nothing arrived in this slice.
+            let event = unsafe { rd::rd_kafka_queue_poll(self.queue.0, slice_ms) };
+            if !event.is_null() {
+                break Event(event);
+            }
+            if let Some(refusal) = authentication_failure(self.client) {
+                return Err(refusal);
+            }
+            if slice.is_zero() {
+                return Err(NativeError::new(
+                    rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT,
+                    None,
+                ));
+            }
+        };
         // SAFETY: the event is live until the guard drops.
         let code = unsafe { rd::rd_kafka_event_error(event.0) };
         if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -157,6 +178,39 @@ impl Pending {
             ));
         }
         Ok(event)
+    }
+}
+
+/// The first authentication failure among the error events waiting on the client's main
+/// queue (other events there are only informational for an admin client and are dropped).
+fn authentication_failure(client: *mut rd::rd_kafka_t) -> Option<NativeError> {
+    // SAFETY: `client` is live; the main queue reference is released by the guard.
+    let main = Queue(unsafe { rd::rd_kafka_queue_get_main(client) });
+    let mut found = None;
+    loop {
+        // SAFETY: the queue is live; a zero timeout returns what is already there.
+        let event = unsafe { rd::rd_kafka_queue_poll(main.0, 0) };
+        if event.is_null() {
+            return found;
+        }
+        let event = Event(event);
+        // SAFETY: the event is live until its guard drops.
+        let (kind, code) = unsafe {
+            (
+                rd::rd_kafka_event_type(event.0),
+                rd::rd_kafka_event_error(event.0),
+            )
+        };
+        if found.is_none()
+            && kind == rd::RD_KAFKA_EVENT_ERROR
+            && code == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__AUTHENTICATION
+        {
+            // SAFETY: as above.
+            found = Some(NativeError::new(
+                code,
+                c_text(unsafe { rd::rd_kafka_event_error_string(event.0) }),
+            ));
+        }
     }
 }
 

@@ -32,7 +32,10 @@ from wasmtime import WasmtimeError
 
 from . import _component, _values, errors
 from ._component import ComponentInstance, HostState, ResourceAny, Trap, build_linker, field, record
-from ._kafka import AppendFenced, CapabilityError, FencedWriter, KafkaCapabilities, ReplayConsumer, kafka_uuid, transactional_id
+from ._kafka_config import KafkaCapabilities, kafka_uuid, transactional_id
+from ._kafka_consumer import Consumer as ReplayConsumer
+from ._kafka_errors import AppendFenced, CapabilityError
+from ._kafka_writer import Writer as FencedWriter
 from .errors import (
     BoundaryRegression,
     BoundaryViolation,
@@ -308,6 +311,7 @@ class Cleanup:
         """Runs one guest call on `instance` (the current one). A trap discards the instance and
         is an `InternalError`; an exception from the embedder's callback inside a guest call
         discards it too and propagates."""
+        self._host.control_topic = self.control_topic
         try:
             self._drop_orphans(instance)
             value = action()
@@ -330,7 +334,7 @@ class Cleanup:
         self._instance = None
         self._lost_reason = reason
         self._orphans.clear()
-        self._host.close_consumers()
+        self._host.close_resources()
 
     def _orphan(self, instance: ComponentInstance, handle: ResourceAny) -> None:
         # Called by a session's finalizer (possibly in the middle of a guest call): only queue.
@@ -349,8 +353,12 @@ class Cleanup:
         tag, value = outcome
         if tag == "ok":
             return value
+        raise self._error(value)
+
+    def _error(self, value: Any) -> CleanupError:
+        """The exception of a `cleanup-error` value, with the component's own sentence."""
         message = self._call("plans", "message", value)
-        raise errors.from_component(value.tag, _plain(value.payload), message)
+        return errors.from_component(value.tag, _plain(value.payload), message)
 
     @property
     def requests(self) -> RequestCounts:
@@ -366,7 +374,7 @@ class Cleanup:
         finally:
             self._instance = None
             self._orphans.clear()
-            self._host.close_consumers()
+            self._host.close_resources()
             if self.kafka is not None:
                 self.kafka.close()
 
@@ -381,6 +389,13 @@ class Cleanup:
     def plan(self, recovery_point: str, markers: Iterable[Union[str, bytes]]) -> Plan:
         """The plan of one recovery point from its subtask markers (JSON texts)."""
         return _plan(self._answer(self._call("plans", "plan-from-markers", recovery_point, _texts(markers, "markers"))))
+
+    def split_markers(self, text: Union[str, bytes]) -> List[str]:
+        """The exact text of each marker in a marker file's text: a JSON array gives its
+        elements (a string element the marker text it holds), markers one per line give each,
+        any other text is one marker. The same rules as the CLI's `--markers` files."""
+        (text,) = _texts([text], "text")
+        return list(self._answer(self._call("plans", "split-markers", text)))
 
     def verify(self, plan_json: Union[str, bytes]) -> Plan:
         """Parses a plan document strictly and verifies its ID."""
@@ -410,7 +425,12 @@ class Cleanup:
         (text,) = _texts([plan_json], "plan_json")
         options = record(control_topic=self.control_topic or "", replication_factor=replication_factor, dry_run=bool(dry_run))
         before = self.requests
-        value = self._answer(self._call("coordinator", "apply", text, options))
+        tag, value = self._call("coordinator", "apply", text, options)
+        if tag == "err":
+            # An apply-failure: the error, and the plan's status as the run last knew it.
+            error = self._error(value.error)
+            error.status = _status(value.status)
+            raise error
         return ApplyReport(
             plan_id=field(value, "plan_id"),
             outcome=value.outcome,
@@ -545,8 +565,13 @@ class RecoverySession:
         taken from the consumer were never returned, so every further call raises
         `InvalidArgument` ("... restore again") until the next `restore`. Restoring again from
         the same markers replays from the start."""
+        host = self._cleanup._host
+        host.last_polled = None
         value = self._method("next-batch", _u32(max_records, "max_records"))
-        records = [ReplayedRecord(r.partition, r.offset, r.key, r.value) for r in value.records]
+        # Indices into the records of the consumer's latest poll, which the host still holds:
+        # keys and values never crossed into the component.
+        held = host.last_polled.last if host.last_polled is not None else []
+        records = [ReplayedRecord(held[i].partition, held[i].offset, held[i].key, held[i].value) for i in value.records]
         progress = [PartitionProgress(p.partition, p.position, p.target) for p in value.progress]
         self.progress = progress
         return ReplayBatch(records=records, done=value.done, progress=progress)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 import weakref
 from importlib import metadata
 from pathlib import Path
@@ -21,19 +22,20 @@ from wasmtime import Config, Engine, Store, WasmtimeError
 from wasmtime.component import Component, Linker, Record, ResourceAny, ResourceHost, ResourceType, Variant
 from wasmtime.component import _types as _wasmtime_types
 
-from . import _kafka, _values
-from ._kafka import CapabilityError, KafkaCapabilities
+from . import _values
+from ._kafka_admin import TopicMetadata
+from ._kafka_config import KafkaCapabilities
+from ._kafka_consumer import Consumer
+from ._kafka_errors import CapabilityError, failure
 
 PACKAGE = "action-state:cleanup"
-WIT_VERSION = "0.1.0"
+WIT_VERSION = "0.2.0"
 
 #: Largest linear memory a guest may grow to (as in host/src/engine.rs).
 GUEST_MEMORY_LIMIT = 512 << 20
 #: Wall-clock limit of one guest call, enforced with epochs (host waits count too).
 CALL_LIMIT_SECONDS = 3600
 EPOCH_TICK_SECONDS = 0.1
-#: The host-defined resource type id of `replay-consumer`.
-REPLAY_CONSUMER_TYPE = 1
 
 
 def interface(name: str) -> str:
@@ -199,17 +201,23 @@ def loaded(path: Optional[Path] = None) -> LoadedComponent:
 # --- host state and the imported capabilities ------------------------------------------------
 
 BeforeCommit = Callable[[str, List[Record]], None]
+#: Host-defined resource type ids of `kafka-writer.writer` and `kafka-consumer.consumer`.
+WRITER_TYPE, CONSUMER_TYPE = 1, 2
 
 
 class HostState:
-    """What the imports of one linker act on: Kafka clients, the operator-events sink and the
-    table of replay consumers owned by the guest."""
+    """What the imports of one linker act on: the Kafka capabilities, the operator-events sink,
+    and the writers and consumers the guest owns (by resource rep)."""
 
     def __init__(self, kafka: Optional[KafkaCapabilities], before_commit: Optional[BeforeCommit]) -> None:
         self.kafka = kafka
         self.before_commit = before_commit
-        self.consumers: Dict[int, _kafka.ReplayConsumer] = {}
+        self.resources: Dict[int, Any] = {}
         self.next_rep = 1
+        #: The consumer polled last (a replay batch indexes into its latest poll).
+        self.last_polled: Optional[Consumer] = None
+        #: The control topic, to count its reads apart from replay polls.
+        self.control_topic: Optional[str] = None
         #: A KeyboardInterrupt caught inside a capability, to re-raise after the guest call.
         self.interrupted: Optional[BaseException] = None
 
@@ -218,39 +226,56 @@ class HostState:
             raise CapabilityError(operation, "this Cleanup has no Kafka connection (bootstrap_servers was not given)")
         return self.kafka
 
-    def close_consumers(self) -> None:
-        for consumer in self.consumers.values():
-            consumer.close()
-        self.consumers.clear()
+    def add(self, resource: Any, type_id: int) -> ResourceHost:
+        rep, self.next_rep = self.next_rep, self.next_rep + 1
+        self.resources[rep] = resource
+        return ResourceHost.own(rep, type_id)
+
+    def get(self, store: Any, handle: Any) -> Any:
+        # A handle the guest does not own is a bug in the guest: trap, never a Kafka error.
+        return self.resources[handle.to_host(store).rep]
+
+    def drop(self, rep: int) -> None:
+        resource = self.resources.pop(rep, None)
+        if resource is not None:
+            resource.close()
+
+    def close_resources(self) -> None:
+        for rep in list(self.resources):
+            self.drop(rep)
 
 
-def kafka_error(error: CapabilityError) -> Record:
-    return record(operation=error.operation, message=error.message, retriable=bool(error.retriable))
+#: How `clock.sleep-ms` sleeps (a module attribute, so tests can make a host that does not wait).
+_sleep = time.sleep
+
+
+def kafka_error(error: CapabilityError) -> Variant:
+    """The WIT `kafka-error` value of a failed capability."""
+    return Variant(error.case, record(code=error.code, name=error.name, message=error.message))
 
 
 def _capability(host: "HostState", operation: str, call: Callable[[], Any]) -> Any:
     """Runs one capability: its value is the result's ok payload; any failure becomes the WIT
-    `kafka-error` record (the err payload), never a trap. A KeyboardInterrupt (which ctypes would
+    `kafka-error` (the err payload), never a trap. A KeyboardInterrupt (which ctypes would
     otherwise swallow inside a callback) fails the capability and is re-raised by the caller
     once the guest has returned."""
     try:
-        return _kafka.guarded(operation, call)
-    except CapabilityError as e:
-        return kafka_error(e)
+        return call()
     except KeyboardInterrupt as interrupt:
         host.interrupted = interrupt
-        return kafka_error(CapabilityError(operation, "interrupted by the embedding process", False))
+        return kafka_error(CapabilityError(operation, "interrupted by the embedding process"))
+    except Exception as e:  # noqa: BLE001 - every client failure becomes a kafka-error
+        return kafka_error(failure(operation, e))
 
 
-class _FencedAppend:
-    """The `fenced` case of `append-error`, carried through `_capability` as a value."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-def _offsets(values: Sequence[Record]) -> List[Tuple[int, int]]:
-    return list(_values.pairs(values, "partition", "offset"))
+def _metadata(m: TopicMetadata) -> Record:
+    return record(
+        topic=m.topic,
+        topic_id=m.topic_id,
+        partitions=list(m.partitions),
+        configs=[record(name=n, value=v) for n, v in m.configs],
+        offsets=[record(partition=p, beginning=b, end=e) for p, b, e in m.offsets],
+    )
 
 
 def _partition_offsets(pairs: Sequence[Tuple[int, int]]) -> List[Record]:
@@ -264,161 +289,91 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
         with root.add_instance(interface("types")):
             pass
 
+        with root.add_instance(interface("clock")) as clock:
+            clock.add_func("now-ms", lambda _store: time.monotonic_ns() // 1_000_000)
+            clock.add_func("sleep-ms", lambda _store, ms: _sleep(ms / 1000))
+            clock.add_func("operation-timeout-ms", lambda _store: host.kafka.timeout_ms() if host.kafka else 30_000)
+
         with root.add_instance(interface("kafka-admin")) as admin:
 
-            def describe_topics(_store, topics: List[str]) -> Any:
+            def describe(_store, topics: List[str], names: List[str], with_offsets: bool) -> Any:
                 def run() -> List[Optional[Record]]:
-                    described = host.clients("describe-topics").describe_topics(topics)
-                    return [
-                        None if d is None else record(topic=topic, topic_id=d.topic_id, partitions=list(d.partitions))
-                        for topic, d in zip(topics, described)
-                    ]
+                    found = host.clients("describe").describe(topics, names, with_offsets)
+                    return [None if m is None else _metadata(m) for m in found]
 
-                return _capability(host, "describe-topics", run)
-
-            def describe_configs(_store, topics: List[str], names: List[str]) -> Any:
-                def run() -> List[List[Record]]:
-                    rows = host.clients("describe-configs").describe_configs(topics, names)
-                    return [[record(name=n, value=v) for n, v in row] for row in rows]
-
-                return _capability(host, "describe-configs", run)
+                return _capability(host, "describe", run)
 
             def create_topic(_store, topic: str, partitions: int, replication_factor: int, configs: List[Record]) -> Any:
-                def run() -> bool:
-                    values = {c.name: c.value for c in configs if c.value is not None}
-                    return host.clients("create-topic").create_topic(topic, partitions, replication_factor, values)
-
-                return _capability(host, "create-topic", run)
+                values = {c.name: c.value for c in configs if c.value is not None}
+                return _capability(host, "create-topic", lambda: host.clients("create-topic").create_topic(topic, partitions, replication_factor, values))
 
             def list_offsets(_store, topic: str, partitions: List[int], spec: str) -> Any:
-                def run() -> List[Record]:
-                    latest = {"earliest": False, "latest": True}[spec]
-                    return _partition_offsets(host.clients("list-offsets").list_offsets(topic, partitions, latest))
+                return _capability(
+                    host, "list-offsets", lambda: _partition_offsets(host.clients("list-offsets").list_offsets(topic, partitions, spec == "latest"))
+                )
 
-                return _capability(host, "list-offsets", run)
+            def delete_records(_store, topic: str, before: Any) -> Any:
+                pairs = list(_values.pairs(before, "partition", "offset"))
+                return _capability(host, "delete-records", lambda: _partition_offsets(host.clients("delete-records").delete_records(topic, pairs)))
 
-            def delete_records(_store, topic: str, before: List[Record]) -> Any:
-                def run() -> List[Record]:
-                    return _partition_offsets(host.clients("delete-records").delete_records(topic, _offsets(before)))
-
-                return _capability(host, "delete-records", run)
-
-            def inspect_topics(_store, topics: List[str], names: List[str]) -> Any:
-                def run() -> List[Optional[Record]]:
-                    states = host.clients("inspect-topics").inspect_topics(topics, names)
-                    return [
-                        None
-                        if state is None
-                        else record(
-                            description=record(topic=topic, topic_id=state[0].topic_id, partitions=list(state[0].partitions)),
-                            configs=[record(name=n, value=v) for n, v in state[1]],
-                        )
-                        for topic, state in zip(topics, states)
-                    ]
-
-                return _capability(host, "inspect-topics", run)
-
-            def offset_range(_store, topic: str, partitions: List[int]) -> Any:
-                def run() -> List[Record]:
-                    ranges = host.clients("offset-range").offset_range(topic, partitions)
-                    return [record(partition=p, beginning=b, end=e) for p, b, e in ranges]
-
-                return _capability(host, "offset-range", run)
-
-            admin.add_func("inspect-topics", inspect_topics)
-            admin.add_func("offset-range", offset_range)
-            admin.add_func("describe-topics", describe_topics)
-            admin.add_func("describe-configs", describe_configs)
+            admin.add_func("describe", describe)
             admin.add_func("create-topic", create_topic)
             admin.add_func("list-offsets", list_offsets)
             admin.add_func("delete-records", delete_records)
 
-        with root.add_instance(interface("control-log")) as control:
+        with root.add_instance(interface("kafka-writer")) as writers:
+            writers.add_resource("writer", ResourceType.host(WRITER_TYPE), lambda _store, rep: host.drop(rep))
 
-            def read_all(_store, topic: str) -> Any:
-                def run() -> List[Record]:
-                    entries = host.clients("read-control-log").read_control_log(topic)
-                    return [record(offset=o, key=k, value=v) for o, k, v in entries]
+            def open_writer(_store, transactional_id: Optional[str]) -> Any:
+                return _capability(host, "open-writer", lambda: host.add(host.clients("open-writer").open_writer(transactional_id), WRITER_TYPE))
 
-                return _capability(host, "read-control-log", run)
+            def append(store, handle: Any, topic: str, partition: int, key: str, value: str) -> Any:
+                writer = host.get(store, handle)
 
-            def fence(_store, topic: str) -> Any:
-                # result<_, kafka-error>: None is ok, a kafka-error record is err.
-                return _capability(host, "fence-control", lambda: host.clients("fence-control").fence_control(topic))
+                def run() -> int:
+                    host.clients("append").count("control_writes")
+                    return writer.append(topic, partition, key, value)
 
-            def append(_store, topic: str, key: str, value: str, fenced: bool) -> Any:
-                # result<u64, append-error>, both untagged in wasmtime-py (their cases have
-                # distinct Python types): an int is ok, a str is `fenced(string)`, a kafka-error
-                # record is `failed(kafka-error)`.
-                def run() -> Any:
-                    try:
-                        return host.clients("append-control").append_control(topic, key, value, bool(fenced))
-                    except _kafka.AppendFenced as refused:
-                        return _FencedAppend(refused.reason)
+                return _capability(host, "append", run)
 
-                outcome = _capability(host, "append-control", run)
-                return outcome.reason if isinstance(outcome, _FencedAppend) else outcome
+            writers.add_func("[static]writer.open", open_writer)
+            writers.add_func("[method]writer.append", append)
 
-            control.add_func("read-all", read_all)
-            control.add_func("fence", fence)
-            control.add_func("append", append)
+        with root.add_instance(interface("kafka-consumer")) as consumers:
+            consumers.add_resource("consumer", ResourceType.host(CONSUMER_TYPE), lambda _store, rep: host.drop(rep))
 
-        with root.add_instance(interface("kafka-consumer")) as consumer:
+            def open_consumer(_store, topic: str) -> Any:
+                return _capability(host, "open-consumer", lambda: host.add(host.clients("open-consumer").open_consumer(topic), CONSUMER_TYPE))
 
-            def drop_consumer(_store, rep: int) -> None:
-                replay = host.consumers.pop(rep, None)
-                if replay is not None:
-                    replay.close()
-
-            consumer.add_resource("replay-consumer", ResourceType.host(REPLAY_CONSUMER_TYPE), drop_consumer)
-
-            def construct(_store, topic: str) -> ResourceHost:
-                # Creating a consumer only fails on invalid configuration, which the first
-                # capability call (assign) reports, as in the Rust host.
-                try:
-                    replay = host.clients("consumer-create").replay_consumer(topic)
-                except CapabilityError as e:
-                    replay = _BrokenConsumer(e)
-                rep = host.next_rep
-                host.next_rep += 1
-                host.consumers[rep] = replay
-                return ResourceHost.own(rep, REPLAY_CONSUMER_TYPE)
-
-            def lookup(store, handle: Any, operation: str) -> _kafka.ReplayConsumer:
-                rep = handle.to_host(store).rep
-                replay = host.consumers.get(rep)
-                if replay is None:
-                    raise CapabilityError(operation, f"unknown replay consumer {rep}")
-                return replay
-
-            def assign(store, handle: Any, start: List[Record]) -> Any:
-                def run() -> None:
-                    lookup(store, handle, "consumer-assign").assign(_offsets(start))
-
-                return _capability(host, "consumer-assign", run)
-
-            def poll(store, handle: Any, max_records: int, timeout_ms: int) -> Any:
-                def run() -> List[Record]:
-                    if host.kafka is not None:
-                        host.kafka.count_poll()
-                    batch = lookup(store, handle, "consumer-poll").poll(max_records, timeout_ms)
-                    return [
-                        record(partition=r.partition, offset=r.offset, key=r.key, value=r.value, decode_error=r.decode_error)
-                        for r in batch
-                    ]
-
-                return _capability(host, "consumer-poll", run)
+            def assign(store, handle: Any, start: Any) -> Any:
+                consumer = host.get(store, handle)
+                return _capability(host, "assign", lambda: consumer.assign(list(_values.pairs(start, "partition", "offset"))))
 
             def position(store, handle: Any) -> Any:
+                consumer = host.get(store, handle)
+                return _capability(host, "position", lambda: _partition_offsets(consumer.position()))
+
+            def poll(store, handle: Any, max_records: int, timeout_ms: int, with_data: bool) -> Any:
+                consumer = host.get(store, handle)
+
                 def run() -> List[Record]:
-                    return _partition_offsets(lookup(store, handle, "consumer-position").position())
+                    kafka = host.clients("poll")
+                    kafka.count("control_reads" if consumer.topic == host.control_topic else "consumer_polls")
+                    host.last_polled = consumer
+                    return [
+                        record(
+                            partition=r.partition, offset=r.offset, has_key=r.has_key, has_value=r.has_value, utf8=r.utf8,
+                            key=r.key if with_data else None, value=r.value if with_data else None,
+                        )
+                        for r in consumer.poll(max_records, timeout_ms)
+                    ]
 
-                return _capability(host, "consumer-position", run)
+                return _capability(host, "poll", run)
 
-            consumer.add_func("[constructor]replay-consumer", construct)
-            consumer.add_func("[method]replay-consumer.assign", assign)
-            consumer.add_func("[method]replay-consumer.poll", poll)
-            consumer.add_func("[method]replay-consumer.position", position)
+            consumers.add_func("[static]consumer.open", open_consumer)
+            consumers.add_func("[method]consumer.assign", assign)
+            consumers.add_func("[method]consumer.position", position)
+            consumers.add_func("[method]consumer.poll", poll)
 
         with root.add_instance(interface("operator-events")) as events:
 
@@ -430,15 +385,6 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
 
             events.add_func("before-commit", before_commit)
     return linker
-
-
-class _BrokenConsumer(_kafka.ReplayConsumer):
-    """A consumer whose creation failed: every call reports that failure."""
-
-    def __init__(self, failure: CapabilityError) -> None:  # noqa: D401 - no super().__init__
-        self.topic = ""
-        self._consumer = None
-        self._failure = failure
 
 
 # --- instances and calls ---------------------------------------------------------------------

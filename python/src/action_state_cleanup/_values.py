@@ -359,6 +359,11 @@ class _ColumnsPacker:
         entries = bytearray(self.template * size)
         try:
             for i, (kind, column) in enumerate(zip(self.kinds, columns)):
+                if kind == "OPTION":
+                    # Only absent options are packed (the template holds `none`).
+                    if column.count(None) != size:
+                        return False
+                    continue
                 if kind == "BOOL" and not all(type(v) is bool for v in column):
                     return False
                 code, itemsize = _ARRAY_CODES[kind], 1 << _SHIFT[kind]
@@ -385,12 +390,13 @@ class _ColumnsPacker:
 
 
 def packer(ty: Any) -> Optional[_ColumnsPacker]:
-    """The packer of a list type whose elements are records of integer fields, else None."""
+    """The packer of a list type whose elements are records of integer (or bool) fields and
+    options (packed only when absent, e.g. the texts of a poll without data), else None."""
     element = ty.element
     if not isinstance(element, wt.RecordType):
         return None
     fields = element.fields
-    kinds = [_integer(field_ty) for _, field_ty in fields]
+    kinds = [_integer(field_ty) or ("OPTION" if isinstance(field_ty, wt.OptionType) else None) for _, field_ty in fields]
     if not fields or None in kinds:
         return None
     return _ColumnsPacker(fields, kinds)  # type: ignore[arg-type]

@@ -22,6 +22,9 @@ class CleanupError(Exception):
         self.message = message
         #: The case's payload as the component returned it (a string or a dict of fields).
         self.details = details
+        #: For a failed apply: the plan's status in the control topic as the run last knew it
+        #: ("COMMITTED": a second apply finishes it, "APPLIED", or None).
+        self.status: Optional[str] = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, message={self.message!r})"
@@ -126,6 +129,9 @@ class KafkaFailure(CleanupError):
     operation: str
     kafka_message: str
     retriable: bool
+    #: The host's last `kafka-error` when a capability call failed: {"tag": case, "payload":
+    #: {"code", "name", "message"}}, else None.
+    cause: Optional[Dict[str, Any]]
 
 
 class InternalError(CleanupError):
@@ -153,7 +159,7 @@ ERROR_CASES: Dict[str, Tuple[Type[CleanupError], Optional[Tuple[str, ...]]]] = {
     "fenced": (Fenced, None),
     "replay-stalled": (ReplayStalled, None),
     "replay-record-invalid": (ReplayRecordInvalid, None),
-    "kafka": (KafkaFailure, ("operation", "message", "retriable")),
+    "kafka": (KafkaFailure, ("operation", "message", "retriable", "cause")),
 }
 
 

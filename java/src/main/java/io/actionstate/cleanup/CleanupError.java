@@ -2,6 +2,7 @@ package io.actionstate.cleanup;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -148,10 +149,64 @@ public sealed interface CleanupError {
     }
   }
 
-  /** A Kafka client failure or timeout. */
-  record Kafka(String operation, String message, boolean retriable) implements CleanupError {
+  /**
+   * A Kafka step of the component that failed after the component's own retries: the step
+   * ({@code operation}, e.g. {@code "delete-records"}), the one sentence every host prints,
+   * whether running the same command again may succeed, and the last error the host reported
+   * when the failure came from a capability call.
+   */
+  record Kafka(String operation, String message, boolean retriable, Optional<KafkaError> cause)
+      implements CleanupError {
+    public Kafka {
+      Objects.requireNonNull(cause, "cause");
+    }
+
+    /** A failure without a host-reported cause. */
+    public Kafka(String operation, String message, boolean retriable) {
+      this(operation, message, retriable, Optional.empty());
+    }
+
     public String kind() {
       return "kafka";
+    }
+  }
+
+  /**
+   * What a host reported about a failed Kafka operation (WIT {@code kafka-error}): the case a
+   * caller must tell apart and the client's {@code kafka-detail}: the Kafka protocol code (or
+   * the client library's own, negative for librdkafka, 0 when none), its name (may be empty)
+   * and the client's explanation verbatim.
+   */
+  record KafkaError(KafkaErrorKind kind, int code, String name, String message) {
+    public KafkaError {
+      Objects.requireNonNull(kind, "kind");
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(message, "message");
+    }
+  }
+
+  /** The cases of WIT {@code kafka-error}, in declaration order (the ordinal is the case). */
+  enum KafkaErrorKind {
+    UNKNOWN_TOPIC("unknown-topic"),
+    AUTHORIZATION("authorization"),
+    AUTHENTICATION("authentication"),
+    TIMEOUT("timeout"),
+    TRANSPORT("transport"),
+    NOT_LEADER("not-leader"),
+    FENCED("fenced"),
+    POLICY_VIOLATION("policy-violation"),
+    OFFSET_OUT_OF_RANGE("offset-out-of-range"),
+    OTHER("other");
+
+    private final String witName;
+
+    KafkaErrorKind(String witName) {
+      this.witName = witName;
+    }
+
+    /** The WIT case name, e.g. {@code "not-leader"}. */
+    public String witName() {
+      return witName;
     }
   }
 }

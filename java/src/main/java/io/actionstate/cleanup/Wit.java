@@ -8,9 +8,17 @@ import io.actionstate.cleanup.internal.AbiType.Record;
 import io.actionstate.cleanup.internal.AbiType.Str;
 import io.actionstate.cleanup.internal.AbiType.Variant;
 import io.actionstate.cleanup.internal.GuestFault;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The WIT types of {@code wit/types.wit} and {@code wit/plans.wit} as canonical-ABI layouts, and
@@ -42,7 +50,14 @@ final class Wit {
       new Record(
           List.of(
               STRING, Prim.U32, Prim.U64, Variant.option(Prim.U64), Variant.option(Prim.U64)));
-  static final AbiType KAFKA_ERROR = new Record(List.of(STRING, STRING, Prim.BOOL));
+  static final AbiType KAFKA_DETAIL = new Record(List.of(Prim.S32, STRING, STRING));
+
+  /** {@code kafka-error}: ten cases, each carrying a {@code kafka-detail}. */
+  static final Variant KAFKA_ERROR =
+      new Variant(Collections.nCopies(CleanupError.KafkaErrorKind.values().length, KAFKA_DETAIL));
+
+  static final AbiType KAFKA_FAILURE =
+      new Record(List.of(STRING, STRING, Prim.BOOL, Variant.option(KAFKA_ERROR)));
 
   /** {@code cleanup-error}, cases in declaration order. */
   static final Variant CLEANUP_ERROR =
@@ -64,17 +79,54 @@ final class Wit {
               STRING, // 13 fenced
               STRING, // 14 replay-stalled
               STRING, // 15 replay-record-invalid
-              KAFKA_ERROR // 16 kafka
+              KAFKA_FAILURE // 16 kafka
               ));
 
   static final AbiType PLAN_RESULT = Variant.result(PLAN, CLEANUP_ERROR);
-  static final AbiType OFFSETS_RESULT = Variant.result(OFFSETS, CLEANUP_ERROR);
   static final AbiType CONTROL_RECORDS_RESULT =
       Variant.result(new ListOf(CONTROL_RECORD), CLEANUP_ERROR);
+  static final AbiType OFFSETS_RESULT = Variant.result(OFFSETS, CLEANUP_ERROR);
 
-  /** The core export name of a function of the {@code plans} interface. */
+  /** Where the WIT files this library was built against lie on the class path. */
+  static final String WIT_RESOURCES = "/io/actionstate/cleanup/wit/";
+
+  /**
+   * The WIT package and version, e.g. {@code action-state:cleanup@0.2.0}: read from the package
+   * line of {@code world.wit}, which the build copies into the jar.
+   */
+  static final String PACKAGE = readPackage();
+
+  private static String readPackage() {
+    String text = witText("world.wit");
+    Matcher m =
+        Pattern.compile("(?m)^package\\s+([a-z0-9-]+:[a-z0-9-]+@[0-9A-Za-z.+-]+)\\s*;")
+            .matcher(text);
+    if (!m.find()) {
+      throw new IllegalStateException("world.wit in this jar has no package line");
+    }
+    return m.group(1);
+  }
+
+  /** The text of a WIT file bundled in this jar ({@code world.wit}, {@code types.wit}, ...). */
+  static String witText(String file) {
+    try (InputStream in = Wit.class.getResourceAsStream(WIT_RESOURCES + file)) {
+      if (in == null) {
+        throw new IllegalStateException(
+            "this jar lacks " + WIT_RESOURCES + file + ": build it with Maven from the repository");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The core export name of a function of the {@code plans} interface, e.g.
+   * {@code action-state:cleanup/plans@0.2.0#verify-plan}.
+   */
   static String plansExport(String function) {
-    return "action-state:cleanup/plans@0.1.0#" + function;
+    int at = PACKAGE.indexOf('@');
+    return PACKAGE.substring(0, at) + "/plans" + PACKAGE.substring(at) + "#" + function;
   }
 
   // --- to Java -------------------------------------------------------------------------------
@@ -194,10 +246,26 @@ final class Wit {
       case 15 -> new CleanupError.ReplayRecordInvalid((String) p);
       case 16 -> {
         Object[] f = (Object[]) p;
-        yield new CleanupError.Kafka((String) f[0], (String) f[1], (Boolean) f[2]);
+        Case cause = (Case) f[3];
+        yield new CleanupError.Kafka(
+            (String) f[0],
+            (String) f[1],
+            (Boolean) f[2],
+            cause.index() == 0 ? Optional.empty() : Optional.of(kafkaError(cause.payload())));
       }
       default -> throw new GuestFault("cleanup-error has no case " + c.index());
     };
+  }
+
+  static CleanupError.KafkaError kafkaError(Object value) {
+    Case c = (Case) value;
+    CleanupError.KafkaErrorKind[] kinds = CleanupError.KafkaErrorKind.values();
+    if (c.index() < 0 || c.index() >= kinds.length) {
+      throw new GuestFault("kafka-error has no case " + c.index());
+    }
+    Object[] f = (Object[]) c.payload();
+    return new CleanupError.KafkaError(
+        kinds[c.index()], (int) (long) (Long) f[0], (String) f[1], (String) f[2]);
   }
 
   // --- from Java -----------------------------------------------------------------------------
@@ -300,6 +368,19 @@ final class Wit {
       return new Case(15, e.detail());
     }
     CleanupError.Kafka e = (CleanupError.Kafka) error;
-    return new Case(16, new Object[] {e.operation(), e.message(), e.retriable()});
+    return new Case(
+        16,
+        new Object[] {
+          e.operation(),
+          e.message(),
+          e.retriable(),
+          e.cause().isPresent() ? new Case(1, kafkaError(e.cause().get())) : new Case(0, null)
+        });
+  }
+
+  static Case kafkaError(CleanupError.KafkaError error) {
+    return new Case(
+        error.kind().ordinal(),
+        new Object[] {(long) error.code(), error.name(), error.message()});
   }
 }

@@ -166,4 +166,24 @@ class BadInputTest {
     assertEquals("invalid-plan", control.kind());
     assertSentenceIsTheComponents(control);
   }
+
+  @Test
+  void effectiveBoundaryRefusesAPlanThatListsAPartitionTwice() throws CleanupException {
+    Plan good = plans.verify(SpecVectorsTest.SPEC_PLAN);
+    Plan doubled =
+        new Plan(
+            good.schemaVersion(),
+            good.planId(),
+            good.sourceRecoveryPoint(),
+            good.topic(),
+            good.topicId(),
+            List.of(new PartitionOffset(7, 10), new PartitionOffset(7, 20)));
+    CleanupException e =
+        assertThrows(CleanupException.class, () -> plans.effectiveBoundary(List.of(good, doubled)));
+    CleanupError.InvalidPlan error = assertInstanceOf(CleanupError.InvalidPlan.class, e.error());
+    assertEquals(
+        "Cleanup plan at position 2 contains duplicate Kafka partition 7 (offsets 10 and 20)",
+        error.detail());
+    assertSentenceIsTheComponents(e);
+  }
 }

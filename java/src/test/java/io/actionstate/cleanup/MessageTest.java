@@ -3,6 +3,7 @@ package io.actionstate.cleanup;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
@@ -92,10 +93,29 @@ class MessageTest {
   }
 
   @Test
-  void kafka() {
+  void kafkaWithoutACause() {
     assertEquals(
         "Kafka delete-records failed: Broker: Not leader for partition",
         plans.message(
             new CleanupError.Kafka("delete-records", "Broker: Not leader for partition", true)));
+  }
+
+  @Test
+  void kafkaWithEveryKindOfCauseIsStillItsSentence() {
+    // The typed cause (s32 code, name, message) sits after the sentence in the record; every
+    // kind and a negative librdkafka code lower without disturbing the fields before it.
+    for (CleanupError.KafkaErrorKind kind : CleanupError.KafkaErrorKind.values()) {
+      CleanupError error =
+          new CleanupError.Kafka(
+              "read-control-log",
+              "Kafka read-control-log of t failed: Local: Timed out ✓",
+              kind == CleanupError.KafkaErrorKind.TIMEOUT,
+              Optional.of(
+                  new CleanupError.KafkaError(kind, -185, "_TIMED_OUT", "Local: Timed out")));
+      assertEquals(
+          "Kafka read-control-log failed: Kafka read-control-log of t failed: Local: Timed out ✓",
+          plans.message(error),
+          kind.witName());
+    }
   }
 }

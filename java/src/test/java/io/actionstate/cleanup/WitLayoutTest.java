@@ -1,6 +1,8 @@
 package io.actionstate.cleanup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.dylibso.chicory.wasm.WasmModule;
 import com.dylibso.chicory.wasm.types.FunctionType;
@@ -9,16 +11,117 @@ import io.actionstate.cleanup.internal.AbiType;
 import io.actionstate.cleanup.internal.AbiType.CoreType;
 import io.actionstate.cleanup.internal.CanonicalAbi;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The hand-written WIT layouts agree with the component: for every function this library calls,
- * the core signature the canonical ABI derives from the layouts equals the signature of the
- * module's export (so a WIT change that this library has not followed fails here, not at a
- * customer).
+ * The hand-written WIT layouts agree with the WIT and with the component: every function this
+ * library calls has exactly the layout that {@code types.wit} and {@code plans.wit} declare
+ * (parsed by {@link WitText}, so a changed field, case or type anywhere in a signature fails),
+ * the core signature the canonical ABI derives from it equals the module's export, and the Java
+ * records map to the WIT cases by name (so a WIT change that this library has not followed fails
+ * here, not at a customer).
  */
 class WitLayoutTest {
+  private static final WitText WIT =
+      WitText.parse(Wit.witText("types.wit"), Wit.witText("plans.wit"));
+
+  @Test
+  void everyCalledFunctionHasExactlyTheLayoutTheWitDeclares() {
+    for (Plans.WitFunction f : Plans.FUNCTIONS) {
+      WitText.Function declared = WIT.functions.get(f.name());
+      assertNotNull(declared, "plans.wit declares no function " + f.name());
+      List<AbiType> params = new ArrayList<>();
+      for (String t : declared.paramTypes()) {
+        params.add(WIT.layout(t));
+      }
+      assertEquals(params, f.params(), f.name() + " parameters");
+      assertEquals(WIT.layout(declared.resultType()), f.result(), f.name() + " result");
+    }
+  }
+
+  @Test
+  void theComponentExportsEveryPlansFunctionUnderTheBundledPackageVersion() {
+    assertTrue(Wit.PACKAGE.startsWith("action-state:cleanup@"), Wit.PACKAGE);
+    WasmModule module = Components.plans().module();
+    for (String name : WIT.functions.keySet()) {
+      exportType(module, Wit.plansExport(name));
+    }
+  }
+
+  @Test
+  void cleanupErrorRecordsMapToTheWitCasesByName() {
+    List<String> cases = WIT.types.get("cleanup-error").members();
+    Set<String> seen = new HashSet<>();
+    for (CleanupError e : everyCleanupErrorCase()) {
+      assertEquals(cases.indexOf(e.kind()), Wit.cleanupError(e).index(), e.kind());
+      seen.add(e.kind());
+    }
+    assertEquals(Set.copyOf(cases), seen, "one Java record per WIT case");
+  }
+
+  @Test
+  void kafkaErrorKindsAndStatusesAreTheWitCasesInOrder() {
+    List<String> kinds = new ArrayList<>();
+    for (CleanupError.KafkaErrorKind k : CleanupError.KafkaErrorKind.values()) {
+      kinds.add(k.witName());
+    }
+    assertEquals(WIT.types.get("kafka-error").members(), kinds);
+    List<String> statuses = new ArrayList<>();
+    for (Status s : Status.values()) {
+      statuses.add(s.name().toLowerCase(java.util.Locale.ROOT));
+    }
+    assertEquals(WIT.types.get("status").members(), statuses);
+  }
+
+  @Test
+  void everyCleanupErrorSurvivesLoweringAndLiftingUnchanged() {
+    for (CleanupError e : everyCleanupErrorCase()) {
+      assertEquals(e, Wit.cleanupError(Wit.cleanupError(e)), e.kind());
+    }
+  }
+
+  /** One value of every case, with extreme numbers and every kafka-error kind. */
+  static List<CleanupError> everyCleanupErrorCase() {
+    CleanupError.RangeViolation range =
+        new CleanupError.RangeViolation(
+            "t", Integer.MAX_VALUE, Long.MAX_VALUE, OptionalLong.of(0), OptionalLong.empty());
+    List<CleanupError> all =
+        new ArrayList<>(
+            List.of(
+                new CleanupError.InvalidPlan("a"),
+                new CleanupError.InvalidMarker("b"),
+                new CleanupError.InvalidArgument("c"),
+                new CleanupError.BoundaryViolation("t", 1, 2, Long.MAX_VALUE),
+                new CleanupError.BoundaryRegression("p", Integer.MAX_VALUE, 3, 4),
+                new CleanupError.TopicChanged("t", "ctx", "A", "B", List.of(0, 1), List.of(2)),
+                new CleanupError.UnsafeTopicConfig("d"),
+                new CleanupError.InvalidControlTopic("e"),
+                new CleanupError.OffsetsUnavailable(range),
+                new CleanupError.DeleteUnverified(range),
+                new CleanupError.ControlTopicCorrupt("f"),
+                new CleanupError.RecoveryRefused("g"),
+                new CleanupError.ConflictingPolicies("h"),
+                new CleanupError.Fenced("i"),
+                new CleanupError.ReplayStalled("j"),
+                new CleanupError.ReplayRecordInvalid("k"),
+                new CleanupError.Kafka("delete-records", "m", true)));
+    int code = Integer.MIN_VALUE;
+    for (CleanupError.KafkaErrorKind kind : CleanupError.KafkaErrorKind.values()) {
+      all.add(
+          new CleanupError.Kafka(
+              "op-" + kind.witName(),
+              "sentence",
+              false,
+              Optional.of(new CleanupError.KafkaError(kind, code, "NAME", "client says"))));
+      code = code == Integer.MIN_VALUE ? -185 : code + 100_000_000;
+    }
+    return all;
+  }
   @Test
   void everyCalledFunctionHasTheCoreSignatureItsWitLayoutImplies() {
     Plans plans = Components.plans();

@@ -24,12 +24,16 @@ public sealed interface AbiType {
     I64
   }
 
-  /** Unsigned and boolean primitives; Java values are {@code Boolean} or {@code Long}. */
+  /**
+   * Integer and boolean primitives; Java values are {@code Boolean} or {@code Long} (unsigned
+   * types zero-extended, {@code S32} sign-extended).
+   */
   enum Prim implements AbiType {
     BOOL(1),
     U8(1),
     U16(2),
     U32(4),
+    S32(4),
     U64(8);
 
     private final int bytes;

@@ -149,7 +149,7 @@ public final class CanonicalAbi {
       case BOOL -> memory.writeByte(pointer, (byte) (((Boolean) value) ? 1 : 0));
       case U8 -> memory.writeByte(pointer, (byte) (long) (Long) value);
       case U16 -> memory.writeShort(pointer, (short) (long) (Long) value);
-      case U32 -> memory.writeI32(pointer, (int) (long) (Long) value);
+      case U32, S32 -> memory.writeI32(pointer, (int) (long) (Long) value);
       case U64 -> memory.writeLong(pointer, (Long) value);
     }
   }
@@ -188,6 +188,7 @@ public final class CanonicalAbi {
       case U8 -> (long) (memory.read(pointer) & 0xFF);
       case U16 -> (long) (memory.readShort(pointer) & 0xFFFF);
       case U32 -> memory.readInt(pointer) & 0xFFFF_FFFFL;
+      case S32 -> (long) memory.readInt(pointer);
       case U64 -> memory.readLong(pointer);
     };
   }
@@ -282,7 +283,7 @@ public final class CanonicalAbi {
         case BOOL -> out.add(((Boolean) value) ? 1L : 0L);
         case U8 -> out.add((Long) value & 0xFFL);
         case U16 -> out.add((Long) value & 0xFFFFL);
-        case U32 -> out.add((Long) value & 0xFFFF_FFFFL);
+        case U32, S32 -> out.add((Long) value & 0xFFFF_FFFFL);
         case U64 -> out.add((Long) value);
       }
     } else if (type instanceof Str) {
@@ -327,6 +328,7 @@ public final class CanonicalAbi {
         case U8 -> v & 0xFFL;
         case U16 -> v & 0xFFFFL;
         case U32 -> v & 0xFFFF_FFFFL;
+        case S32 -> (long) (int) v;
         case U64 -> v;
       };
     } else if (type instanceof Str) {

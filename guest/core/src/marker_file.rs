@@ -1,0 +1,237 @@
+//! Splitting the text of a marker file (or of a paste) into the exact text of each marker, once
+//! for every host: the CLI's `--markers` files, the Python API and the browser page all call
+//! this through `plans.split-markers`, and then hand each text to the strict marker parser.
+//!
+//! Accepted shapes:
+//! - a JSON array whose elements are marker objects, or strings that each hold one marker's
+//!   text (as fixtures' `markers.json` does);
+//! - one or more marker objects one after another, separated by whitespace (one marker per
+//!   line, as a runtime's log of checkpoint markers is usually kept);
+//! - anything else is taken as one marker text, for the marker parser to accept or refuse.
+//!
+//! The splitter only finds where values begin and end (strings, escapes and nesting); it never
+//! reads numbers, so offsets above 2^53 are passed on exactly as written.
+
+use crate::error::{CleanupError, Result};
+use crate::json;
+
+/// The marker texts of `text`, in order.
+pub fn split_marker_file(text: &str) -> Result<Vec<String>> {
+    let bytes = text.as_bytes();
+    let start = skip_space(bytes, 0);
+    match bytes.get(start) {
+        Some(b'[') => array_elements(text, start),
+        Some(b'{') => object_sequence(text, start),
+        None => Err(refused("holds no marker (it is empty)".into())),
+        Some(_) => Ok(vec![text.to_owned()]),
+    }
+}
+
+fn refused(why: String) -> CleanupError {
+    CleanupError::InvalidMarker(format!("Recovery marker file {why}"))
+}
+
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while bytes
+        .get(at)
+        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        at += 1;
+    }
+    at
+}
+
+/// The end (exclusive) of the JSON value starting at `at`: past its closing bracket or quote,
+/// or past a scalar's last character. `None` when the text ends inside it.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = at;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    match *bytes.get(i)? {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            _ if depth > 0 => i += 1,
+            _ => {
+                while bytes.get(i).is_some_and(|b| {
+                    !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b',' | b']' | b'}')
+                }) {
+                    i += 1;
+                }
+                return Some(i);
+            }
+        }
+        if depth == 0 {
+            return Some(i);
+        }
+    }
+}
+
+fn unterminated(at: usize) -> CleanupError {
+    refused(format!(
+        "is not valid JSON: the value starting at byte {at} is not closed"
+    ))
+}
+
+fn array_elements(text: &str, open: usize) -> Result<Vec<String>> {
+    let bytes = text.as_bytes();
+    let mut markers = Vec::new();
+    let mut at = skip_space(bytes, open + 1);
+    if bytes.get(at) == Some(&b']') {
+        return Err(refused("holds an empty array".into()));
+    }
+    loop {
+        match bytes.get(at) {
+            None => return Err(unterminated(open)),
+            Some(b',' | b']') => {
+                return Err(refused(format!(
+                    "is not a JSON array of markers: element {} is missing (byte {at})",
+                    markers.len() + 1
+                )));
+            }
+            Some(_) => {}
+        }
+        let end = value_end(bytes, at).ok_or_else(|| unterminated(at))?;
+        markers.push(element_text(&text[at..end], markers.len() + 1)?);
+        at = skip_space(bytes, end);
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b']') => break,
+            None => return Err(unterminated(open)),
+            Some(_) => {
+                return Err(refused(format!(
+                    "is not a JSON array of markers: expected ',' or ']' after element {} (byte {at})",
+                    markers.len()
+                )));
+            }
+        }
+    }
+    let rest = skip_space(bytes, at + 1);
+    if rest != bytes.len() {
+        return Err(refused(format!("has text after its array (byte {rest})")));
+    }
+    Ok(markers)
+}
+
+/// An array element: a marker object's text as written, or the text a string element holds.
+fn element_text(raw: &str, index: usize) -> Result<String> {
+    if !raw.starts_with('"') {
+        return Ok(raw.to_owned());
+    }
+    match json::parse(raw) {
+        Ok(json::Value::String(inner)) => Ok(inner),
+        _ => Err(refused(format!(
+            "is not a JSON array of markers: element {index} is not a valid JSON string"
+        ))),
+    }
+}
+
+fn object_sequence(text: &str, first: usize) -> Result<Vec<String>> {
+    let bytes = text.as_bytes();
+    let mut markers = Vec::new();
+    let mut at = first;
+    while at < bytes.len() {
+        if bytes[at] != b'{' {
+            if markers.len() == 1 {
+                // One marker followed by something else: the marker parser says what is wrong.
+                return Ok(vec![text.to_owned()]);
+            }
+            return Err(refused(format!(
+                "holds something other than a marker object after marker {} (byte {at})",
+                markers.len()
+            )));
+        }
+        let end = value_end(bytes, at).ok_or_else(|| unterminated(at))?;
+        markers.push(text[at..end].to_owned());
+        at = skip_space(bytes, end);
+    }
+    if markers.len() == 1 {
+        // A single marker keeps its exact text, surrounding whitespace included.
+        return Ok(vec![text.to_owned()]);
+    }
+    Ok(markers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(text: &str) -> Vec<String> {
+        split_marker_file(text).unwrap()
+    }
+
+    fn refusal(text: &str) -> String {
+        split_marker_file(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_array_gives_each_element_exactly_as_written() {
+        let text = "[ {\"a\": 18446744073709551615, \"s\": \"x]}\\\"\"} ,\n{\"b\":[1,{}]}]\n";
+        assert_eq!(
+            split(text),
+            [
+                "{\"a\": 18446744073709551615, \"s\": \"x]}\\\"\"}",
+                "{\"b\":[1,{}]}"
+            ]
+        );
+    }
+
+    #[test]
+    fn string_elements_give_the_marker_text_they_hold() {
+        assert_eq!(
+            split("[\"{\\\"topic\\\":\\\"t\\\"}\", {\"x\":1}]"),
+            ["{\"topic\":\"t\"}", "{\"x\":1}"]
+        );
+    }
+
+    #[test]
+    fn markers_one_per_line_are_split_and_a_single_marker_keeps_its_text() {
+        assert_eq!(
+            split("{\"a\":1}\n{\"b\":2}\n\n{\"c\":{}}"),
+            ["{\"a\":1}", "{\"b\":2}", "{\"c\":{}}"]
+        );
+        assert_eq!(split("  {\"a\":1}\n"), ["  {\"a\":1}\n"]);
+        // Not JSON at all: one text, for the marker parser to refuse with its own message.
+        assert_eq!(split("schemaVersion=1"), ["schemaVersion=1"]);
+        assert_eq!(split("{\"a\":1} trailing"), ["{\"a\":1} trailing"]);
+    }
+
+    #[test]
+    fn malformed_arrays_are_refused_naming_where() {
+        assert_eq!(refusal("[]"), "Recovery marker file holds an empty array");
+        assert_eq!(
+            refusal(" \n "),
+            "Recovery marker file holds no marker (it is empty)"
+        );
+        assert!(refusal("[{\"a\":1},]").contains("element 2 is missing"));
+        assert!(refusal("[,{}]").contains("element 1 is missing"));
+        assert!(refusal("[{\"a\":1} {\"b\":2}]").contains("expected ',' or ']' after element 1"));
+        assert!(refusal("[{\"a\":1}").contains("is not closed"));
+        assert!(refusal("[{\"a\":\"1}]").contains("is not closed"));
+        assert!(refusal("[{}] x").contains("text after its array"));
+        assert!(refusal("[\"\\x\"]").contains("element 1 is not a valid JSON string"));
+        assert!(refusal("{\"a\":1}\n{\"b\":2}\nx").contains("after marker 2"));
+    }
+
+    #[test]
+    fn deep_nesting_needs_no_recursion() {
+        let deep = format!("[{}{}]", "[".repeat(1_000_000), "]".repeat(1_000_000));
+        assert_eq!(split_marker_file(&deep).unwrap().len(), 1);
+    }
+}

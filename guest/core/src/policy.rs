@@ -1,0 +1,627 @@
+//! Every Kafka policy of the component, written once over the plain 0.2 capabilities: deadlines
+//! and back-off over the imported clock, what each error case means, waiting until a created
+//! topic is visible and an appended record is stable, the control-log read loop, the
+//! transactional id, and strict decoding of control records. `Policy` implements `KafkaOps`, the
+//! operations the apply and recovery protocols are written against.
+
+use crate::capabilities::{CapResult, Capabilities, Consumer, ErrorKind, HostError, Writer};
+use crate::control::ControlEntry;
+use crate::error::{CleanupError, KafkaError, Result};
+use crate::offsets::PartitionOffsets;
+use crate::ops::{
+    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
+    TopicState,
+};
+
+/// The transactional id of a control topic's writer: one per control topic, the same in every
+/// host and every earlier version, so that any two writers of one control topic fence each other.
+pub fn transactional_id(control_topic: &str) -> String {
+    format!("action-state-cleanup:{control_topic}")
+}
+
+/// First back-off after a transient error; it doubles up to `MAX_BACKOFF_MS`.
+const FIRST_BACKOFF_MS: u32 = 20;
+const MAX_BACKOFF_MS: u32 = 500;
+/// How long one poll of the control topic waits for records.
+const CONTROL_POLL_MS: u32 = 100;
+const CONTROL_POLL_RECORDS: u32 = 500;
+
+/// A deadline over the imported clock, with doubling back-off.
+struct Deadline {
+    end: u64,
+    backoff: u32,
+}
+
+impl Deadline {
+    fn start<C: Capabilities>(caps: &mut C) -> Self {
+        let timeout = u64::from(caps.operation_timeout_ms().max(1));
+        Deadline {
+            end: caps.now_ms().saturating_add(timeout),
+            backoff: FIRST_BACKOFF_MS,
+        }
+    }
+
+    /// Sleeps the next back-off unless the deadline has passed (then `false`).
+    fn wait<C: Capabilities>(&mut self, caps: &mut C) -> bool {
+        let now = caps.now_ms();
+        if now >= self.end {
+            return false;
+        }
+        let left = u32::try_from(self.end - now).unwrap_or(u32::MAX);
+        caps.sleep_ms(self.backoff.min(left));
+        self.backoff = (self.backoff.saturating_mul(2)).min(MAX_BACKOFF_MS);
+        true
+    }
+
+    fn passed<C: Capabilities>(&self, caps: &mut C) -> bool {
+        caps.now_ms() >= self.end
+    }
+}
+
+/// A host error as the failure of a step: retriable when the cluster may answer differently later.
+fn failure(operation: &str, what: &str, error: HostError) -> KafkaError {
+    let retriable =
+        error.kind.is_transient() || matches!(error.kind, ErrorKind::Fenced | ErrorKind::Other);
+    KafkaError {
+        operation: operation.to_owned(),
+        message: format!("{what}: {} ({})", error, error.kind.name()),
+        retriable,
+        cause: Some(error),
+    }
+}
+
+/// An answer that breaks the capability contract (wrong count, missing partition).
+fn contract(operation: &str, why: String) -> KafkaError {
+    KafkaError::new(
+        operation,
+        format!("the host broke the capability contract: {why}"),
+        false,
+    )
+}
+
+struct ControlWriter<W> {
+    topic: String,
+    writer: W,
+    /// A newer writer took over: this one can never append again.
+    fenced: bool,
+}
+
+/// `KafkaOps` over plain capabilities.
+pub struct Policy<C: Capabilities> {
+    caps: C,
+    /// The transactional writer of the control topic this run fenced.
+    control_writer: Option<ControlWriter<C::Writer>>,
+    /// An idempotent writer, for records that need no fencing once the fenced one is gone.
+    plain_writer: Option<C::Writer>,
+    /// The consumer that reads the control topic, kept between reads.
+    control_reader: Option<(String, C::Consumer)>,
+    /// Topics known to exist (created or waited for): metadata reaches every broker a little
+    /// later, and an answer from a broker that has not seen one yet must not make it missing.
+    known: Vec<String>,
+    /// Topics a `describe` of this run answered: a partition request that then says the topic
+    /// is unknown (librdkafka answers "no leaders found" while a partition elects one) is
+    /// asked again until the deadline instead of failing the step.
+    seen: Vec<String>,
+}
+
+impl<C: Capabilities> Policy<C> {
+    pub fn new(caps: C) -> Self {
+        Policy {
+            caps,
+            control_writer: None,
+            plain_writer: None,
+            control_reader: None,
+            known: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn capabilities(&mut self) -> &mut C {
+        &mut self.caps
+    }
+
+    /// Runs `call` until it succeeds, fails with a non-transient error, or the deadline passes
+    /// (transient: timeout, transport, not-leader; each retry asks again, which refreshes the
+    /// client's metadata).
+    fn retry<T>(
+        &mut self,
+        operation: &str,
+        what: &str,
+        call: impl FnMut(&mut C) -> CapResult<T>,
+    ) -> KafkaResult<T> {
+        self.retry_on(operation, what, false, call)
+    }
+
+    /// `retry` for a request about the partitions of `topic`: when this run saw the topic
+    /// exist, an unknown-topic answer is transient too (a partition without a leader yet).
+    fn retry_partitions<T>(
+        &mut self,
+        operation: &str,
+        what: &str,
+        topic: &str,
+        call: impl FnMut(&mut C) -> CapResult<T>,
+    ) -> KafkaResult<T> {
+        let exists = self.seen.iter().chain(&self.known).any(|t| t == topic);
+        self.retry_on(operation, what, exists, call)
+    }
+
+    fn retry_on<T>(
+        &mut self,
+        operation: &str,
+        what: &str,
+        unknown_is_transient: bool,
+        mut call: impl FnMut(&mut C) -> CapResult<T>,
+    ) -> KafkaResult<T> {
+        let mut deadline = Deadline::start(&mut self.caps);
+        loop {
+            match call(&mut self.caps) {
+                Ok(answer) => return Ok(answer),
+                Err(error)
+                    if (error.kind.is_transient()
+                        || (unknown_is_transient && error.kind == ErrorKind::UnknownTopic))
+                        && deadline.wait(&mut self.caps) => {}
+                Err(error) => return Err(failure(operation, what, error)),
+            }
+        }
+    }
+
+    /// `describe`, asked again while a topic known to exist is missing (until the deadline).
+    fn describe_known(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+        with_offsets: bool,
+    ) -> KafkaResult<Vec<Option<crate::capabilities::TopicMetadata>>> {
+        let mut deadline = Deadline::start(&mut self.caps);
+        let what = format!("describing {}", topics.join(", "));
+        loop {
+            let answer = self.retry("describe", &what, |c| {
+                c.describe(topics, names, with_offsets)
+            })?;
+            if answer.len() != topics.len() {
+                return Err(contract(
+                    "describe",
+                    format!("{} answers for {} topics", answer.len(), topics.len()),
+                ));
+            }
+            // A topic this run created or waited for is still propagating when a broker does
+            // not know it yet, or knows it but not yet its configuration (every topic has a
+            // value for every configuration name; a missing one is a lagging answer).
+            let unseen = topics.iter().zip(&answer).any(|(t, a)| {
+                self.known.iter().any(|k| k == t)
+                    && a.as_ref()
+                        .is_none_or(|m| m.configs.iter().any(|c| c.value.is_none()))
+            });
+            if !unseen || !deadline.wait(&mut self.caps) {
+                for (topic, found) in topics.iter().zip(&answer) {
+                    if found.is_some() && !self.seen.iter().any(|t| t == topic) {
+                        self.seen.push((*topic).to_owned());
+                    }
+                }
+                return checked(answer, names.len(), with_offsets);
+            }
+        }
+    }
+
+    /// Waits until `topic` shows `partitions` partitions in metadata (creation propagates
+    /// asynchronously, also when a concurrent creator made it).
+    fn await_visible(&mut self, topic: &str, partitions: u32) -> KafkaResult<()> {
+        let mut deadline = Deadline::start(&mut self.caps);
+        loop {
+            let answer = self.retry("create-topic", &format!("describing {topic}"), |c| {
+                c.describe(&[topic], &[], false)
+            })?;
+            let seen = answer
+                .first()
+                .and_then(Option::as_ref)
+                .map_or(0, |m| m.partitions.len());
+            if seen == partitions as usize {
+                self.known.push(topic.to_owned());
+                return Ok(());
+            }
+            if !deadline.wait(&mut self.caps) {
+                return Err(KafkaError::new(
+                    "create-topic",
+                    format!(
+                        "Kafka topic {topic} was created but did not appear with {partitions} partitions in metadata in time"
+                    ),
+                    true,
+                ));
+            }
+        }
+    }
+
+    /// Waits until read_committed readers see `offset` of partition 0 (the transaction marker
+    /// follows the commit), so every later read sees the record.
+    fn await_stable(&mut self, topic: &str, offset: u64) -> KafkaResult<()> {
+        let mut deadline = Deadline::start(&mut self.caps);
+        let what = format!("waiting for offset {offset} of {topic} to become visible");
+        loop {
+            let answer = self.retry_partitions("append-control", &what, topic, |c| {
+                c.list_offsets(topic, &[0], OffsetSpec::Latest)
+            })?;
+            if answer.iter().any(|(p, end)| *p == 0 && *end > offset) {
+                return Ok(());
+            }
+            if !deadline.wait(&mut self.caps) {
+                return Err(KafkaError::new(
+                    "append-control",
+                    format!(
+                        "the record at offset {offset} of control topic {topic} was committed but did not become visible in time"
+                    ),
+                    true,
+                ));
+            }
+        }
+    }
+
+    /// Appends with the idempotent writer. A transient failure (the partition's leader died or
+    /// moved, the request timed out) is retried with a new writer until the deadline: the
+    /// record may already be in the log, and a second copy is harmless because APPLIED records
+    /// restate a status (SPEC §7 accepts APPLIED after APPLIED).
+    fn plain_append(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
+        let mut deadline = Deadline::start(&mut self.caps);
+        loop {
+            if self.plain_writer.is_none() {
+                let writer =
+                    self.retry("append-control", "opening an idempotent producer", |c| {
+                        c.open_writer(None)
+                    })?;
+                self.plain_writer = Some(writer);
+            }
+            let writer = self.plain_writer.as_mut().ok_or_else(|| {
+                KafkaError::new("append-control", "no idempotent producer", false)
+            })?;
+            match writer.append(topic, 0, key, value) {
+                Ok(offset) => return Ok(offset),
+                Err(error) if error.kind.is_transient() && deadline.wait(&mut self.caps) => {
+                    // A producer whose request timed out may still hold the dead leader.
+                    self.plain_writer = None;
+                }
+                Err(error) => {
+                    self.plain_writer = None;
+                    return Err(failure(
+                        "append-control",
+                        &format!("appending to {topic}"),
+                        error,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Partition 0's beginning and end of the control topic; a missing answer is refused.
+    fn control_range(&mut self, topic: &str) -> KafkaResult<(u64, u64)> {
+        let what = format!("listing the offsets of control topic {topic}");
+        let earliest = self.retry_partitions("read-control-log", &what, topic, |c| {
+            c.list_offsets(topic, &[0], OffsetSpec::Earliest)
+        })?;
+        let latest = self.retry_partitions("read-control-log", &what, topic, |c| {
+            c.list_offsets(topic, &[0], OffsetSpec::Latest)
+        })?;
+        let find = |answer: &[(u32, u64)], which: &str| {
+            answer
+                .iter()
+                .find(|(p, _)| *p == 0)
+                .map(|(_, o)| *o)
+                .ok_or_else(|| {
+                    KafkaError::new(
+                        "read-control-log",
+                        format!(
+                            "Kafka did not return the {which} offset of partition 0 of control topic {topic}; its history cannot be read"
+                        ),
+                        true,
+                    )
+                })
+        };
+        Ok((find(&earliest, "beginning")?, find(&latest, "end")?))
+    }
+}
+
+/// Checks the shape of a `describe` answer and normalises partition lists.
+fn checked(
+    answer: Vec<Option<crate::capabilities::TopicMetadata>>,
+    names: usize,
+    with_offsets: bool,
+) -> KafkaResult<Vec<Option<crate::capabilities::TopicMetadata>>> {
+    answer
+        .into_iter()
+        .map(|meta| {
+            let Some(mut meta) = meta else {
+                return Ok(None);
+            };
+            meta.partitions.sort_unstable();
+            meta.partitions.dedup();
+            if meta.configs.len() != names {
+                return Err(contract(
+                    "describe",
+                    format!(
+                        "{} configuration entries of topic {} for {names} names",
+                        meta.configs.len(),
+                        meta.topic
+                    ),
+                ));
+            }
+            if with_offsets
+                && meta
+                    .partitions
+                    .iter()
+                    .any(|p| !meta.offsets.iter().any(|r| r.partition == *p))
+            {
+                return Err(KafkaError::new(
+                    "describe",
+                    format!(
+                        "Kafka did not return the offsets of every partition of topic {}",
+                        meta.topic
+                    ),
+                    true,
+                ));
+            }
+            Ok(Some(meta))
+        })
+        .collect()
+}
+
+fn description(meta: crate::capabilities::TopicMetadata) -> TopicDescription {
+    TopicDescription {
+        topic: meta.topic,
+        topic_id: meta.topic_id,
+        partitions: meta.partitions,
+    }
+}
+
+/// A control record's bytes that are not text are corruption (SPEC §7), never decoded lossily.
+fn control_entry(topic: &str, record: crate::capabilities::PolledRecord) -> Result<ControlEntry> {
+    if !record.utf8 {
+        return Err(CleanupError::ControlTopicCorrupt(format!(
+            "Cleanup control record at offset {} of {topic} is not valid UTF-8",
+            record.offset
+        )));
+    }
+    let key = record.key.filter(|_| record.has_key);
+    let value = record.value.filter(|_| record.has_value);
+    if (record.has_key && key.is_none()) || (record.has_value && value.is_none()) {
+        return Err(CleanupError::Kafka(contract(
+            "read-control-log",
+            format!("record at offset {} came without its data", record.offset),
+        )));
+    }
+    Ok(ControlEntry {
+        offset: record.offset,
+        key,
+        value,
+    })
+}
+
+impl<C: Capabilities> KafkaOps for Policy<C> {
+    fn inspect_topics(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        Ok(self
+            .describe_known(topics, names, false)?
+            .into_iter()
+            .map(|meta| {
+                meta.map(|mut meta| TopicState {
+                    configs: std::mem::take(&mut meta.configs),
+                    description: description(meta),
+                })
+            })
+            .collect())
+    }
+
+    fn offset_range(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+    ) -> KafkaResult<Vec<PartitionRange>> {
+        let answer = self.describe_known(&[topic], &[], true)?;
+        let ranges = answer
+            .into_iter()
+            .next()
+            .flatten()
+            .map(|m| m.offsets)
+            .unwrap_or_default();
+        Ok(ranges
+            .into_iter()
+            .filter(|r| partitions.contains(&r.partition))
+            .map(|r| (r.partition, r.beginning, r.end))
+            .collect())
+    }
+
+    fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
+        Ok(self
+            .describe_known(topics, &[], false)?
+            .into_iter()
+            .map(|m| m.map(description))
+            .collect())
+    }
+
+    fn describe_configs(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
+        Ok(self
+            .describe_known(topics, names, false)?
+            .into_iter()
+            .map(|m| m.map(|m| m.configs).unwrap_or_default())
+            .collect())
+    }
+
+    fn create_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        let created = self.retry("create-topic", &format!("creating {topic}"), |c| {
+            c.create_topic(topic, partitions, replication_factor, configs)
+        })?;
+        // Whoever created it, it is used right after: wait until metadata shows it.
+        self.await_visible(topic, partitions)?;
+        Ok(created)
+    }
+
+    fn list_offsets(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+        spec: OffsetSpec,
+    ) -> KafkaResult<PartitionOffsets> {
+        let answer = self.retry_partitions(
+            "list-offsets",
+            &format!("listing offsets of {topic}"),
+            topic,
+            |c| c.list_offsets(topic, partitions, spec),
+        )?;
+        Ok(answer.into_iter().collect())
+    }
+
+    fn delete_records(
+        &mut self,
+        topic: &str,
+        before: &PartitionOffsets,
+    ) -> KafkaResult<PartitionOffsets> {
+        let answer = self.retry_partitions(
+            "delete-records",
+            &format!("deleting records of {topic}"),
+            topic,
+            |c| c.delete_records(topic, before),
+        )?;
+        Ok(answer.into_iter().collect())
+    }
+
+    fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>> {
+        let (beginning, end) = self.control_range(topic)?;
+        let mut entries = Vec::new();
+        if end <= beginning {
+            return Ok(entries);
+        }
+        let op = "read-control-log";
+        if self.control_reader.as_ref().is_none_or(|(t, _)| t != topic) {
+            let consumer = self.retry(op, &format!("opening a consumer of {topic}"), |c| {
+                c.open_consumer(topic)
+            })?;
+            self.control_reader = Some((topic.to_owned(), consumer));
+        }
+        let Some((_, reader)) = self.control_reader.as_mut() else {
+            return Err(KafkaError::new(op, "no control-topic consumer", false).into());
+        };
+        let start: PartitionOffsets = [(0, beginning)].into_iter().collect();
+        let mut deadline = Deadline::start(&mut self.caps);
+        let mut assigned = false;
+        let mut position = beginning;
+        while position < end {
+            if deadline.passed(&mut self.caps) {
+                return Err(KafkaError::new(
+                    op,
+                    format!(
+                        "Reading control topic {topic} timed out at offset {position} of {end}"
+                    ),
+                    true,
+                )
+                .into());
+            }
+            if !assigned {
+                match reader.assign(&start) {
+                    Ok(()) => assigned = true,
+                    Err(e) if e.kind.is_transient() => {
+                        deadline.wait(&mut self.caps);
+                        continue;
+                    }
+                    Err(e) => return Err(failure(op, &format!("reading {topic}"), e).into()),
+                }
+            }
+            match reader.poll(CONTROL_POLL_RECORDS, CONTROL_POLL_MS, true) {
+                Ok(records) => {
+                    for record in records {
+                        if record.partition != 0 || record.offset < position {
+                            continue;
+                        }
+                        position = record.offset + 1;
+                        if record.offset < end {
+                            entries.push(control_entry(topic, record)?);
+                        }
+                    }
+                }
+                // A broker died or a leader moved: the client reconnects; keep reading until
+                // the deadline.
+                Err(e) if e.kind.is_transient() => {
+                    deadline.wait(&mut self.caps);
+                }
+                Err(e) => return Err(failure(op, &format!("reading {topic}"), e).into()),
+            }
+            // Transaction markers occupy offsets but are never delivered: trust the consumer's
+            // position once it fetched past them.
+            if let Ok(positions) = reader.position()
+                && let Some(next) = positions.get(0)
+            {
+                position = position.max(next);
+            }
+        }
+        Ok(entries)
+    }
+
+    fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
+        self.control_writer = None;
+        let id = transactional_id(topic);
+        let writer = self.retry(
+            "fence-control",
+            &format!("initialising the transactional producer {id}"),
+            |c| c.open_writer(Some(&id)),
+        )?;
+        self.control_writer = Some(ControlWriter {
+            topic: topic.to_owned(),
+            writer,
+            fenced: false,
+        });
+        Ok(())
+    }
+
+    fn append_control(
+        &mut self,
+        topic: &str,
+        key: &str,
+        value: &str,
+        fenced: bool,
+    ) -> std::result::Result<u64, AppendError> {
+        let usable = self
+            .control_writer
+            .as_mut()
+            .filter(|w| w.topic == topic && !w.fenced);
+        let Some(writer) = usable else {
+            if fenced {
+                return Err(AppendError::Fenced(format!(
+                    "this run holds no transactional writer of control topic {topic}"
+                )));
+            }
+            return self
+                .plain_append(topic, key, value)
+                .map_err(AppendError::Failed);
+        };
+        match writer.writer.append(topic, 0, key, value) {
+            Ok(offset) => {
+                self.await_stable(topic, offset)
+                    .map_err(AppendError::Failed)?;
+                Ok(offset)
+            }
+            Err(error) if error.kind == ErrorKind::Fenced => {
+                writer.fenced = true;
+                if fenced {
+                    return Err(AppendError::Fenced(error.to_string()));
+                }
+                // Records that need no fencing are still written, by an idempotent producer.
+                self.plain_append(topic, key, value)
+                    .map_err(AppendError::Failed)
+            }
+            Err(error) => Err(AppendError::Failed(failure(
+                "append-control",
+                &format!("appending to control topic {topic}"),
+                error,
+            ))),
+        }
+    }
+}

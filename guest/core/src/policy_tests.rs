@@ -1,0 +1,313 @@
+//! Tests of the Kafka policies over the fake plain capabilities.
+
+use crate::capabilities::ErrorKind;
+use crate::error::CleanupError;
+use crate::fake::caps::{Cluster, FakeCaps, Shared, error};
+use crate::ops::{AppendError, KafkaOps, OffsetSpec};
+use crate::policy::{Policy, transactional_id};
+
+const CONTROL: &str = "control";
+
+fn setup() -> (Shared, Policy<FakeCaps>) {
+    let cluster = Cluster::new();
+    cluster.borrow_mut().topic(CONTROL, &[0]);
+    cluster.borrow_mut().topic("data", &[0, 1]);
+    let policy = Policy::new(FakeCaps(cluster.clone()));
+    (cluster, policy)
+}
+
+#[test]
+fn the_transactional_id_is_the_one_every_host_and_version_uses() {
+    assert_eq!(transactional_id("ctl"), "action-state-cleanup:ctl");
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    assert_eq!(
+        cluster.borrow().opened,
+        [Some("action-state-cleanup:control".to_owned())]
+    );
+}
+
+#[test]
+fn not_leader_and_transport_errors_are_retried_until_an_answer() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![
+        ("list_offsets", 1, error(ErrorKind::NotLeader)),
+        ("list_offsets", 2, error(ErrorKind::Transport)),
+        ("list_offsets", 3, error(ErrorKind::Timeout)),
+    ];
+    let offsets = policy
+        .list_offsets("data", &[0, 1], OffsetSpec::Earliest)
+        .unwrap();
+    assert_eq!(offsets.get(1), Some(0));
+    let c = cluster.borrow();
+    assert_eq!(c.count("list_offsets"), 4);
+    assert!(
+        c.slept.windows(2).all(|w| w[1] >= w[0]),
+        "back-off grows: {:?}",
+        c.slept
+    );
+}
+
+#[test]
+fn a_transient_error_past_the_deadline_fails_retriable_with_its_cause() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().always = Some(("*", error(ErrorKind::NotLeader)));
+    let failure = policy
+        .delete_records("data", &[(0, 1)].into_iter().collect())
+        .unwrap_err();
+    assert!(failure.retriable);
+    assert_eq!(failure.cause.map(|c| c.kind), Some(ErrorKind::NotLeader));
+    let c = cluster.borrow();
+    assert!(
+        c.now >= 1_000 && c.now < 1_600,
+        "gave up at the deadline: {}",
+        c.now
+    );
+}
+
+#[test]
+fn authentication_and_authorization_failures_end_at_once() {
+    for kind in [ErrorKind::Authentication, ErrorKind::Authorization] {
+        let (cluster, mut policy) = setup();
+        cluster.borrow_mut().always = Some(("*", error(kind)));
+        let failure = policy.describe_topics(&["data"]).unwrap_err();
+        assert!(!failure.retriable, "{kind:?}");
+        assert_eq!(failure.cause.map(|c| c.kind), Some(kind));
+        assert_eq!(
+            cluster.borrow().count("describe"),
+            1,
+            "{kind:?}: asked once"
+        );
+        assert_eq!(cluster.borrow().now, 0, "{kind:?}: no waiting");
+    }
+}
+
+#[test]
+fn the_control_log_is_read_to_its_end_riding_out_transport_errors_and_markers() {
+    let (cluster, mut policy) = setup();
+    {
+        let mut c = cluster.borrow_mut();
+        c.push(CONTROL, 0, Some(b"a"), Some(b"1"));
+        // Offsets 1 and 2 are transaction markers.
+        c.push(CONTROL, 3, Some(b"b"), Some(b"2"));
+        c.push(CONTROL, 4, Some(b"c"), None);
+        c.script = vec![
+            ("poll", 1, error(ErrorKind::Transport)),
+            ("poll", 2, error(ErrorKind::Transport)),
+        ];
+    }
+    let entries = policy.read_control_log(CONTROL).unwrap();
+    let offsets: Vec<u64> = entries.iter().map(|e| e.offset).collect();
+    assert_eq!(offsets, [0, 3, 4]);
+    assert_eq!(entries[2].value, None, "a tombstone stays a tombstone");
+    assert_eq!(entries[1].key.as_deref(), Some("b"));
+}
+
+#[test]
+fn the_control_log_read_gives_up_on_a_permanent_error() {
+    let (cluster, mut policy) = setup();
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"1"));
+    cluster.borrow_mut().script = vec![("poll", 1, error(ErrorKind::Authorization))];
+    let error = policy.read_control_log(CONTROL).unwrap_err();
+    assert!(
+        matches!(error, CleanupError::Kafka(ref k) if !k.retriable),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_control_record_that_is_not_utf8_is_corruption() {
+    let (cluster, mut policy) = setup();
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"\xff\xfe"));
+    let error = policy.read_control_log(CONTROL).unwrap_err();
+    assert!(
+        matches!(&error, CleanupError::ControlTopicCorrupt(m) if m.contains("offset 0") && m.contains("UTF-8")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_missing_offsets_answer_for_the_control_partition_is_refused_not_read_as_empty() {
+    let (cluster, mut policy) = setup();
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"1"));
+    cluster.borrow_mut().drop_partition_zero = true;
+    let error = policy.read_control_log(CONTROL).unwrap_err();
+    assert!(
+        matches!(&error, CleanupError::Kafka(k) if k.message.contains("partition 0")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_topic_created_concurrently_is_waited_for_like_one_this_run_created() {
+    for exists in [false, true] {
+        let (cluster, mut policy) = setup();
+        if exists {
+            cluster.borrow_mut().topic("new", &[0]);
+        }
+        // Metadata does not show the topic for the next three describes.
+        cluster.borrow_mut().hidden.insert("new".into(), 3);
+        let created = policy.create_topic("new", 1, 1, &[]).unwrap();
+        assert_eq!(created, !exists);
+        assert_eq!(cluster.borrow().count("describe"), 4);
+        // A later describe answered by a lagging broker is asked again, not reported missing.
+        cluster.borrow_mut().hidden.insert("new".into(), 2);
+        let described = policy.describe_topics(&["new"]).unwrap();
+        assert!(described[0].is_some(), "exists={exists}");
+    }
+}
+
+#[test]
+fn a_created_topic_that_never_appears_fails_at_the_deadline() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().hidden.insert("new".into(), u32::MAX);
+    let failure = policy.create_topic("new", 1, 1, &[]).unwrap_err();
+    assert!(
+        failure.retriable && failure.message.contains("did not appear"),
+        "{failure:?}"
+    );
+}
+
+#[test]
+fn a_committed_append_returns_only_once_it_is_stable() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().stable_lag = 3;
+    policy.fence_control(CONTROL).unwrap();
+    let offset = policy.append_control(CONTROL, "k", "v", true).unwrap();
+    assert_eq!(offset, 0);
+    let c = cluster.borrow();
+    assert_eq!(c.stable_lag, 0, "waited through every lagging answer");
+    assert_eq!(c.count("list_offsets"), 4);
+}
+
+#[test]
+fn a_fenced_writer_refuses_commits_but_still_writes_records_that_need_no_fence() {
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    // Another host fences this run's writer.
+    let mut other = Policy::new(FakeCaps(cluster.clone()));
+    other.fence_control(CONTROL).unwrap();
+    let refused = policy.append_control(CONTROL, "k", "COMMITTED", true);
+    assert!(
+        matches!(refused, Err(AppendError::Fenced(_))),
+        "{refused:?}"
+    );
+    let offset = policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
+    assert_eq!(offset, 0);
+    let opened = cluster.borrow().opened.clone();
+    assert_eq!(
+        opened.last(),
+        Some(&None),
+        "an idempotent writer wrote it: {opened:?}"
+    );
+}
+
+#[test]
+fn every_record_of_one_apply_goes_through_the_fenced_writer() {
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    policy
+        .append_control(CONTROL, "k", "COMMITTED", true)
+        .unwrap();
+    policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
+    assert_eq!(cluster.borrow().count("open_writer"), 1);
+    assert_eq!(cluster.borrow().count("append"), 2);
+}
+
+#[test]
+fn appending_a_commit_without_fencing_is_refused() {
+    let (_cluster, mut policy) = setup();
+    let refused = policy.append_control(CONTROL, "k", "v", true);
+    assert!(
+        matches!(refused, Err(AppendError::Fenced(_))),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn an_applied_record_is_appended_again_by_a_new_writer_after_a_transient_failure() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![
+        ("append", 1, error(ErrorKind::Timeout)),
+        ("append", 2, error(ErrorKind::NotLeader)),
+    ];
+    let offset = policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
+    let c = cluster.borrow();
+    assert_eq!(c.count("append"), 3);
+    assert_eq!(
+        c.opened,
+        [None, None, None],
+        "each retry opens a new idempotent writer: the old one may still hold the dead leader"
+    );
+    assert_eq!(offset, 0, "only the successful append reached the log");
+}
+
+#[test]
+fn an_idempotent_append_gives_up_on_a_permanent_error_at_once() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![("append", 1, error(ErrorKind::Authorization))];
+    let failed = policy.append_control(CONTROL, "k", "APPLIED", false);
+    assert!(matches!(failed, Err(AppendError::Failed(_))), "{failed:?}");
+    assert_eq!(cluster.borrow().count("append"), 1);
+}
+
+#[test]
+fn a_partition_without_a_leader_of_a_topic_seen_to_exist_is_waited_for() {
+    let (cluster, mut policy) = setup();
+    // Never described: an unknown-topic answer is final.
+    cluster.borrow_mut().script = vec![("list_offsets", 1, error(ErrorKind::UnknownTopic))];
+    let failed = policy.list_offsets("data", &[0], OffsetSpec::Latest);
+    assert!(failed.is_err());
+    // Once a describe answered it, the same answer means "no leader yet": asked again.
+    policy.describe_topics(&["data"]).unwrap();
+    cluster.borrow_mut().script = vec![("list_offsets", 2, error(ErrorKind::UnknownTopic))];
+    let offsets = policy
+        .list_offsets("data", &[0], OffsetSpec::Latest)
+        .unwrap();
+    assert_eq!(offsets.get(0), Some(0));
+    assert_eq!(cluster.borrow().count("list_offsets"), 3);
+}
+
+#[test]
+fn a_created_topic_answered_without_its_configuration_is_asked_again() {
+    let (cluster, mut policy) = setup();
+    policy
+        .create_topic(
+            "new",
+            1,
+            1,
+            &[crate::ops::ConfigEntry {
+                name: "cleanup.policy".into(),
+                value: Some("compact".into()),
+            }],
+        )
+        .unwrap();
+    cluster
+        .borrow_mut()
+        .topics
+        .get_mut("new")
+        .unwrap()
+        .configs
+        .insert("cleanup.policy".into(), "compact".into());
+    // The broker that answers knows the topic but not yet its configuration, twice.
+    cluster.borrow_mut().configless.insert("new".into(), 2);
+    let before = cluster.borrow().count("describe");
+    let states = policy
+        .inspect_topics(&["new"], &["cleanup.policy"])
+        .unwrap();
+    let state = states[0].as_ref().unwrap();
+    assert_eq!(state.configs[0].value.as_deref(), Some("compact"));
+    assert_eq!(cluster.borrow().count("describe") - before, 3);
+}

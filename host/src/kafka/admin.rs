@@ -1,0 +1,222 @@
+//! `kafka-admin`: one request (or one batch of concurrent requests) per call, no retries.
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::errors::{ErrorKind, KafkaResult, from_code, from_rd, invalid};
+use super::ffi;
+
+/// One existing topic as `describe` answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicInfo {
+    pub topic: String,
+    pub topic_id: String,
+    pub partitions: Vec<u32>,
+    /// (name, value) per requested name, in order.
+    pub configs: Vec<(String, Option<String>)>,
+    /// (partition, beginning, last stable offset) per partition, when asked for.
+    pub offsets: Vec<(u32, u64, u64)>,
+}
+
+/// The admin client and the runtime its futures run on.
+pub struct Admin {
+    pub(crate) client: AdminClient<DefaultClientContext>,
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) timeout: Duration,
+    /// Set by an answer that said a partition's leader moved or could not be reached.
+    pub(crate) stale_leaders: Cell<bool>,
+}
+
+impl Admin {
+    /// librdkafka sends each request to the broker its metadata cache names (a partition's
+    /// leader, or the "controller" for DescribeTopics, DescribeConfigs and CreateTopics), and a
+    /// broker that died stays there until the cache is refreshed: every later request would wait
+    /// for it until its timeout. So after an answer that says the cache may be stale (not leader,
+    /// transport, timed out) the next call first re-reads the cluster's metadata once; the
+    /// component's next attempt (it alone decides whether and when) then reaches the brokers the
+    /// cluster has now. This is no retry: each call still sends its own request exactly once.
+    fn refresh_if_stale(&self, topic: Option<&str>) -> KafkaResult<()> {
+        if self.stale_leaders.replace(false) {
+            self.client
+                .inner()
+                .fetch_metadata(topic, self.timeout)
+                .map_err(|e| self.noted(from_rd(&e)))?;
+        }
+        Ok(())
+    }
+
+    /// Remembers that the cached brokers may be stale when an error says so.
+    fn noted(&self, error: super::errors::HostError) -> super::errors::HostError {
+        if matches!(
+            error.kind,
+            ErrorKind::NotLeader | ErrorKind::Transport | ErrorKind::Timeout
+        ) {
+            self.stale_leaders.set(true);
+        }
+        error
+    }
+
+    fn options(&self) -> AdminOptions {
+        AdminOptions::new()
+            .request_timeout(Some(self.timeout))
+            .operation_timeout(Some(self.timeout))
+    }
+
+    /// Metadata and configuration concurrently, then offsets of the topics found.
+    pub fn describe(
+        &self,
+        topics: &[String],
+        names: &[String],
+        with_offsets: bool,
+    ) -> KafkaResult<Vec<Option<TopicInfo>>> {
+        self.refresh_if_stale(topics.first().map(String::as_str))?;
+        let options = self.options();
+        let specifiers: Vec<ResourceSpecifier<'_>> =
+            topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        // rdkafka enqueues DescribeConfigs when the future is created: it is in flight while
+        // DescribeTopics runs.
+        let configs =
+            (!names.is_empty()).then(|| self.client.describe_configs(specifiers.iter(), &options));
+        let described = ffi::describe_topics(self.client.inner(), topics, self.timeout)
+            .map_err(|e| self.noted(e.into()))?;
+        // Only now wait for the configuration: when DescribeTopics failed (an authentication
+        // failure is seen there at once), its answer is the one to report.
+        let configs = match configs {
+            Some(future) => Some(
+                self.runtime
+                    .block_on(future)
+                    .map_err(|e| self.noted(from_rd(&e)))?,
+            ),
+            None => None,
+        };
+        let mut answer = Vec::with_capacity(topics.len());
+        for (i, (topic, description)) in topics.iter().zip(described).enumerate() {
+            let Some(description) = description else {
+                answer.push(None);
+                continue;
+            };
+            let values = match configs.as_ref().and_then(|c| c.get(i)) {
+                Some(Ok(resource)) => names
+                    .iter()
+                    .map(|n| (n.clone(), resource.get(n).and_then(|e| e.value.clone())))
+                    .collect(),
+                Some(Err(code)) => {
+                    return Err(from_code(
+                        *code,
+                        format!("configuration of topic {topic}: {code}"),
+                    ));
+                }
+                None => Vec::new(),
+            };
+            let offsets = if with_offsets && !description.partitions.is_empty() {
+                self.refresh_if_stale(Some(topic))?;
+                ffi::list_offset_range(
+                    self.client.inner(),
+                    topic,
+                    &description.partitions,
+                    self.timeout,
+                )
+                .map_err(|e| self.noted(e.into()))?
+            } else {
+                Vec::new()
+            };
+            answer.push(Some(TopicInfo {
+                topic: topic.clone(),
+                topic_id: description.topic_id,
+                partitions: description.partitions,
+                configs: values,
+                offsets,
+            }));
+        }
+        Ok(answer)
+    }
+
+    /// `true` when created, `false` when it already existed; never waits for propagation.
+    pub fn create_topic(
+        &self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[(String, String)],
+    ) -> KafkaResult<bool> {
+        let count = i32::try_from(partitions)
+            .map_err(|_| invalid(format!("{partitions} partitions is too many")))?;
+        let mut new_topic = NewTopic::new(
+            topic,
+            count,
+            TopicReplication::Fixed(i32::from(replication_factor)),
+        );
+        for (name, value) in configs {
+            new_topic = new_topic.set(name, value);
+        }
+        self.refresh_if_stale(Some(topic))?;
+        let future = self.client.create_topics([&new_topic], &self.options());
+        let results = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| self.noted(from_rd(&e)))?;
+        match results.into_iter().next() {
+            Some(Ok(_)) => Ok(true),
+            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
+            Some(Err((_, code))) => {
+                Err(self.noted(from_code(code, format!("topic {topic}: {code}"))))
+            }
+            None => Err(invalid(format!("no result for creating topic {topic}"))),
+        }
+    }
+
+    pub fn list_offsets(
+        &self,
+        topic: &str,
+        partitions: &[u32],
+        spec: ffi::Spec,
+    ) -> KafkaResult<Vec<(u32, u64)>> {
+        self.refresh_if_stale(Some(topic))?;
+        ffi::list_offsets(self.client.inner(), topic, partitions, spec, self.timeout)
+            .map_err(|e| self.noted(e.into()))
+    }
+
+    /// Returns each partition's log start offset after the deletion.
+    pub fn delete_records(
+        &self,
+        topic: &str,
+        before: &[(u32, u64)],
+    ) -> KafkaResult<Vec<(u32, u64)>> {
+        let mut list = TopicPartitionList::with_capacity(before.len());
+        for &(partition, offset) in before {
+            let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
+                return Err(invalid(format!(
+                    "partition {partition} offset {offset} is out of Kafka's range"
+                )));
+            };
+            list.add_partition_offset(topic, p, Offset::Offset(o))
+                .map_err(|e| from_rd(&e))?;
+        }
+        self.refresh_if_stale(Some(topic))?;
+        let future = self.client.delete_records(&list, &self.options());
+        let result = self
+            .runtime
+            .block_on(future)
+            .map_err(|e| self.noted(from_rd(&e)))?;
+        let mut beginnings = Vec::with_capacity(before.len());
+        for element in result.elements() {
+            element.error().map_err(|e| {
+                let mut error = from_rd(&e);
+                error.message = format!("{topic}-{}: {}", element.partition(), error.message);
+                self.noted(error)
+            })?;
+            if let (Ok(p), Offset::Offset(o)) =
+                (u32::try_from(element.partition()), element.offset())
+            {
+                beginnings.push((p, u64::try_from(o).unwrap_or(0)));
+            }
+        }
+        beginnings.sort_unstable();
+        Ok(beginnings)
+    }
+}

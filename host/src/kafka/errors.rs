@@ -1,0 +1,106 @@
+//! The client's errors mapped once to the WIT `kafka-error` cases (as the core's `HostError`),
+//! keeping the code, its name and the client's message. No retry, no interpretation.
+
+use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as C};
+
+pub use action_state_core::capabilities::{ErrorKind, HostError};
+
+pub type KafkaResult<T> = Result<T, HostError>;
+
+/// The case of a librdkafka code (broker codes are positive, the client's own negative).
+pub fn kind_of(code: C) -> ErrorKind {
+    match code {
+        // librdkafka's ListOffsets answers a missing topic with _NOENT ("No leaders found").
+        C::UnknownTopicOrPartition
+        | C::UnknownTopicId
+        | C::UnknownTopic
+        | C::UnknownPartition
+        | C::NoEnt => ErrorKind::UnknownTopic,
+        C::TopicAuthorizationFailed
+        | C::GroupAuthorizationFailed
+        | C::ClusterAuthorizationFailed
+        | C::TransactionalIdAuthorizationFailed => ErrorKind::Authorization,
+        C::SaslAuthenticationFailed
+        | C::UnsupportedSASLMechanism
+        | C::IllegalSASLState
+        | C::Authentication => ErrorKind::Authentication,
+        C::RequestTimedOut | C::OperationTimedOut | C::MessageTimedOut | C::TimedOutQueue => {
+            ErrorKind::Timeout
+        }
+        C::NetworkException
+        | C::BrokerTransportFailure
+        | C::AllBrokersDown
+        | C::Resolve
+        | C::BrokerNotAvailable
+        | C::DestroyBroker
+        | C::BrokerDestroy => ErrorKind::Transport,
+        C::NotLeaderForPartition
+        | C::LeaderNotAvailable
+        | C::CoordinatorLoadInProgress
+        | C::CoordinatorNotAvailable
+        | C::NotCoordinator
+        | C::NotEnoughReplicas
+        | C::NotEnoughReplicasAfterAppend
+        | C::FencedLeaderEpoch
+        | C::UnknownLeaderEpoch
+        | C::OffsetNotAvailable
+        | C::WaitingForCoordinator
+        | C::NoOffset => ErrorKind::NotLeader,
+        C::ProducerFenced | C::InvalidProducerEpoch | C::Fenced => ErrorKind::Fenced,
+        C::PolicyViolation
+        | C::InvalidPartitions
+        | C::InvalidReplicationFactor
+        | C::InvalidConfig => ErrorKind::PolicyViolation,
+        C::OffsetOutOfRange | C::AutoOffsetReset => ErrorKind::OffsetOutOfRange,
+        _ => ErrorKind::Other,
+    }
+}
+
+/// The code's name in Kafka's style, e.g. `UNKNOWN_TOPIC_OR_PARTITION`; the client's own codes
+/// (negative) start with `_`, e.g. `_OPERATION_TIMED_OUT`.
+pub fn code_name(code: C) -> String {
+    let camel = format!("{code:?}");
+    let mut name = String::with_capacity(camel.len() + 4);
+    if (code as i32) < 0 {
+        name.push('_');
+    }
+    for (i, ch) in camel.chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(ch.to_ascii_uppercase());
+    }
+    name
+}
+
+pub fn from_code(code: C, message: impl Into<String>) -> HostError {
+    HostError {
+        kind: kind_of(code),
+        code: code as i32,
+        name: code_name(code),
+        message: message.into(),
+    }
+}
+
+/// An rdkafka error; errors without a code (configuration, canceled futures) are `other`.
+pub fn from_rd(error: &RdError) -> HostError {
+    // rdkafka reports no code for a failed admin operation, though the variant carries one.
+    if let RdError::AdminOp(code) = error {
+        return from_code(*code, error.to_string());
+    }
+    match error.rdkafka_error_code() {
+        Some(code) => from_code(code, error.to_string()),
+        None => HostError::new(ErrorKind::Other, error.to_string()),
+    }
+}
+
+/// A value the host cannot put into a Kafka request (it came from the guest).
+pub fn invalid(message: impl Into<String>) -> HostError {
+    HostError::new(ErrorKind::Other, message)
+}
+
+impl From<super::ffi::NativeError> for HostError {
+    fn from(error: super::ffi::NativeError) -> Self {
+        from_code(C::from(error.code), error.message)
+    }
+}

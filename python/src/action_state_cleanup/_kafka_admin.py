@@ -1,0 +1,122 @@
+"""`kafka-admin` over confluent-kafka's AdminClient: each function sends its requests once and
+maps a failure to its `kafka-error` case; no retries, no waiting for propagation."""
+
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from confluent_kafka import IsolationLevel, KafkaError, TopicCollection, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
+
+from ._kafka_errors import failure, kafka_error
+
+
+class TopicMetadata(NamedTuple):
+    topic: str
+    topic_id: str
+    partitions: List[int]
+    #: (name, value or None) per requested name, in order.
+    configs: List[Tuple[str, Optional[str]]]
+    #: (partition, beginning, end) per partition when offsets were asked for.
+    offsets: List[Tuple[int, int, int]]
+
+
+def _result(operation: str, future, timeout: float):
+    try:
+        return future.result(timeout=timeout + 5)
+    except Exception as e:
+        raise failure(operation, e) from None
+
+
+def _missing(exception: BaseException) -> bool:
+    error = kafka_error(exception)
+    return error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def describe(admin: AdminClient, timeout: float, topics: Sequence[str], names: Sequence[str], with_offsets: bool) -> List[Optional[TopicMetadata]]:
+    op = "describe"
+    unique = list(dict.fromkeys(topics))
+    if not unique:
+        return []
+    try:
+        # Both requests are in flight at once; the answers are awaited below.
+        resources = {t: ConfigResource(ResourceType.TOPIC, t) for t in unique}
+        configs = admin.describe_configs(list(resources.values()), request_timeout=timeout) if names else {}
+        described = admin.describe_topics(TopicCollection(unique), request_timeout=timeout)
+    except Exception as e:
+        raise failure(op, e) from None
+    from ._kafka_config import kafka_uuid
+
+    found: Dict[str, Optional[TopicMetadata]] = {}
+    for topic in unique:
+        try:
+            description = described[topic].result(timeout=timeout + 5)
+        except Exception as e:
+            if _missing(e):
+                found[topic] = None  # an answer, not an error; its config error is expected too
+                continue
+            raise failure(op, e) from None
+        entries = _result(op, configs[resources[topic]], timeout) if names else {}
+        uuid = description.topic_id
+        found[topic] = TopicMetadata(
+            topic,
+            kafka_uuid(uuid.get_most_significant_bits(), uuid.get_least_significant_bits()),
+            sorted(p.id for p in description.partitions),
+            [(n, None if entries.get(n) is None else entries[n].value) for n in names],
+            [],
+        )
+    if with_offsets:
+        existing = [m for m in found.values() if m is not None]
+        wanted = [TopicPartition(m.topic, p) for m in existing for p in m.partitions]
+        earliest, latest = _offsets(admin, timeout, wanted, False, True)
+        for m in existing:
+            found[m.topic] = m._replace(offsets=[(p, earliest[(m.topic, p)], latest[(m.topic, p)]) for p in m.partitions])
+    return [found[t] for t in topics]
+
+
+def _offsets(admin: AdminClient, timeout: float, partitions: List[TopicPartition], *latest: bool) -> List[Dict[Tuple[str, int], int]]:
+    """ListOffsets with read_committed isolation ("latest" is the last stable offset), one
+    answer per spec; the requests are all in flight before any answer is awaited."""
+    if not partitions:
+        return [{} for _ in latest]
+    try:
+        requests = [
+            admin.list_offsets({tp: OffsetSpec.latest() if spec else OffsetSpec.earliest() for tp in partitions}, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout)
+            for spec in latest
+        ]
+    except Exception as e:
+        raise failure("list-offsets", e) from None
+    return [{(tp.topic, tp.partition): _result("list-offsets", f, timeout).offset for tp, f in futures.items()} for futures in requests]
+
+
+def list_offsets(admin: AdminClient, timeout: float, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
+    (answer,) = _offsets(admin, timeout, [TopicPartition(topic, p) for p in dict.fromkeys(partitions)], latest)
+    return sorted((p, o) for (_, p), o in answer.items())
+
+
+def create_topic(admin: AdminClient, timeout: float, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
+    op = "create-topic"
+    try:
+        future = admin.create_topics(
+            [NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor, config=dict(configs))],
+            request_timeout=timeout,
+            operation_timeout=timeout,
+        )[topic]
+        future.result(timeout=timeout + 5)
+    except Exception as e:
+        error = kafka_error(e)
+        if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            return False
+        raise failure(op, e) from None
+    return True
+
+
+def delete_records(admin: AdminClient, timeout: float, topic: str, before: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    op = "delete-records"
+    if not before:
+        return []
+    try:
+        futures = admin.delete_records([TopicPartition(topic, p, o) for p, o in before], request_timeout=timeout, operation_timeout=timeout)
+    except Exception as e:
+        raise failure(op, e) from None
+    return sorted((tp.partition, _result(op, f, timeout).low_watermark) for tp, f in futures.items())

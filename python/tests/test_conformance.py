@@ -1,0 +1,113 @@
+"""The capability conformance suite (guest/conformance, world `conformance`) against this host's
+imports and a real broker: the Python host passes every check against a live broker and a dead
+address, and the suite fails against a Python host that lies in each way it checks. A host
+passes the capability contract 0.2 exactly when this suite passes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+from action_state_cleanup import AppendFenced, CapabilityError, KafkaCapabilities, _component
+from action_state_cleanup._component import record
+
+from conftest import REPO, unique
+
+
+@pytest.fixture(scope="session")
+def suite_component() -> _component.LoadedComponent:
+    """The conformance component: $ASC_COMPONENTS_DIR/conformance.wasm, else the cargo target's."""
+    folder = os.environ.get("ASC_COMPONENTS_DIR") or Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target") / "components"
+    path = Path(folder) / "conformance.wasm"
+    if not path.is_file():
+        pytest.fail(f"the conformance component is not at {path}: build it (cargo build -p action-state-cleanup)", pytrace=False)
+    return _component.LoadedComponent(path)
+
+
+def run_suite(loaded: _component.LoadedComponent, kafka: KafkaCapabilities, target: str) -> List:
+    host = _component.HostState(kafka, None)
+    instance = _component.ComponentInstance(loaded, _component.build_linker(loaded.engine, host))
+    inputs = record(target=target, topic_prefix=f"{unique('conformance')}-", existing_topic=None)
+    report = instance.call("suite", "run", inputs)
+    host.close_resources()
+    return list(report.checks)
+
+
+def failures(checks: List) -> List[str]:
+    return [f"{c.name}: {c.detail}" for c in checks if not c.passed]
+
+
+def live(bootstrap: str) -> KafkaCapabilities:
+    return KafkaCapabilities({"bootstrap.servers": bootstrap}, timeout=30)
+
+
+def test_the_python_host_passes_every_check_against_a_live_broker(suite_component, bootstrap: str):
+    checks = run_suite(suite_component, live(bootstrap), "live")
+    assert len(checks) >= 30, [c.name for c in checks]
+    assert failures(checks) == []
+
+
+def test_the_python_host_passes_every_check_on_a_dead_connection(suite_component):
+    # Nothing listens on port 1.
+    checks = run_suite(suite_component, KafkaCapabilities({"bootstrap.servers": "127.0.0.1:1"}, timeout=3), "unreachable")
+    assert len(checks) >= 6, [c.name for c in checks]
+    assert failures(checks) == []
+
+
+class EndPlusOne(KafkaCapabilities):
+    def list_offsets(self, topic, partitions, latest):
+        return [(p, o + 1 if latest else o) for p, o in super().list_offsets(topic, partitions, latest)]
+
+
+class MissingIsError(KafkaCapabilities):
+    def describe(self, topics, names, with_offsets):
+        found = super().describe(topics, names, with_offsets)
+        if any(m is None for m in found):
+            raise CapabilityError("describe", "no such topic (lie)", "unknown-topic", 3, "UNKNOWN_TOPIC_OR_PART")
+        return found
+
+
+class EverythingIsOther(KafkaCapabilities):
+    def list_offsets(self, topic, partitions, latest):
+        try:
+            return super().list_offsets(topic, partitions, latest)
+        except CapabilityError as e:
+            raise CapabilityError(e.operation, e.message, "other", e.code, e.name) from None
+
+
+class NoFencing(KafkaCapabilities):
+    def open_writer(self, transactional_id: Optional[str]):
+        writer = super().open_writer(transactional_id)
+        append = writer.append
+
+        def unfenced(*args):
+            try:
+                return append(*args)
+            except AppendFenced:
+                return 0
+
+        writer.append = unfenced
+        return writer
+
+
+@pytest.mark.parametrize(
+    "liar, check",
+    [
+        (EndPlusOne, "list-offsets latest is the end"),
+        (NoFencing, "the older writer's append fails with fenced"),
+        (MissingIsError, "describe answers none for a topic that does not exist"),
+        (EverythingIsOther, "list-offsets of a missing topic fails with unknown-topic"),
+    ],
+)
+def test_the_suite_fails_a_python_host_that_lies(suite_component, bootstrap: str, liar, check: str):
+    failed = failures(run_suite(suite_component, liar({"bootstrap.servers": bootstrap}, timeout=30), "live"))
+    assert any(check in f for f in failed), failed
+
+
+def test_the_suite_fails_a_python_host_whose_sleep_does_not_wait(suite_component, bootstrap: str, monkeypatch):
+    monkeypatch.setattr(_component, "_sleep", lambda _seconds: None)
+    failed = failures(run_suite(suite_component, live(bootstrap), "live"))
+    assert any("sleep-ms(30) lets now-ms advance" in f for f in failed), failed

@@ -1,0 +1,166 @@
+//! End-to-end (issue 13 item 6): two applies that both find the control topic missing and both
+//! create it, on a private three-node cluster where a new topic reaches the brokers' metadata
+//! one at a time. Each round uses a control topic nobody created yet and starts two CLI
+//! processes at once:
+//!
+//! - the same plan twice: both must end with exit 0 (one applies, the other resumes or finds it
+//!   applied);
+//! - two incomparable plans: exactly one commits; the other is refused for what the winner did
+//!   (fenced, boundary regression, offsets gone), never because the control topic "was created
+//!   but cannot be described" (the loser of the create must wait for the topic like the winner).
+//!
+//! Before the fix, 7 of 40 incomparable rounds and 7 of 30 same-plan rounds ended with that
+//! false refusal (exit 3). Rounds: `ASC_RACE_ROUNDS` (default 8 of each kind).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
+#[path = "support/cluster.rs"]
+mod cluster;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use cluster::Cluster;
+use support::{CLI, error_kind, expect_code, stderr, stdout, unique};
+
+fn rounds() -> u64 {
+    std::env::var("ASC_RACE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(8)
+}
+
+fn plan(dir: &Path, name: &str, topic: &str, id: &str, p0: u64, p1: u64) -> PathBuf {
+    let markers = dir.join(format!("marker-{name}.json"));
+    std::fs::write(
+        &markers,
+        format!("{{\"schemaVersion\":1,\"topic\":\"{topic}\",\"topicId\":\"{id}\",\"offsets\":{{\"0\":{p0},\"1\":{p1}}}}}"),
+    )
+    .unwrap();
+    let path = dir.join(format!("plan-{name}.json"));
+    expect_code(
+        &support::cli(&[
+            "plan",
+            "--markers",
+            markers.to_str().unwrap(),
+            "--recovery-point",
+            name,
+            "--output",
+            path.to_str().unwrap(),
+        ]),
+        0,
+    );
+    path
+}
+
+fn spawn_apply(cluster: &Cluster, plan: &Path, control: &str) -> std::process::Child {
+    Command::new(CLI)
+        .args(["apply", "--plan", plan.to_str().unwrap()])
+        .args(cluster.cli_args(None))
+        .args([
+            "--control-topic",
+            control,
+            "--replication-factor",
+            "3",
+            "--json",
+        ])
+        .env_remove("ASC_FAILPOINT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn both(cluster: &Cluster, a: &Path, b: &Path, control: &str) -> (Output, Output) {
+    let (one, two) = (
+        spawn_apply(cluster, a, control),
+        spawn_apply(cluster, b, control),
+    );
+    (
+        one.wait_with_output().unwrap(),
+        two.wait_with_output().unwrap(),
+    )
+}
+
+fn shown(output: &Output) -> String {
+    format!("{:?}\n{}{}", output.status, stdout(output), stderr(output))
+}
+
+#[test]
+fn two_applies_creating_the_control_topic_at_once_are_never_refused_for_it() {
+    let rounds = rounds();
+    let cluster = Cluster::start(3, false);
+    let dir = support::scratch("control-race");
+    let mut kafka = cluster.kafka();
+    let topic = unique("race");
+    assert!(
+        kafka
+            .create_topic(&topic, 2, 3, &support::configs(&support::SAFE))
+            .expect("create data topic")
+    );
+    support::wait_for_topic(&mut kafka, &topic, 2);
+    let records: Vec<(u32, String, String)> = (0..20 * rounds + 20)
+        .flat_map(|n| [0, 1].map(|p| (p, format!("k{n}"), format!("v{n}"))))
+        .collect();
+    kafka.produce_batch(&topic, &records).expect("produce");
+    let id = support::topic_id(&mut kafka, &topic);
+    drop(kafka);
+
+    let (mut same_rounds, mut incomparable_rounds) = (0, 0);
+    for round in 1..=2 * rounds {
+        let base = 10 * round;
+        let control = format!("{topic}-control-{round}");
+        if round % 2 == 1 {
+            let same = plan(&dir, &format!("s{round}"), &topic, &id, base, base);
+            let (one, two) = both(&cluster, &same, &same, &control);
+            for output in [&one, &two] {
+                assert_eq!(
+                    output.status.code(),
+                    Some(0),
+                    "round {round} (same plan): both applies must succeed\n{}",
+                    shown(output)
+                );
+            }
+            same_rounds += 1;
+        } else {
+            let a = plan(&dir, &format!("a{round}"), &topic, &id, base + 5, base);
+            let b = plan(&dir, &format!("b{round}"), &topic, &id, base, base + 5);
+            let (one, two) = both(&cluster, &a, &b, &control);
+            let loser = match (one.status.code(), two.status.code()) {
+                (Some(0), Some(3)) => two,
+                (Some(3), Some(0)) => one,
+                _ => panic!(
+                    "round {round} (incomparable): exactly one apply must commit\nA: {}\nB: {}",
+                    shown(&one),
+                    shown(&two)
+                ),
+            };
+            let kind = error_kind(&loser);
+            assert!(
+                ["fenced", "boundary-regression", "offsets-unavailable"].contains(&kind.as_str()),
+                "round {round} (incomparable): the loser is refused for what the winner did, not {kind}\n{}",
+                shown(&loser)
+            );
+            incomparable_rounds += 1;
+        }
+        // The control topic both created is the valid one: status replays it.
+        let status = Command::new(CLI)
+            .arg("status")
+            .args(cluster.cli_args(None))
+            .args(["--control-topic", &control, "--json"])
+            .output()
+            .unwrap();
+        expect_code(&status, 0);
+    }
+    eprintln!(
+        "{same_rounds} same-plan and {incomparable_rounds} incomparable rounds, each creating its control topic from two processes at once: no false refusal"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
