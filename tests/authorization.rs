@@ -202,16 +202,9 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         &["Write", "Describe"],
         &["--transactional-id", &txn],
     );
-    // The control-log reader is an assign-only consumer, but librdkafka still looks up the
-    // coordinator of its group.id (FindCoordinator needs Describe on the group), so reading a
-    // non-empty control topic (status, a second apply) needs this too; the group is not
-    // documented as a required permission (see the report of this test).
-    grant(
-        &cluster,
-        "alice",
-        &["Describe"],
-        &["--group", "action-state-cleanup-control-reader"],
-    );
+    // No consumer-group ACL: the control-log reader and the replay consumer are assign-only
+    // (they never join their group, commit, or ask for committed offsets), so the brokers
+    // never check a group permission. alice holds none, and every read below succeeds.
 
     // 1. alice with -X settings: refused by the permission probe, before COMMITTED.
     let as_alice = cluster.cli_args(Some("alice"));

@@ -124,3 +124,13 @@ for (const name of scenarios) {
     checkExpected(dir, outcome);
   });
 }
+
+test('marker pastes are split by the component, as the CLI splits marker files', () => {
+  const { markerTexts, splitMarkers } = validator;
+  const one = '{"schemaVersion":1,"topic":"t","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":18446744073709551615}}';
+  const two = '{"schemaVersion":1,"topic":"t","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":7}}';
+  assert.deepEqual(splitMarkers(`[${one},\n ${two}]`), [one, two]);
+  assert.deepEqual(markerTexts(`${one}\n${two}\n`), [one, two]);
+  assert.deepEqual(markerTexts(JSON.stringify([one])), [one]);
+  assert.throws(() => markerTexts('[]'), (e) => e instanceof CleanupError && e.message === 'Recovery marker file holds an empty array');
+});

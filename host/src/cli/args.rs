@@ -46,7 +46,12 @@ anything durable happens the plan, the data topic (identity, partitions, cleanup
 with retention.ms=-1 and retention.bytes=-1), the control topic and every plan offset are checked, \
 and a per-partition preview is printed. Then COMMITTED is written, Kafka deletes the records below \
 the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
-plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing."
+plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing.\n\n\
+Kafka ACLs the principal needs: Describe, DescribeConfigs, Read and Delete on the data topic; \
+Describe, DescribeConfigs, Read, Write (and Create, to create it) on the control topic; Write and \
+Describe on the transactional id action-state-cleanup:<control topic>; IdempotentWrite on the \
+cluster. No consumer-group ACL: the readers are assign-only and never join, commit or look up a \
+group. A refused login ends at once with exit 4 naming the principal and SASL mechanism."
     )]
     Apply(ApplyArgs),
     /// Show a control topic's history, its effective boundary and the live data topic.
@@ -60,7 +65,9 @@ decision table of the cleanup boundary, topic identity, live ranges, then a repl
 [requested, captured end) per partition through the component, applying tombstones. Reports per \
 partition the replayed range, records and tombstones, and the number of states recovered. Exit 3 \
 when the restore is refused (the message names partition, requested offset and boundary), 4 when \
-Kafka fails or the replay stalls."
+Kafka fails or the replay stalls.\n\n\
+Kafka ACLs: Describe, DescribeConfigs and Read on the data topic and the control topic; no \
+consumer-group ACL (the consumers are assign-only and never join, commit or look up a group)."
     )]
     Recover(RecoverArgs),
     /// Print the versioned recovery marker of a topic as of now.
@@ -95,14 +102,16 @@ pub struct KafkaArgs {
     /// A Java-style .properties file with client settings (key=value lines).
     #[arg(long, value_name = "FILE")]
     pub kafka_config: Option<PathBuf>,
-    /// Timeout of each Kafka request, in seconds.
+    /// How long one Kafka step may take, retries included, in seconds; each single request gets a
+    /// third of it, so a request to a leader that died leaves time to ask the new one.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub timeout: u64,
 }
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// Marker sources: a marker file, a JSON array of markers, or a directory of *.json markers.
+    /// Marker sources: a marker file (one marker, a JSON array of markers, or markers one per
+    /// line) or a directory of *.json marker files.
     #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
     pub markers: Vec<PathBuf>,
     /// The checkpoint or savepoint the markers come from, exactly as you will name it later.
