@@ -58,7 +58,7 @@ def test_plan_from_markers_and_legacy_refusal(offline: Cleanup):
 
 
 def test_marker_files_are_split_by_the_component_keeping_every_digit(offline: Cleanup):
-    one = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":18446744073709551615}}'
+    one = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":9223372036854775807}}'
     two = '{"schemaVersion":1,"topic":"orders","topicId":"W6igbOR0Sjy8fWG5pFs7Lg","offsets":{"0":7}}'
     assert offline.split_markers(f"[{one},\n {two}]") == [one, two]
     assert offline.split_markers(f"{one}\n{two}\n") == [one, two]
