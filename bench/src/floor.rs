@@ -20,7 +20,7 @@ use rdkafka::admin::{AdminClient, AdminOptions};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::error::KafkaError as RdError;
+use rdkafka::message::Message as _;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::{Offset, TopicPartitionList};
 
@@ -131,6 +131,10 @@ impl Clients {
         let producer: FutureProducer = config.create()?;
         if transactional_id.is_some() {
             producer.init_transactions(self.timeout)?;
+        } else {
+            // As the host's writer: one metadata request lets the idempotent producer get its
+            // producer id before the first send instead of after a 500 ms timer.
+            producer.client().fetch_metadata(None, self.timeout)?;
         }
         Ok(producer)
     }
@@ -156,36 +160,52 @@ impl Clients {
         Ok(())
     }
 
-    /// Reads the control topic from its beginning to its end (the end of file librdkafka
-    /// reports at the last stable offset) with one assign-only consumer; returns the consumer
-    /// (to be dropped after the timing) and how many records it read.
+    /// Reads the control topic from its beginning to its end with one assign-only consumer, as
+    /// the apply does: the end is the last stable offset from list-offsets, and reading stops
+    /// once the consumer's position reaches it (waiting for librdkafka's end-of-partition event
+    /// instead would add an empty fetch held for fetch.wait.max.ms). Returns the consumer (to be
+    /// dropped after the timing) and how many records it read.
     fn read_to_end(&self, topic: &str) -> R<(BaseConsumer, u64)> {
+        let range = self.offset_range(topic, &[0])?;
+        let &(_, beginning, end) = range
+            .first()
+            .ok_or_else(|| fail(format!("floor: no offsets for {topic}-0")))?;
         let mut config = self.config.clone();
         config
             .set("group.id", "action-state-bench-floor")
             .set("enable.auto.commit", "false")
             .set("isolation.level", "read_committed")
-            .set("enable.partition.eof", "true")
             // As the host's consumer: no 1 s back-off between a fetch and the next.
             .set("fetch.queue.backoff.ms", "10");
         let consumer: BaseConsumer = config.create()?;
         let mut list = TopicPartitionList::with_capacity(1);
-        list.add_partition_offset(topic, 0, Offset::Beginning)?;
+        list.add_partition_offset(topic, 0, Offset::Offset(i64::try_from(beginning)?))?;
         consumer.assign(&list)?;
         let deadline = Instant::now() + self.timeout;
         let mut records = 0;
-        loop {
+        let mut next = beginning;
+        while next < end {
             let wait = deadline.saturating_duration_since(Instant::now());
             if wait.is_zero() {
                 return Err(fail(format!("floor: reading {topic} timed out")));
             }
-            match consumer.poll(wait) {
-                Some(Ok(_)) => records += 1,
-                Some(Err(RdError::PartitionEOF(_))) => return Ok((consumer, records)),
+            match consumer.poll(wait.min(Duration::from_millis(100))) {
+                Some(Ok(message)) => {
+                    records += 1;
+                    next = next.max(u64::try_from(message.offset())? + 1);
+                }
                 Some(Err(error)) => return Err(error.into()),
                 None => {}
             }
+            // Transaction markers take offsets but are never delivered: trust the position.
+            if let Ok(positions) = consumer.position()
+                && let Some(Offset::Offset(at)) =
+                    positions.find_partition(topic, 0).map(|p| p.offset())
+            {
+                next = next.max(u64::try_from(at)?);
+            }
         }
+        Ok((consumer, records))
     }
 }
 
@@ -204,7 +224,7 @@ fn targets(before: &PartitionOffsets, range: &[(u32, u64, u64)]) -> Vec<(u32, u6
 }
 
 /// A fresh apply's operations: metadata, offsets, fencing plus one transactional record
-/// (COMMITTED), delete-records, one idempotent record (APPLIED).
+/// (COMMITTED), delete-records, one more record (APPLIED) through the same producer.
 pub fn fresh(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> R<Timing> {
     let mut laps = Laps::start();
     let kafka = Clients::new(settings)?;
@@ -218,8 +238,8 @@ pub fn fresh(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> 
     laps.lap("transaction");
     kafka.delete_records(target.data, &targets(step.before, &range))?;
     laps.lap("delete-records");
-    let plain = kafka.producer(None)?;
-    kafka.send(&plain, target.control, (step.key, step.applied))?;
+    // The second record through the producer already open, as the apply writes it.
+    kafka.transaction(&fenced, target.control, (step.key, step.applied))?;
     laps.lap("record");
     Ok(laps.finish())
 }

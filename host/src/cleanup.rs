@@ -132,6 +132,19 @@ impl HostState {
 
 type Answer<T> = wasmtime::Result<Result<T, KafkaError>>;
 
+/// Closes a client the component is done with on a thread of its own. librdkafka's close waits
+/// for its threads (about 100 ms per consumer or producer, measured), time in which nothing is
+/// pending: every append was acknowledged before it returned, and consumers commit nothing. The
+/// component's call returns without that wait; a process that exits first loses nothing.
+fn close_in_background<T: Send + 'static>(client: T) {
+    let spawned = std::thread::Builder::new()
+        .name("kafka-close".into())
+        .spawn(move || drop(client));
+    // Without a thread (resource exhaustion), the client was moved into the failed closure and
+    // is closed there, on this thread.
+    drop(spawned);
+}
+
 /// With `ASC_TRACE_KAFKA=1`, every capability call is reported on stderr with its duration
 /// and outcome: where the wall clock goes when a cluster misbehaves.
 fn traced<T, E: std::fmt::Debug>(
@@ -326,7 +339,7 @@ impl kafka_writer::HostWriter for HostState {
     }
 
     fn drop(&mut self, writer: Resource<Writer>) -> wasmtime::Result<()> {
-        self.table.delete(writer)?;
+        close_in_background(self.table.delete(writer)?);
         Ok(())
     }
 }
@@ -386,7 +399,7 @@ impl kafka_consumer::HostConsumer for HostState {
         if self.last_poll == Some(consumer.rep()) {
             self.last_poll = None;
         }
-        self.table.delete(consumer)?;
+        close_in_background(self.table.delete(consumer)?);
         Ok(())
     }
 }

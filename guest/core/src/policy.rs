@@ -617,6 +617,12 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                 self.plain_append(topic, key, value)
                     .map_err(AppendError::Failed)
             }
+            // A record that needs no fence (APPLIED) is not lost with the transaction's answer:
+            // the idempotent writer writes it, retrying until the deadline (a duplicate of a
+            // transaction that did commit is harmless).
+            Err(error) if !fenced && error.kind.is_transient() => self
+                .plain_append(topic, key, value)
+                .map_err(AppendError::Failed),
             Err(error) => Err(AppendError::Failed(failure(
                 "append-control",
                 &format!("appending to control topic {topic}"),

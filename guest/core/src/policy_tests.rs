@@ -311,3 +311,32 @@ fn a_created_topic_answered_without_its_configuration_is_asked_again() {
     assert_eq!(state.configs[0].value.as_deref(), Some("compact"));
     assert_eq!(cluster.borrow().count("describe") - before, 3);
 }
+
+#[test]
+fn an_applied_record_whose_transaction_timed_out_is_written_by_the_idempotent_writer() {
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    cluster.borrow_mut().script = vec![("append", 1, error(ErrorKind::Timeout))];
+    policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
+    let c = cluster.borrow();
+    assert_eq!(c.count("append"), 2);
+    assert_eq!(
+        c.opened.last(),
+        Some(&None),
+        "the second append went through an idempotent writer: {:?}",
+        c.opened
+    );
+}
+
+#[test]
+fn a_commit_whose_transaction_timed_out_is_not_written_again_by_the_policy() {
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    cluster.borrow_mut().script = vec![("append", 1, error(ErrorKind::Timeout))];
+    let failed = policy.append_control(CONTROL, "k", "COMMITTED", true);
+    assert!(matches!(failed, Err(AppendError::Failed(_))), "{failed:?}");
+    // Settling it (fence again, read, decide) is the apply protocol's job.
+    assert_eq!(cluster.borrow().count("append"), 1);
+}
