@@ -38,26 +38,7 @@ fn rounds() -> u64 {
 }
 
 fn plan(dir: &Path, name: &str, topic: &str, id: &str, p0: u64, p1: u64) -> PathBuf {
-    let markers = dir.join(format!("marker-{name}.json"));
-    std::fs::write(
-        &markers,
-        format!("{{\"schemaVersion\":1,\"topic\":\"{topic}\",\"topicId\":\"{id}\",\"offsets\":{{\"0\":{p0},\"1\":{p1}}}}}"),
-    )
-    .unwrap();
-    let path = dir.join(format!("plan-{name}.json"));
-    expect_code(
-        &support::cli(&[
-            "plan",
-            "--markers",
-            markers.to_str().unwrap(),
-            "--recovery-point",
-            name,
-            "--output",
-            path.to_str().unwrap(),
-        ]),
-        0,
-    );
-    path
+    support::two_partition_plan(dir, name, topic, id, [p0, p1])
 }
 
 fn spawn_apply(cluster: &Cluster, plan: &Path, control: &str) -> std::process::Child {

@@ -240,6 +240,27 @@ pub fn plan_file(dir: &Path, markers: &Path, recovery_point: &str) -> PathBuf {
     output_path
 }
 
+/// A plan of `recovery_point` for a two-partition topic, made by the CLI from one versioned
+/// marker holding `offsets`.
+pub fn two_partition_plan(
+    dir: &Path,
+    recovery_point: &str,
+    topic: &str,
+    id: &str,
+    offsets: [u64; 2],
+) -> PathBuf {
+    let markers = dir.join(format!("marker-{recovery_point}-{}.json", unique("m")));
+    std::fs::write(
+        &markers,
+        format!(
+            "{{\"schemaVersion\":1,\"topic\":\"{topic}\",\"topicId\":\"{id}\",\"offsets\":{{\"0\":{},\"1\":{}}}}}",
+            offsets[0], offsets[1]
+        ),
+    )
+    .expect("marker file written");
+    plan_file(dir, &markers, recovery_point)
+}
+
 /// Deletes `topic` and creates it again under the same name (a new topic ID), with the safe
 /// configuration; deletion is asynchronous on the broker, so creation is retried until the name
 /// is free.
