@@ -98,24 +98,6 @@ fn plan_id(plan: &Path) -> String {
     stdout(&output).trim().to_owned()
 }
 
-fn apply_command(cluster: &Cluster, plan: &Path, control: &str) -> Command {
-    let mut command = Command::new(CLI);
-    command
-        .args(["apply", "--plan", plan.to_str().unwrap()])
-        .args(cluster.cli_args(None))
-        .args([
-            "--control-topic",
-            control,
-            "--replication-factor",
-            "3",
-            "--json",
-        ])
-        .env_remove("ASC_FAILPOINT")
-        .env_remove("ASC_FAILPOINT_PAUSE")
-        .env_remove("ASC_FAILPOINT_PAUSE_FILE");
-    command
-}
-
 fn json(output: &Output) -> serde_json::Value {
     serde_json::from_str(&stdout(output)).unwrap_or_else(|e| {
         panic!(
@@ -289,7 +271,8 @@ fn a_broker_killed_during_apply_never_loses_a_boundary_or_a_record_above_it() {
             let pause = dir.join(format!("pause-{g}"));
             let reached = pause.with_extension("reached");
             let go = pause.with_extension("go");
-            let mut child = apply_command(&cluster, &plan, &control)
+            let mut child = cluster
+                .apply_command(&plan, &control)
                 .env("ASC_FAILPOINT_PAUSE", stage)
                 .env("ASC_FAILPOINT_PAUSE_FILE", &pause)
                 .stdout(Stdio::piped())
@@ -438,7 +421,7 @@ fn a_broker_killed_during_apply_never_loses_a_boundary_or_a_record_above_it() {
                 restart(&mut restart_secs, &mut isr_secs);
             }
             let t = Instant::now();
-            let again = apply_command(&cluster, &plan, &control).output().unwrap();
+            let again = cluster.apply_command(&plan, &control).output().unwrap();
             let rerun_secs = t.elapsed().as_secs_f64();
             expect_code(&again, 0);
             let rerun = json(&again)["outcome"].as_str().unwrap().to_owned();

@@ -42,17 +42,8 @@ fn plan(dir: &Path, name: &str, topic: &str, id: &str, p0: u64, p1: u64) -> Path
 }
 
 fn spawn_apply(cluster: &Cluster, plan: &Path, control: &str) -> std::process::Child {
-    Command::new(CLI)
-        .args(["apply", "--plan", plan.to_str().unwrap()])
-        .args(cluster.cli_args(None))
-        .args([
-            "--control-topic",
-            control,
-            "--replication-factor",
-            "3",
-            "--json",
-        ])
-        .env_remove("ASC_FAILPOINT")
+    cluster
+        .apply_command(plan, control)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

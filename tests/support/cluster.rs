@@ -257,6 +257,26 @@ impl Cluster {
         args
     }
 
+    /// `apply --plan P --control-topic C --replication-factor 3 --json` against this cluster,
+    /// with no test failpoint inherited from the environment.
+    pub fn apply_command(&self, plan: &Path, control: &str) -> Command {
+        let mut command = Command::new(crate::support::CLI);
+        command
+            .args(["apply", "--plan", plan.to_str().expect("utf-8 path")])
+            .args(self.cli_args(None))
+            .args([
+                "--control-topic",
+                control,
+                "--replication-factor",
+                "3",
+                "--json",
+            ])
+            .env_remove("ASC_FAILPOINT")
+            .env_remove("ASC_FAILPOINT_PAUSE")
+            .env_remove("ASC_FAILPOINT_PAUSE_FILE");
+        command
+    }
+
     /// The tail of every node's log, for a failure message.
     pub fn log_tails(&self, lines: usize) -> String {
         let mut text = String::new();
