@@ -434,12 +434,11 @@ fn replay_native(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
                 continue;
             }
             let key = record.key.ok_or_else(|| fail("record without key"))?;
-            let key = String::from_utf8(key).map_err(|_| fail("undecodable record"))?;
+            let key = key.into_text().ok_or_else(|| fail("undecodable record"))?;
             let value = record
                 .value
-                .map(String::from_utf8)
-                .transpose()
-                .map_err(|_| fail("undecodable record"))?;
+                .map(|v| v.into_text().ok_or_else(|| fail("undecodable record")))
+                .transpose()?;
             next[p] = record.offset + 1;
             state.apply(key, value);
         }
@@ -526,13 +525,12 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
                 .get_mut(record.index as usize)
                 .ok_or_else(|| fail("the session named a record the poll did not return"))?;
             let key = held.key.take().ok_or_else(|| fail("record without key"))?;
-            let key = String::from_utf8(key).map_err(|_| fail("undecodable record"))?;
+            let key = key.into_text().ok_or_else(|| fail("undecodable record"))?;
             let value = held
                 .value
                 .take()
-                .map(String::from_utf8)
-                .transpose()
-                .map_err(|_| fail("undecodable record"))?;
+                .map(|v| v.into_text().ok_or_else(|| fail("undecodable record")))
+                .transpose()?;
             state.apply(key, value);
         }
         split.apply += t2.elapsed().as_secs_f64();
@@ -620,6 +618,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 (round / 2 + n - 1 - step) % n
             };
             let variant = variants[i];
+            if std::env::var("ASC_BENCH_REPLAY_ONLY").is_ok_and(|only| only != variant.label()) {
+                continue; // TEMP
+            }
             // Let the broker settle between replays.
             std::thread::sleep(Duration::from_secs(1));
             let timing = replay_once(ctx, &data, variant, &mut expected)?;

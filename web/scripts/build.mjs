@@ -20,7 +20,7 @@ const componentsDir = process.env.ASC_COMPONENTS_DIR
 const component = join(componentsDir, 'validator.wasm');
 
 /** The only interface the validator may import: types only, no functions. */
-const ALLOWED_IMPORTS = ['action-state:cleanup/types@0.2.0'];
+const ALLOWED_IMPORTS = ['action-state:cleanup/types@0.3.0'];
 
 function fail(message) {
   console.error(`build: ${message}`);

@@ -11,14 +11,15 @@ use crate::recovery::{
 };
 use crate::topics::check_identity;
 
-/// What replay sees of a consumed record: never its key or value text.
-pub use crate::capabilities::PolledRecord as ConsumedRecord;
+/// What replay sees of a poll: partitions, offsets and flags, never a key or value text.
+pub use crate::capabilities::PolledBatch;
+use crate::capabilities::record_flags;
 
 /// The consumer a replay reads from: explicit assignment, bulk polls (without data), positions.
 pub trait RecordSource {
     fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
     fn position(&mut self) -> KafkaResult<PartitionOffsets>;
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<Vec<ConsumedRecord>>;
+    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<PolledBatch>;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,9 +274,9 @@ impl RecoverySession {
             let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
             let polled = consumed.len();
             let mut records = Vec::with_capacity(consumed.len());
-            for (index, record) in consumed.into_iter().enumerate() {
+            for (index, (partition, offset, flags)) in consumed.rows().enumerate() {
                 let index = u32::try_from(index).unwrap_or(u32::MAX);
-                if let Some(replayed) = replay.accept(&topic, index, &record)? {
+                if let Some(replayed) = replay.accept(&topic, index, partition, offset, flags)? {
                     records.push(replayed);
                 }
             }
@@ -375,38 +376,38 @@ impl Replay {
         &mut self,
         topic: &str,
         index: u32,
-        record: &ConsumedRecord,
+        partition: u32,
+        offset: u64,
+        flags: u8,
     ) -> Result<Option<ReplayedRecord>> {
-        let partition = record.partition;
         let (Some(position), Some(target)) =
             (self.positions.get(partition), self.targets.get(partition))
         else {
             return Ok(None);
         };
         // A finished partition's position equals its target, so this drops its late records too.
-        if record.offset < position || record.offset >= target {
+        if offset < position || offset >= target {
             return Ok(None);
         }
         let invalid = |why: &str| {
             CleanupError::ReplayRecordInvalid(format!(
-                "Action-state record {topic}-{partition} at offset {} {why}",
-                record.offset
+                "Action-state record {topic}-{partition} at offset {offset} {why}"
             ))
         };
-        if !record.utf8 {
+        if flags & record_flags::UTF8 == 0 {
             return Err(invalid(
                 "cannot be decoded: its key or value is not valid UTF-8",
             ));
         }
-        if !record.has_key {
+        if flags & record_flags::HAS_KEY == 0 {
             return Err(invalid("has no key"));
         }
-        self.positions.insert(partition, record.offset + 1);
+        self.positions.insert(partition, offset + 1);
         Ok(Some(ReplayedRecord {
             index,
             partition,
-            offset: record.offset,
-            has_value: record.has_value,
+            offset,
+            has_value: flags & record_flags::HAS_VALUE != 0,
         }))
     }
 

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use action_state_core::capabilities::record_flags;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::message::Message;
@@ -15,15 +16,93 @@ use super::errors::{HostError, KafkaResult, from_rd, invalid};
 pub struct HeldRecord {
     pub partition: u32,
     pub offset: u64,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
+    pub key: Option<Payload>,
+    pub value: Option<Payload>,
 }
 
 impl HeldRecord {
+    /// Whether every present key and value is text.
     pub fn utf8(&self) -> bool {
         [&self.key, &self.value]
             .iter()
-            .all(|b| b.as_deref().is_none_or(|b| std::str::from_utf8(b).is_ok()))
+            .all(|p| p.as_ref().is_none_or(Payload::is_text))
+    }
+
+    /// The record's `polled-batch.flags` entry.
+    pub fn flags(&self) -> u8 {
+        record_flags::of(self.key.is_some(), self.value.is_some(), self.utf8())
+    }
+}
+
+/// A key or value, decoded as UTF-8 once, when it is taken from the client: the guest learns
+/// whether it is text, and the runtime receives the text without a second check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+impl Payload {
+    pub fn decode(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Payload::Text(text.to_owned()),
+            Err(_) => Payload::Binary(bytes.to_vec()),
+        }
+    }
+
+    pub fn is_text(&self) -> bool {
+        matches!(self, Payload::Text(_))
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Payload::Text(text) => Some(text),
+            Payload::Binary(_) => None,
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Payload::Text(text) => text.as_bytes(),
+            Payload::Binary(bytes) => bytes,
+        }
+    }
+
+    pub fn into_text(self) -> Option<String> {
+        match self {
+            Payload::Text(text) => Some(text),
+            Payload::Binary(_) => None,
+        }
+    }
+}
+
+/// The records of a poll as the WIT's `polled-batch` columns: entry `i` of each column is
+/// record `i`, flags as `record_flags` defines them, texts only when asked for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    pub partitions: Vec<u32>,
+    pub offsets: Vec<u64>,
+    pub flags: Vec<u8>,
+    pub keys: Vec<Option<String>>,
+    pub values: Vec<Option<String>>,
+}
+
+impl Columns {
+    pub fn of(held: &[HeldRecord], with_data: bool) -> Self {
+        let mut columns = Columns {
+            partitions: held.iter().map(|r| r.partition).collect(),
+            offsets: held.iter().map(|r| r.offset).collect(),
+            flags: held.iter().map(HeldRecord::flags).collect(),
+            ..Columns::default()
+        };
+        if with_data {
+            let text = |p: &Option<Payload>| p.as_ref().and_then(Payload::text).map(str::to_owned);
+            // A text is handed out only when the whole record is text (bit UTF8).
+            let whole = |r: &HeldRecord, p: &Option<Payload>| r.utf8().then(|| text(p)).flatten();
+            columns.keys = held.iter().map(|r| whole(r, &r.key)).collect();
+            columns.values = held.iter().map(|r| whole(r, &r.value)).collect();
+        }
+        columns
     }
 }
 
@@ -105,8 +184,8 @@ impl Consumer {
                     self.held.push(HeldRecord {
                         partition: u32::try_from(message.partition()).unwrap_or(0),
                         offset: u64::try_from(message.offset()).unwrap_or(0),
-                        key: message.key().map(<[u8]>::to_vec),
-                        value: message.payload().map(<[u8]>::to_vec),
+                        key: message.key().map(Payload::decode),
+                        value: message.payload().map(Payload::decode),
                     });
                     wait = Duration::ZERO;
                 }
