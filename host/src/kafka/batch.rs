@@ -80,7 +80,10 @@ unsafe fn taken(message: &rd::rd_kafka_message_t) -> Taken<'_> {
         let code = message.err.into();
         return Taken::Error(from_code(
             code,
-            format!("Message consumption error: {code:?} ({})", detail.to_string_lossy()),
+            format!(
+                "Message consumption error: {code:?} ({})",
+                detail.to_string_lossy()
+            ),
         ));
     }
     // SAFETY: a non-null pointer addresses `len` bytes owned by the message.

@@ -293,7 +293,10 @@ mod tests {
         backlog.push(Ok(record(0, 5)));
         backlog.push(Ok(record(0, 6)));
         let mut held = Vec::new();
-        assert_eq!(backlog.serve(10, &mut held).map_err(|e| e.kind), Err(ErrorKind::Transport));
+        assert_eq!(
+            backlog.serve(10, &mut held).map_err(|e| e.kind),
+            Err(ErrorKind::Transport)
+        );
         assert!(held.is_empty());
         backlog.serve(1, &mut held).unwrap();
         assert_eq!(held, [record(0, 5)]);
@@ -338,6 +341,9 @@ mod tests {
             value: Some(binary),
             ..record(0, 0)
         };
-        assert_eq!(record.flags(), record_flags::HAS_KEY | record_flags::HAS_VALUE);
+        assert_eq!(
+            record.flags(),
+            record_flags::HAS_KEY | record_flags::HAS_VALUE
+        );
     }
 }
