@@ -41,6 +41,7 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
 };
+pub use bindings::exports::action_state::cleanup::plans::{MarkerFile, MarkerFilesPlan};
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
 };
@@ -569,6 +570,18 @@ impl CleanupInstance {
         self.bindings
             .action_state_cleanup_plans()
             .call_plan_from_markers(&mut self.store, recovery_point, markers)
+    }
+
+    /// Splits each marker file and plans from all their markers in one guest call.
+    pub fn plan_from_marker_files(
+        &mut self,
+        recovery_point: &str,
+        files: &[MarkerFile],
+    ) -> wasmtime::Result<Result<MarkerFilesPlan, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_plan_from_marker_files(&mut self.store, recovery_point, files)
     }
 
     pub fn parse_marker(
