@@ -46,7 +46,7 @@ const wit = jco('wit', component);
 const imports = [...wit.matchAll(/^\s*import\s+([^;]+);/gm)].map((m) => m[1].trim());
 const unexpected = imports.filter((name) => !ALLOWED_IMPORTS.includes(name));
 if (unexpected.length > 0) fail(`${component} imports ${unexpected.join(', ')}; the validator must import nothing`);
-if (!/export\s+action-state:cleanup\/plans@0\.2\.0;/.test(wit)) fail(`${component} does not export the plans interface`);
+if (!/export\s+action-state:cleanup\/plans@0\.3\.0;/.test(wit)) fail(`${component} does not export the plans interface`);
 
 // 2. Transpile. The types interface has no functions, so jco emits no import for it and no
 //    import map is needed; `--no-wasi-shim` makes sure no WASI shim could be wired in silently.
