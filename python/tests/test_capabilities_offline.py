@@ -117,7 +117,7 @@ def test_a_poll_crosses_as_columns_with_the_wit_flag_bits_and_texts_only_with_da
     consumer = scripted([Message(0, key=None), Message(1, value=None), Message(2, value=b"ok\xff"), Message(3, key=b"", value=b"")])
     rows = consumer.poll(10, 100)
     bare = polled_batch(rows, with_data=False)
-    assert (bare.partitions, bare.offsets, bare.flags, bare.keys, bare.values) == ([0, 0, 0, 0], [0, 1, 2, 3], [6, 5, 3, 7], [], [])
+    assert (bare.partitions, bare.offsets, bare.flags, bare.keys, bare.values) == ([0, 0, 0, 0], [0, 1, 2, 3], bytes([6, 5, 3, 7]), [], [])
     full = polled_batch(rows, with_data=True)
     assert full.flags == bare.flags
     assert (full.keys, full.values) == ([None, "k", None, ""], ["v", None, None, ""])
