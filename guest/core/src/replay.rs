@@ -63,6 +63,14 @@ struct Replay {
     failed: Option<String>,
 }
 
+/// Consecutive records of one partition in a poll (a client delivers them in such runs): the
+/// partition's position and target while the run is checked, or `None` when the replay does
+/// not read that partition.
+struct Run {
+    partition: u32,
+    window: Option<(u64, u64)>,
+}
+
 #[derive(Debug, Clone)]
 enum Phase {
     /// No restore yet: a checkpoint carries the live end offsets.
@@ -274,12 +282,21 @@ impl RecoverySession {
             let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
             let polled = consumed.len();
             let mut records = Vec::with_capacity(consumed.len());
+            let mut run: Option<Run> = None;
             for (index, (partition, offset, flags)) in consumed.rows().enumerate() {
                 let index = u32::try_from(index).unwrap_or(u32::MAX);
-                if let Some(replayed) = replay.accept(&topic, index, partition, offset, flags)? {
+                let current = match run.as_mut() {
+                    Some(current) if current.partition == partition => current,
+                    _ => {
+                        replay.end_run(run.take());
+                        run.insert(replay.start_run(partition))
+                    }
+                };
+                if let Some(replayed) = replay.accept(&topic, index, current, offset, flags)? {
                     records.push(replayed);
                 }
             }
+            replay.end_run(run);
             replay.advance_from(&source.position()?);
             if replay.positions == before {
                 // An empty poll waited its whole timeout; a poll that returned only records past
@@ -370,19 +387,40 @@ impl Replay {
             .collect()
     }
 
+    /// A run of records of `partition` begins: its position and target are read once.
+    fn start_run(&self, partition: u32) -> Run {
+        Run {
+            partition,
+            window: self
+                .positions
+                .get(partition)
+                .zip(self.targets.get(partition)),
+        }
+    }
+
+    /// A run ended: its partition's position is what the run advanced it to.
+    fn end_run(&mut self, run: Option<Run>) {
+        if let Some(Run {
+            partition,
+            window: Some((position, _)),
+        }) = run
+        {
+            self.positions.insert(partition, position);
+        }
+    }
+
     /// Keeps a record of an active partition inside [position, target); refuses one that cannot
     /// be decoded.
     fn accept(
         &mut self,
         topic: &str,
         index: u32,
-        partition: u32,
+        run: &mut Run,
         offset: u64,
         flags: u8,
     ) -> Result<Option<ReplayedRecord>> {
-        let (Some(position), Some(target)) =
-            (self.positions.get(partition), self.targets.get(partition))
-        else {
+        let partition = run.partition;
+        let Some((position, target)) = run.window else {
             return Ok(None);
         };
         // A finished partition's position equals its target, so this drops its late records too.
@@ -402,7 +440,7 @@ impl Replay {
         if flags & record_flags::HAS_KEY == 0 {
             return Err(invalid("has no key"));
         }
-        self.positions.insert(partition, offset + 1);
+        run.window = Some((offset + 1, target));
         Ok(Some(ReplayedRecord {
             index,
             partition,
