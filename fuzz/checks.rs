@@ -16,12 +16,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use action_state_core::decode;
-use action_state_core::json::write_string;
+use action_state_core::fields::write_offsets;
+use action_state_core::json::{self, Value, write_string};
 use action_state_core::plan::ZERO_TOPIC_ID;
 use action_state_core::{
     CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, PartitionOffsets, Plan,
     Status, VersionedMarker, compute_plan_id, parse_markers, plan_from_marker_texts,
-    plan_from_markers,
+    plan_from_markers, split_marker_file,
 };
 use arbitrary::Unstructured;
 
@@ -29,11 +30,12 @@ use arbitrary::Unstructured;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets, by the name of their corpus folder (`fuzz/corpus/<name>/`).
-pub const TARGETS: [(&str, Check); 4] = [
+pub const TARGETS: [(&str, Check); 5] = [
     ("plan", check_plan),
     ("marker", check_marker),
     ("control_record", check_control_record),
     ("control_log", check_control_log),
+    ("marker_file", check_marker_file),
 ];
 
 /// Hosts refuse non-UTF-8 files before the core sees them; the fuzzer's bytes are read lossily
@@ -603,4 +605,373 @@ fn check_history(history: &ControlHistory, entries: &[ControlEntry]) {
         history.boundary().partitions(),
         partitions.into_iter().collect::<Vec<_>>()
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// marker_file: `split_marker_file` on the bytes as a file, and on a file built from valid
+// markers decoded from the same bytes.
+
+pub fn check_marker_file(data: &[u8]) {
+    check_split(&text(data));
+
+    let file = generate_marker_file(data);
+    check_split(&file.text);
+    let split = split_marker_file(&file.text)
+        .unwrap_or_else(|e| panic!("a file of valid markers is refused: {e}\n{}", file.text));
+    assert_eq!(
+        split, file.pieces,
+        "a file of valid markers split into other texts:\n{}",
+        file.text
+    );
+    for (piece, marker) in split.iter().zip(&file.markers) {
+        assert_eq!(
+            Marker::parse(piece).as_ref(),
+            Ok(marker),
+            "a split marker text parses to another marker: {piece}"
+        );
+    }
+    assert_eq!(
+        plan_from_marker_texts("fuzz-recovery-point", &split),
+        plan_from_markers("fuzz-recovery-point", &file.markers),
+        "the split texts plan otherwise than the markers they were written from"
+    );
+}
+
+/// Whitespace as JSON (and the splitter) skips it.
+const BLANKS: [u8; 4] = [b' ', b'\t', b'\r', b'\n'];
+
+fn skip_blanks(bytes: &[u8], from: usize) -> usize {
+    from + bytes
+        .get(from..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|b| BLANKS.contains(b))
+        .count()
+}
+
+/// What `split_marker_file` promises for any text:
+///
+/// * a refusal is an `InvalidMarker` whose message starts with "Recovery marker file " and is
+///   one line; only an empty (all-whitespace) text, an array or a text starting with `{` is
+///   refused, and of the valid JSON documents only the empty array;
+/// * it never returns no text;
+/// * a text that does not start (after whitespace) with `[` or `{` is returned whole;
+/// * a text starting with `{` comes back whole, or as two or more texts that start with `{`,
+///   end with `}` or `]`, and are the input exactly, cut only at whitespace (nothing dropped
+///   but whitespace between them, nothing re-encoded);
+/// * a text starting with `[` comes back as its elements in order: an element written as a JSON
+///   string gives the text the string holds, any other element is given exactly as written, and
+///   between them there is only whitespace and one comma, up to the closing `]`;
+/// * a valid JSON array (as `json::parse` reads it) gives exactly its elements: the decoded
+///   string, or a text that parses to the same element; any other valid JSON document is
+///   returned whole.
+pub fn check_split(text: &str) {
+    let bytes = text.as_bytes();
+    let start = skip_blanks(bytes, 0);
+    let document = json::parse(text);
+    let pieces = match split_marker_file(text) {
+        Ok(pieces) => pieces,
+        Err(error) => {
+            let CleanupError::InvalidMarker(message) = &error else {
+                panic!("split_marker_file failed with a non-marker error: {error:?}");
+            };
+            assert!(
+                message.starts_with("Recovery marker file "),
+                "refusal without its subject: {message}"
+            );
+            assert!(
+                !message.chars().any(char::is_control),
+                "refusal message is not one line: {message:?}"
+            );
+            assert!(
+                matches!(bytes.get(start), None | Some(b'[' | b'{')),
+                "refused a text that is not empty, an array or an object: {message}"
+            );
+            match document {
+                Ok(Value::Array(items)) if items.is_empty() => {}
+                Ok(value) => panic!("refused the valid JSON document {value:?}: {message}"),
+                Err(_) => {}
+            }
+            return;
+        }
+    };
+    assert!(!pieces.is_empty(), "split returned no marker text");
+    match bytes.get(start) {
+        None => panic!("an empty text was split into {pieces:?}"),
+        Some(b'[') => check_array_pieces(text, &pieces),
+        Some(b'{') => check_object_pieces(text, &pieces),
+        Some(_) => assert_eq!(pieces, [text], "a text that is neither array nor object"),
+    }
+    match document {
+        Ok(Value::Array(items)) => {
+            assert_eq!(
+                pieces.len(),
+                items.len(),
+                "a valid JSON array split into another number of texts: {pieces:?}"
+            );
+            for (piece, item) in pieces.iter().zip(&items) {
+                match item {
+                    Value::String(inner) => assert_eq!(piece, inner, "string element"),
+                    _ => assert_eq!(
+                        json::parse(piece).ok().as_ref(),
+                        Some(item),
+                        "the text of an element does not parse to that element: {piece}"
+                    ),
+                }
+            }
+        }
+        Ok(_) => assert_eq!(pieces, [text], "a valid JSON document other than an array"),
+        Err(_) => {}
+    }
+}
+
+/// The end (exclusive) of the JSON string literal opening at `open`: the first quote after it
+/// that follows an even number of backslashes.
+fn string_literal_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut backslashes = 0usize;
+    for (index, &b) in bytes.iter().enumerate().skip(open + 1) {
+        match b {
+            b'"' if backslashes.is_multiple_of(2) => return Some(index + 1),
+            b'\\' => backslashes += 1,
+            _ => backslashes = 0,
+        }
+    }
+    None
+}
+
+fn check_array_pieces(text: &str, pieces: &[String]) {
+    let bytes = text.as_bytes();
+    let mut at = skip_blanks(bytes, 0);
+    assert_eq!(bytes[at], b'[');
+    at = skip_blanks(bytes, at + 1);
+    for (index, piece) in pieces.iter().enumerate() {
+        if index > 0 {
+            assert_eq!(
+                bytes.get(at),
+                Some(&b','),
+                "element {index} is not followed by a comma (byte {at})"
+            );
+            at = skip_blanks(bytes, at + 1);
+        }
+        if bytes.get(at) == Some(&b'"') {
+            let end = string_literal_end(bytes, at)
+                .unwrap_or_else(|| panic!("accepted an unclosed string element at byte {at}"));
+            assert_eq!(
+                json::parse(&text[at..end]).ok(),
+                Some(Value::String(piece.clone())),
+                "a string element did not give the text it holds: {}",
+                &text[at..end]
+            );
+            at = end;
+        } else {
+            assert!(
+                !piece.is_empty() && text[at..].starts_with(piece.as_str()),
+                "element {} is not given exactly as written (byte {at}): {piece:?}",
+                index + 1
+            );
+            at += piece.len();
+        }
+        at = skip_blanks(bytes, at);
+    }
+    assert_eq!(
+        bytes.get(at),
+        Some(&b']'),
+        "the elements do not end at the closing bracket (byte {at})"
+    );
+    assert_eq!(
+        skip_blanks(bytes, at + 1),
+        bytes.len(),
+        "accepted text after the array"
+    );
+}
+
+fn check_object_pieces(text: &str, pieces: &[String]) {
+    if let [single] = pieces {
+        assert_eq!(single, text, "a single marker does not keep its exact text");
+        return;
+    }
+    let bytes = text.as_bytes();
+    let mut at = skip_blanks(bytes, 0);
+    for piece in pieces {
+        assert!(
+            piece.starts_with('{') && (piece.ends_with('}') || piece.ends_with(']')),
+            "a piece of a marker sequence is not one object: {piece:?}"
+        );
+        assert!(
+            text[at..].starts_with(piece.as_str()),
+            "a piece of a marker sequence is not the input as written (byte {at}): {piece:?}"
+        );
+        at = skip_blanks(bytes, at + piece.len());
+    }
+    assert_eq!(
+        at,
+        bytes.len(),
+        "a marker sequence dropped something other than whitespace (byte {at})"
+    );
+}
+
+/// A marker file built from valid markers, and what splitting it must give.
+pub struct MarkerFile {
+    pub text: String,
+    /// The texts `split_marker_file` must return, in order.
+    pub pieces: Vec<String>,
+    /// The marker each of `pieces` must parse to.
+    pub markers: Vec<Marker>,
+}
+
+const MARKER_TOPICS: [&str; 5] = [
+    "action-state",
+    "a\"b\\c",
+    "x]}\\\",{[\"",
+    "チェックポイント 😀",
+    " t ",
+];
+const MARKER_TOPIC_IDS: [&str; 4] = [
+    "Zm9vYmFyYmF6cXV4cXV1eA",
+    "topic-id",
+    ZERO_TOPIC_ID,
+    "\\\"]}",
+];
+/// Offsets around 2^53 (where a double stops holding every integer) and the largest valid one;
+/// choice 7 reads a `u64` below 2^63 from the bytes instead.
+const MARKER_OFFSETS: [u64; 7] = [
+    0,
+    10,
+    9_007_199_254_740_992,
+    9_007_199_254_740_993,
+    12_345_678_901_234_567,
+    1_234_567_890_123_456_789,
+    9_223_372_036_854_775_807,
+];
+
+/// Decodes fuzz bytes into a marker file of 1–6 valid markers, each rendered by the core's
+/// writers. Every byte read past the end is 0. A layout byte (`% 4`: 0 a JSON array of marker
+/// objects, 1 an array of strings holding the marker texts, 2 an array mixing both by a byte per
+/// element, 3 marker objects one per line), a count byte, then per marker: a kind byte (`% 4 ==
+/// 3` legacy, else versioned), 1–4 partitions (a byte `% 4 == 3` reads a `u32` below 2^31, else
+/// one from `PARTITIONS`) with offsets (`MARKER_OFFSETS`), the topic and topic ID (a byte below
+/// 192 picks from a pool, above reads an arbitrary string, replaced by the pool's first when the
+/// core refuses it) and a form byte (`% 3`: 0 `Marker::render`, 1 that with whitespace inside
+/// its braces, 2 fields reordered with pretty offsets as `write_offsets` writes them). Whitespace
+/// (0–3 of space, tab, CR, LF) is read before and after every element and separator.
+pub fn generate_marker_file(data: &[u8]) -> MarkerFile {
+    let mut u = Unstructured::new(data);
+    let layout = byte(&mut u) % 4;
+    let count = 1 + usize::from(byte(&mut u) % 6);
+    let mut markers = Vec::with_capacity(count);
+    let mut texts = Vec::with_capacity(count);
+    for _ in 0..count {
+        let marker = generated_marker(&mut u);
+        texts.push(marker_text(&mut u, &marker));
+        markers.push(marker);
+    }
+    let mut text = blanks(&mut u);
+    let pieces = if layout == 3 {
+        for (index, marker_text) in texts.iter().enumerate() {
+            if index > 0 {
+                text.push_str(&blanks(&mut u));
+                text.push('\n');
+                text.push_str(&blanks(&mut u));
+            }
+            text.push_str(marker_text);
+        }
+        text.push_str(&blanks(&mut u));
+        // A single marker keeps its exact text, surrounding whitespace included.
+        if count == 1 {
+            vec![text.clone()]
+        } else {
+            texts
+        }
+    } else {
+        text.push('[');
+        for (index, marker_text) in texts.iter().enumerate() {
+            if index > 0 {
+                text.push_str(&blanks(&mut u));
+                text.push(',');
+            }
+            text.push_str(&blanks(&mut u));
+            let as_string = layout == 1 || (layout == 2 && byte(&mut u) % 2 == 1);
+            if as_string {
+                write_string(&mut text, marker_text);
+            } else {
+                text.push_str(marker_text);
+            }
+        }
+        text.push_str(&blanks(&mut u));
+        text.push(']');
+        text.push_str(&blanks(&mut u));
+        texts
+    };
+    MarkerFile {
+        text,
+        pieces,
+        markers,
+    }
+}
+
+fn blanks(u: &mut Unstructured<'_>) -> String {
+    let count = byte(u) % 4;
+    (0..count).map(|_| char::from(pick(u, &BLANKS))).collect()
+}
+
+fn generated_marker(u: &mut Unstructured<'_>) -> Marker {
+    let legacy = byte(u) % 4 == 3;
+    let mut offsets = PartitionOffsets::new();
+    for _ in 0..1 + byte(u) % 4 {
+        let partition = if byte(u) % 4 == 3 {
+            u32::from_le_bytes(std::array::from_fn(|_| byte(u))) >> 1
+        } else {
+            pick(u, &PARTITIONS)
+        };
+        let offset = match MARKER_OFFSETS.get(usize::from(byte(u) % 8)) {
+            Some(&offset) => offset,
+            None => u64::from_le_bytes(std::array::from_fn(|_| byte(u))) >> 1,
+        };
+        offsets.insert(partition, offset);
+    }
+    if legacy {
+        return Marker::Legacy(offsets);
+    }
+    let topic = marker_field(u, &MARKER_TOPICS);
+    let topic_id = marker_field(u, &MARKER_TOPIC_IDS);
+    let marker = VersionedMarker::new(&topic, &topic_id, offsets.clone())
+        .or_else(|_| VersionedMarker::new(MARKER_TOPICS[0], MARKER_TOPIC_IDS[0], offsets))
+        .expect("a marker from the pools is valid");
+    Marker::Versioned(marker)
+}
+
+fn marker_field(u: &mut Unstructured<'_>, pool: &[&str]) -> String {
+    let choice = byte(u);
+    if choice < 192 {
+        return pool[usize::from(choice) % pool.len()].to_owned();
+    }
+    u.arbitrary::<&str>().unwrap_or(pool[0]).to_owned()
+}
+
+fn marker_text(u: &mut Unstructured<'_>, marker: &Marker) -> String {
+    let canonical = marker.render();
+    match byte(u) % 3 {
+        1 => {
+            let inner = &canonical[1..canonical.len() - 1];
+            let (before, after) = (blanks(u), blanks(u));
+            format!("{{{before}{inner}{after}}}")
+        }
+        2 => {
+            let mut out = String::new();
+            match marker {
+                Marker::Versioned(versioned) => {
+                    out.push_str("{\n  \"offsets\" : ");
+                    write_offsets(&mut out, &versioned.offsets, Some("  "));
+                    out.push_str(",\n  \"topicId\" : ");
+                    write_string(&mut out, &versioned.topic_id);
+                    out.push_str(",\n  \"topic\" : ");
+                    write_string(&mut out, &versioned.topic);
+                    out.push_str(",\n  \"schemaVersion\" : 1\n}");
+                }
+                Marker::Legacy(offsets) => write_offsets(&mut out, offsets, Some("")),
+            }
+            out
+        }
+        _ => canonical,
+    }
 }

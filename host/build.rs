@@ -32,11 +32,10 @@ fn build() -> Result<(), String> {
         .parent()
         .ok_or("the host crate must live inside the workspace")?
         .to_path_buf();
+    // Every file is named: cargo compares a watched directory by its own modification time,
+    // which an edit of a file inside it does not change (only adding or removing one does).
     for watched in ["guest", "wit", "Cargo.toml", "Cargo.lock"] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
+        watch(&workspace.join(watched))?;
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
@@ -71,6 +70,21 @@ fn build() -> Result<(), String> {
             name.to_uppercase(),
             component_path.display()
         );
+    }
+    Ok(())
+}
+
+/// Asks cargo to rerun this script when `path` changes: a file, or a directory with every file
+/// and directory below it (directories too, so that a new file is noticed).
+fn watch(path: &Path) -> Result<(), String> {
+    println!("cargo:rerun-if-changed={}", path.display());
+    if path.is_dir() {
+        let entries =
+            fs::read_dir(path).map_err(|e| format!("cannot list {}: {e}", path.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("cannot list {}: {e}", path.display()))?;
+            watch(&entry.path())?;
+        }
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use action_state_core::ops::{
     TopicState,
 };
 use action_state_core::policy::Policy;
-use action_state_core::replay::{ConsumedRecord, RecordSource};
+use action_state_core::replay::{PolledBatch, RecordSource};
 use action_state_core::{CleanupError, KafkaError};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
@@ -187,7 +187,7 @@ impl RecordSource for NativeSource {
         positions
     }
 
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<Vec<ConsumedRecord>> {
+    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<PolledBatch> {
         let started = Instant::now();
         let records = self
             .consumer
@@ -205,7 +205,7 @@ trait PollRecords {
         &mut self,
         max: u32,
         timeout_ms: u32,
-    ) -> action_state_core::capabilities::CapResult<Vec<ConsumedRecord>>;
+    ) -> action_state_core::capabilities::CapResult<PolledBatch>;
 }
 
 impl PollRecords for Consumer {
@@ -213,7 +213,7 @@ impl PollRecords for Consumer {
         &mut self,
         max: u32,
         timeout_ms: u32,
-    ) -> action_state_core::capabilities::CapResult<Vec<ConsumedRecord>> {
+    ) -> action_state_core::capabilities::CapResult<PolledBatch> {
         action_state_core::capabilities::Consumer::poll(self, max, timeout_ms, false)
     }
 }

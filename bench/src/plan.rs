@@ -309,7 +309,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
          B = read files + `CleanupInstance::plan_from_markers` + `render_plan` on one instance \
          (precompiled, instantiated once, outside the timing); C = the release CLI \
          `action-state-cleanup plan --markers DIR --recovery-point …` end to end, a fresh process \
-         per run with the warm component cache, plan text captured from stdout. A, B and C \
+         per run with the warm component cache (it reads the files and makes one guest call, \
+         `plan-from-marker-files`, which also splits each file), plan text captured from stdout. A, B and C \
          produce byte-identical plans and S the same minima (checked). One warm-up each, then 9 \
          rounds (7 at 1,024), each round in a rotated order.\n\n",
     );
@@ -379,7 +380,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
              A/S {}). Of the component's time, reading the files takes {} and the guest call \
              `plan-from-markers` {} (copying {:.1} MiB in, parsing, minima, plan ID) where the \
              native parse + plan take {}; the CLI adds process start, component load from the \
-             cache and instantiation ({} over B).",
+             cache, instantiation and the splitting of each marker file (its one guest call is \
+             `plan-from-marker-files`, which splits every file as `split-markers` does and plans): \
+             {} over B.",
             dur(c.median()),
             dur(b.median()),
             ratio(b.median() / s.median()),

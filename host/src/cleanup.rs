@@ -41,6 +41,7 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
 };
+pub use bindings::exports::action_state::cleanup::plans::{MarkerFile, MarkerFilesPlan};
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
 };
@@ -371,7 +372,7 @@ impl kafka_consumer::HostConsumer for HostState {
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> Answer<Vec<kafka_consumer::PolledRecord>> {
+    ) -> Answer<kafka_consumer::PolledBatch> {
         if with_data {
             self.kafka.counts.control_reads += 1;
         } else {
@@ -384,14 +385,11 @@ impl kafka_consumer::HostConsumer for HostState {
         if !with_data && failpoint::active() == Some(failpoint::Failpoint::ReplayStall) {
             held.held.clear();
             std::thread::sleep(timeout);
-            return Ok(Ok(Vec::new()));
+            return Ok(Ok(convert::polled(&[], false)));
         }
-        let result = held.poll(max_records, timeout).map(|records| {
-            records
-                .iter()
-                .map(|r| convert::polled(r, with_data))
-                .collect()
-        });
+        let result = held
+            .poll(max_records, timeout)
+            .map(|records| convert::polled(records, with_data));
         Ok(result.map_err(|e| self.error(e)))
     }
 
@@ -439,11 +437,18 @@ fn take_records(state: &mut HostState, indices: &[u32]) -> wasmtime::Result<Vec<
                 "next-batch named record {index} twice or a record without a key"
             )));
         };
+        let not_text = || {
+            wasmtime::Error::msg(format!(
+                "next-batch named record {index}, whose key or value is not UTF-8"
+            ))
+        };
         records.push(ReplayedRecord {
             partition: held.partition,
             offset: held.offset,
-            key: String::from_utf8(key)?,
-            value: value.map(String::from_utf8).transpose()?,
+            key: key.into_text().ok_or_else(not_text)?,
+            value: value
+                .map(|v| v.into_text().ok_or_else(not_text))
+                .transpose()?,
         });
     }
     Ok(records)
@@ -565,6 +570,18 @@ impl CleanupInstance {
         self.bindings
             .action_state_cleanup_plans()
             .call_plan_from_markers(&mut self.store, recovery_point, markers)
+    }
+
+    /// Splits each marker file and plans from all their markers in one guest call.
+    pub fn plan_from_marker_files(
+        &mut self,
+        recovery_point: &str,
+        files: &[MarkerFile],
+    ) -> wasmtime::Result<Result<MarkerFilesPlan, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_plan_from_marker_files(&mut self.store, recovery_point, files)
     }
 
     pub fn parse_marker(

@@ -23,6 +23,10 @@ pub fn new_engine() -> wasmtime::Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
+    // `perf report` names guest functions when the JIT writes /tmp/perf-<pid>.map (profiling).
+    if std::env::var_os("ASC_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(32);
     pool.total_core_instances(64);

@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use action_state_core::capabilities::{self as caps, CapResult, PolledRecord, TopicMetadata};
+use action_state_core::capabilities::{self as caps, CapResult, PolledBatch, TopicMetadata};
 use action_state_core::ops::{ConfigEntry, KafkaOps, OffsetSpec};
 use action_state_core::{CleanupError, ControlEntry, PartitionOffsets};
 use rdkafka::admin::{AlterConfig, ResourceSpecifier};
 
 use crate::kafka::admin::TopicInfo;
-use crate::kafka::consumer::Consumer;
+use crate::kafka::consumer::{Columns, Consumer, Payload};
 use crate::kafka::errors::{from_code, from_rd, invalid};
 use crate::kafka::writer::Writer;
 use crate::kafka::{KafkaClients, KafkaResult, ffi};
@@ -33,9 +33,9 @@ impl TestConsumer {
     }
 
     pub fn poll(&mut self, max: u32, timeout: Duration) -> KafkaResult<Vec<TestRecord>> {
-        let text = |b: &Option<Vec<u8>>| {
-            b.as_deref()
-                .map(|b| String::from_utf8_lossy(b).into_owned())
+        let text = |p: &Option<Payload>| {
+            p.as_ref()
+                .map(|p| String::from_utf8_lossy(p.as_bytes()).into_owned())
         };
         Ok(self
             .0
@@ -194,29 +194,10 @@ impl caps::Consumer for Consumer {
         Ok(Consumer::position(self)?.into_iter().collect())
     }
 
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> CapResult<Vec<PolledRecord>> {
+    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> CapResult<PolledBatch> {
         let held = Consumer::poll(self, max, Duration::from_millis(u64::from(timeout_ms)))?;
-        Ok(held
-            .iter()
-            .map(|r| {
-                let utf8 = r.utf8();
-                let text = |b: &Option<Vec<u8>>| {
-                    b.as_deref()
-                        .filter(|_| with_data && utf8)
-                        .and_then(|b| std::str::from_utf8(b).ok())
-                        .map(str::to_owned)
-                };
-                PolledRecord {
-                    partition: r.partition,
-                    offset: r.offset,
-                    has_key: r.key.is_some(),
-                    has_value: r.value.is_some(),
-                    utf8,
-                    key: text(&r.key),
-                    value: text(&r.value),
-                }
-            })
-            .collect())
+        let c = Columns::of(held, with_data);
+        PolledBatch::from_columns(c.partitions, c.offsets, c.flags, c.keys, c.values)
     }
 }
 

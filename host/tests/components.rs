@@ -68,7 +68,7 @@ fn validator_imports_no_function_at_all() {
     // The shared `types` interface is imported for its type definitions only.
     assert_eq!(
         import_names(&engine, &component),
-        ["action-state:cleanup/types@0.2.0"]
+        ["action-state:cleanup/types@0.3.0"]
     );
     assert_eq!(
         imported_functions(&engine, &component),
@@ -81,12 +81,12 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
     let engine = new_engine().unwrap();
     let component = Component::new(&engine, CLEANUP_COMPONENT).unwrap();
     let allowed = [
-        "action-state:cleanup/clock@0.2.0",
-        "action-state:cleanup/kafka-admin@0.2.0",
-        "action-state:cleanup/kafka-consumer@0.2.0",
-        "action-state:cleanup/kafka-writer@0.2.0",
-        "action-state:cleanup/operator-events@0.2.0",
-        "action-state:cleanup/types@0.2.0",
+        "action-state:cleanup/clock@0.3.0",
+        "action-state:cleanup/kafka-admin@0.3.0",
+        "action-state:cleanup/kafka-consumer@0.3.0",
+        "action-state:cleanup/kafka-writer@0.3.0",
+        "action-state:cleanup/operator-events@0.3.0",
+        "action-state:cleanup/types@0.3.0",
     ];
     let names = import_names(&engine, &component);
     assert!(
@@ -95,7 +95,7 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
     );
     let functions = imported_functions(&engine, &component);
     assert!(
-        functions.contains(&"action-state:cleanup/kafka-admin@0.2.0#delete-records".to_owned()),
+        functions.contains(&"action-state:cleanup/kafka-admin@0.3.0#delete-records".to_owned()),
         "{functions:?}"
     );
     assert!(

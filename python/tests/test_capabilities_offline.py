@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Optional
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from action_state_cleanup import AppendFenced, CapabilityError, KafkaCapabilities, ReplayConsumer, transactional_id
-from action_state_cleanup._component import kafka_error
+from action_state_cleanup._component import kafka_error, polled_batch
 from action_state_cleanup._kafka_errors import CASES, failure
 from action_state_cleanup._kafka_writer import Writer
 
@@ -60,7 +60,15 @@ class ScriptedConsumer:
 
     def consume(self, count, _timeout):
         taken, self.messages = self.messages[:count], self.messages[count:]
+        self.delivered = max([m.offset() + 1 for m in taken if m.error() is None], default=getattr(self, "delivered", 0))
         return taken
+
+    def assignment(self):
+        return []
+
+    def position(self, _partitions):
+        # Like the client: everything consume() returned counts as delivered.
+        return [TopicPartition("t", 0, getattr(self, "delivered", 0))]
 
     def close(self):
         pass
@@ -79,6 +87,8 @@ def test_a_consumer_error_after_records_is_returned_by_the_next_poll():
     # The records delivered before the error are returned and held, not dropped with it.
     assert [r.offset for r in consumer.poll(10, 100)] == [0, 1]
     assert [r.offset for r in consumer.last] == [0, 1]
+    # The client counts record 2 as delivered; the component has not seen it yet.
+    assert consumer.position() == [(0, 2)]
     with pytest.raises(CapabilityError) as failed:
         consumer.poll(10, 100)
     assert failed.value.case == "transport" and consumer.last == []
@@ -101,6 +111,16 @@ def test_polled_records_say_what_they_hold_and_keep_the_texts():
         (True, True, False, None, None),
         (True, True, True, "", ""),
     ]
+
+
+def test_a_poll_crosses_as_columns_with_the_wit_flag_bits_and_texts_only_with_data():
+    consumer = scripted([Message(0, key=None), Message(1, value=None), Message(2, value=b"ok\xff"), Message(3, key=b"", value=b"")])
+    rows = consumer.poll(10, 100)
+    bare = polled_batch(rows, with_data=False)
+    assert (bare.partitions, bare.offsets, bare.flags, bare.keys, bare.values) == ([0, 0, 0, 0], [0, 1, 2, 3], bytes([6, 5, 3, 7]), [], [])
+    full = polled_batch(rows, with_data=True)
+    assert full.flags == bare.flags
+    assert (full.keys, full.values) == ([None, "k", None, ""], ["v", None, None, ""])
 
 
 class ScriptedProducer:

@@ -1,7 +1,7 @@
 """The capability conformance suite (guest/conformance, world `conformance`) against this host's
 imports and a real broker: the Python host passes every check against a live broker and a dead
 address, and the suite fails against a Python host that lies in each way it checks. A host
-passes the capability contract 0.2 exactly when this suite passes."""
+passes the capability contract 0.3 exactly when this suite passes."""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ def test_recovery_without_committed_boundary_is_refused(story):
 
 
 def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
-    """The 0.2 capabilities as plain Kafka operations (the conformance suite checks them through
+    """The 0.3 capabilities as plain Kafka operations (the conformance suite checks them through
     the component; this is the same from Python, one call at a time)."""
     kafka = KafkaCapabilities({"bootstrap.servers": bootstrap}, timeout=30)
     topic = unique("caps")

@@ -96,11 +96,11 @@ def test_bundled_component_imports_only_the_wit_capabilities():
     component = Component.from_file(engine, str(asc.component_path()))
     imports = set(component.type.imports(engine))
     names = ("types", "clock", "kafka-admin", "kafka-writer", "kafka-consumer", "operator-events")
-    wit = {f"action-state:cleanup/{name}@0.2.0" for name in names}
+    wit = {f"action-state:cleanup/{name}@0.3.0" for name in names}
     assert imports <= wit, f"unexpected imports: {imports - wit}"
-    assert "action-state:cleanup/kafka-writer@0.2.0" in imports and "action-state:cleanup/clock@0.2.0" in imports
+    assert "action-state:cleanup/kafka-writer@0.3.0" in imports and "action-state:cleanup/clock@0.3.0" in imports
     exports = set(component.type.exports(engine))
-    assert exports == {f"action-state:cleanup/{name}@0.2.0" for name in ("plans", "coordinator", "recovery")}
+    assert exports == {f"action-state:cleanup/{name}@0.3.0" for name in ("plans", "coordinator", "recovery")}
 
 
 def test_per_call_overhead_is_reported(offline: Cleanup, record_property):

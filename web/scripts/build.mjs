@@ -20,7 +20,7 @@ const componentsDir = process.env.ASC_COMPONENTS_DIR
 const component = join(componentsDir, 'validator.wasm');
 
 /** The only interface the validator may import: types only, no functions. */
-const ALLOWED_IMPORTS = ['action-state:cleanup/types@0.2.0'];
+const ALLOWED_IMPORTS = ['action-state:cleanup/types@0.3.0'];
 
 function fail(message) {
   console.error(`build: ${message}`);
@@ -46,7 +46,7 @@ const wit = jco('wit', component);
 const imports = [...wit.matchAll(/^\s*import\s+([^;]+);/gm)].map((m) => m[1].trim());
 const unexpected = imports.filter((name) => !ALLOWED_IMPORTS.includes(name));
 if (unexpected.length > 0) fail(`${component} imports ${unexpected.join(', ')}; the validator must import nothing`);
-if (!/export\s+action-state:cleanup\/plans@0\.2\.0;/.test(wit)) fail(`${component} does not export the plans interface`);
+if (!/export\s+action-state:cleanup\/plans@0\.3\.0;/.test(wit)) fail(`${component} does not export the plans interface`);
 
 // 2. Transpile. The types interface has no functions, so jco emits no import for it and no
 //    import map is needed; `--no-wasi-shim` makes sure no WASI shim could be wired in silently.

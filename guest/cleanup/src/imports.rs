@@ -4,7 +4,7 @@
 
 use action_state_core as core;
 use core::capabilities::{
-    CapResult, Capabilities, Consumer, PartitionRange, PolledRecord, TopicMetadata, Writer,
+    CapResult, Capabilities, Consumer, PartitionRange, PolledBatch, TopicMetadata, Writer,
 };
 use core::ops::{ConfigEntry, OffsetSpec};
 
@@ -65,18 +65,15 @@ impl From<kafka_admin::TopicMetadata> for TopicMetadata {
     }
 }
 
-impl From<kafka_consumer::PolledRecord> for PolledRecord {
-    fn from(r: kafka_consumer::PolledRecord) -> Self {
-        PolledRecord {
-            partition: r.partition,
-            offset: r.offset,
-            has_key: r.has_key,
-            has_value: r.has_value,
-            utf8: r.utf8,
-            key: r.key,
-            value: r.value,
-        }
-    }
+/// A poll's columns as the host answered them, checked for equal lengths and known flags.
+pub fn polled_batch(batch: kafka_consumer::PolledBatch) -> CapResult<PolledBatch> {
+    PolledBatch::from_columns(
+        batch.partitions,
+        batch.offsets,
+        batch.flags,
+        batch.keys,
+        batch.values,
+    )
 }
 
 impl Writer for kafka_writer::Writer {
@@ -101,9 +98,13 @@ impl Consumer for kafka_consumer::Consumer {
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> CapResult<Vec<PolledRecord>> {
-        let records = kafka_consumer::Consumer::poll(self, max_records, timeout_ms, with_data)?;
-        Ok(records.into_iter().map(Into::into).collect())
+    ) -> CapResult<PolledBatch> {
+        polled_batch(kafka_consumer::Consumer::poll(
+            self,
+            max_records,
+            timeout_ms,
+            with_data,
+        )?)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use action_state_core as core;
-use core::replay::{ConsumedRecord, RecordSource, ReplayOptions as CoreReplayOptions};
+use core::replay::{PolledBatch, RecordSource, ReplayOptions as CoreReplayOptions};
 
 use crate::Component;
 use crate::bindings::action_state::cleanup::kafka_consumer;
@@ -69,8 +69,7 @@ fn verdict(check: core::recovery::RecoveryCheck) -> RecoveryVerdict {
 /// host keeps the records and hands the accepted ones to the runtime.
 struct HostSource(kafka_consumer::Consumer);
 
-fn kafka(operation: &str, error: kafka_consumer::KafkaError) -> core::KafkaError {
-    let cause: core::capabilities::HostError = error.into();
+fn kafka(operation: &str, cause: core::capabilities::HostError) -> core::KafkaError {
     core::KafkaError {
         operation: operation.into(),
         message: format!("{cause} ({})", cause.kind.name()),
@@ -83,26 +82,22 @@ impl RecordSource for HostSource {
     fn assign(&mut self, start: &core::PartitionOffsets) -> core::ops::KafkaResult<()> {
         self.0
             .assign(&from_offsets(start))
-            .map_err(|e| kafka("consumer-assign", e))
+            .map_err(|e| kafka("consumer-assign", e.into()))
     }
 
     fn position(&mut self) -> core::ops::KafkaResult<core::PartitionOffsets> {
         self.0
             .position()
             .map(|p| to_offsets(&p))
-            .map_err(|e| kafka("consumer-position", e))
+            .map_err(|e| kafka("consumer-position", e.into()))
     }
 
-    fn poll(
-        &mut self,
-        max_records: u32,
-        timeout_ms: u32,
-    ) -> core::ops::KafkaResult<Vec<ConsumedRecord>> {
-        let records = self
-            .0
+    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> core::ops::KafkaResult<PolledBatch> {
+        self.0
             .poll(max_records, timeout_ms, false)
-            .map_err(|e| kafka("consumer-poll", e))?;
-        Ok(records.into_iter().map(Into::into).collect())
+            .map_err(Into::into)
+            .and_then(crate::imports::polled_batch)
+            .map_err(|e| kafka("consumer-poll", e))
     }
 }
 
@@ -132,7 +127,7 @@ impl SessionState {
     > {
         if self.source.is_none() {
             let consumer = kafka_consumer::Consumer::open(self.session.topic())
-                .map_err(|e| core::CleanupError::Kafka(kafka("consumer-open", e)))?;
+                .map_err(|e| core::CleanupError::Kafka(kafka("consumer-open", e.into())))?;
             self.source = Some(HostSource(consumer));
         }
         match self.source.as_mut() {

@@ -31,6 +31,72 @@ fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     }
 }
 
+/// One record of a poll, decoded from the batch's columns as the WIT documents them.
+#[derive(Debug)]
+struct Row {
+    partition: u32,
+    offset: u64,
+    has_key: bool,
+    has_value: bool,
+    utf8: bool,
+    key: Option<String>,
+    value: Option<String>,
+}
+
+/// The bits of `polled-batch.flags`, as the WIT defines them.
+const HAS_KEY: u8 = 1;
+const HAS_VALUE: u8 = 2;
+const UTF8: u8 = 4;
+
+/// Polls and decodes the answer's columns into rows. A batch that breaks the WIT's shape rules
+/// (columns of different lengths, texts without `with-data` or missing with it, unknown flag
+/// bits) is recorded in `shape` and read as no records.
+fn poll_rows(
+    consumer: &kafka_consumer::Consumer,
+    with_data: bool,
+    shape: &mut Vec<String>,
+) -> Result<Vec<Row>, KafkaError> {
+    let batch = consumer.poll(10, 200, with_data)?;
+    let n = batch.partitions.len();
+    let texts = if with_data { n } else { 0 };
+    let lengths = [
+        batch.offsets.len(),
+        batch.flags.len(),
+        batch.keys.len(),
+        batch.values.len(),
+    ];
+    if lengths != [n, n, texts, texts] {
+        shape.push(format!(
+            "with-data {with_data}: {n} partitions but offsets, flags, keys, values {lengths:?}"
+        ));
+        return Ok(Vec::new());
+    }
+    if let Some(flags) = batch
+        .flags
+        .iter()
+        .find(|f| **f & !(HAS_KEY | HAS_VALUE | UTF8) != 0)
+    {
+        shape.push(format!("unknown flag bits in {flags}"));
+        return Ok(Vec::new());
+    }
+    let mut keys = batch.keys.into_iter();
+    let mut values = batch.values.into_iter();
+    Ok((0..n)
+        .map(|i| {
+            let flags = batch.flags[i];
+            Row {
+                partition: batch.partitions[i],
+                offset: batch.offsets[i],
+                has_key: flags & HAS_KEY != 0,
+                has_value: flags & HAS_VALUE != 0,
+                utf8: flags & UTF8 != 0,
+                key: keys.next().flatten(),
+                value: values.next().flatten(),
+            }
+        })
+        .collect())
+}
+
 fn metadata(topic: &str, names: &[String], offsets: bool) -> Option<kafka_admin::TopicMetadata> {
     kafka_admin::describe(&[topic.to_owned()], names, offsets)
         .ok()?
@@ -262,9 +328,10 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
     checks.check("assign succeeds", assigned.is_ok(), || {
         format!("{assigned:?}")
     });
+    let mut shape = Vec::new();
     let mut records = Vec::new();
     eventually(|| {
-        if let Ok(batch) = consumer.poll(10, 200, true) {
+        if let Ok(batch) = poll_rows(&consumer, true, &mut shape) {
             records.extend(batch);
         }
         (records.len() >= 2).then_some(())
@@ -301,7 +368,7 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
     let reassigned = consumer.assign(&[po(0, 1)]);
     let mut bare = Vec::new();
     eventually(|| {
-        if let Ok(batch) = consumer.poll(10, 200, false) {
+        if let Ok(batch) = poll_rows(&consumer, false, &mut shape) {
             bare.extend(batch);
         }
         (!bare.is_empty()).then_some(())
@@ -321,8 +388,9 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
     );
     let empty = consumer.poll(10, 100, true);
     checks.check(
-        "a poll with nothing new returns an empty list",
-        matches!(&empty, Ok(r) if r.is_empty()),
+        "a poll with nothing new returns empty columns",
+        matches!(&empty, Ok(b) if b.partitions.is_empty() && b.offsets.is_empty()
+            && b.flags.is_empty() && b.keys.is_empty() && b.values.is_empty()),
         || format!("got {empty:?}"),
     );
 
@@ -343,7 +411,7 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
     let _ = reader.assign(&[po(0, 0)]);
     let mut seen = Vec::new();
     let reached = eventually(|| {
-        if let Ok(batch) = reader.poll(10, 200, true) {
+        if let Ok(batch) = poll_rows(&reader, true, &mut shape) {
             seen.extend(batch.into_iter().map(|r| (r.offset, r.key)));
         }
         let at = reader.position().ok()?.first().map_or(0, |p| p.offset);
@@ -359,6 +427,12 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
         "the position moves past transaction markers to the last stable offset",
         reached.is_some(),
         || format!("position stayed below the end {end}"),
+    );
+    checks.check(
+        "every poll answers one entry per record in each column (texts only with data) and \
+         only the flag bits 1, 2 and 4",
+        shape.is_empty(),
+        || shape.join("; "),
     );
 }
 
@@ -392,9 +466,9 @@ fn deletion(checks: &mut Checks, data: &str) {
         let _ = consumer.assign(&[po(0, 0)]);
         let mut outcome: Option<Result<usize, KafkaError>> = None;
         eventually(|| match consumer.poll(10, 200, false) {
-            Ok(records) if records.is_empty() => None,
-            Ok(records) => {
-                outcome = Some(Ok(records.len()));
+            Ok(batch) if batch.offsets.is_empty() => None,
+            Ok(batch) => {
+                outcome = Some(Ok(batch.offsets.len()));
                 Some(())
             }
             Err(error) => {

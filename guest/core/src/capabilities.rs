@@ -1,4 +1,4 @@
-//! The capability contract 0.2 as the core sees it: one method per WIT import, no policy. The
+//! The capability contract 0.3 as the core sees it: one method per WIT import, no policy. The
 //! cleanup component implements `Capabilities` over its imports, the conformance suite drives
 //! them, and unit tests implement them over an in-memory fake; `policy` builds every retry,
 //! wait and decoding rule on top, once.
@@ -117,7 +117,7 @@ pub struct TopicMetadata {
     pub offsets: Vec<PartitionRange>,
 }
 
-/// `kafka-consumer.polled-record`: what the component sees of a consumed record.
+/// One record of a poll, as a row of `PolledBatch` (control reads and tests work with rows).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolledRecord {
     pub partition: u32,
@@ -127,6 +127,130 @@ pub struct PolledRecord {
     pub utf8: bool,
     pub key: Option<String>,
     pub value: Option<String>,
+}
+
+/// The bits of `kafka-consumer.polled-batch.flags`.
+pub mod record_flags {
+    pub const HAS_KEY: u8 = 1;
+    pub const HAS_VALUE: u8 = 2;
+    pub const UTF8: u8 = 4;
+
+    /// The flags entry of a record.
+    pub fn of(has_key: bool, has_value: bool, utf8: bool) -> u8 {
+        let bit = |holds: bool, bit: u8| if holds { bit } else { 0 };
+        bit(has_key, HAS_KEY) | bit(has_value, HAS_VALUE) | bit(utf8, UTF8)
+    }
+}
+
+/// `kafka-consumer.polled-batch`: one poll's records, column by column. Built only through
+/// `from_columns` or `from_records`, so every column has an entry for every record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolledBatch {
+    partitions: Vec<u32>,
+    offsets: Vec<u64>,
+    flags: Vec<u8>,
+    /// Empty, or one entry per record (a poll with data).
+    keys: Vec<Option<String>>,
+    values: Vec<Option<String>>,
+}
+
+impl PolledBatch {
+    /// Checks what a host answered: columns of one length (the texts may be absent altogether)
+    /// and no flag bit outside `record_flags`.
+    pub fn from_columns(
+        partitions: Vec<u32>,
+        offsets: Vec<u64>,
+        flags: Vec<u8>,
+        keys: Vec<Option<String>>,
+        values: Vec<Option<String>>,
+    ) -> CapResult<Self> {
+        let n = partitions.len();
+        let texts_fit = |len: usize| len == 0 || len == n;
+        if offsets.len() != n
+            || flags.len() != n
+            || !texts_fit(keys.len())
+            || !texts_fit(values.len())
+        {
+            return Err(HostError::new(
+                ErrorKind::Other,
+                format!(
+                    "The host's poll answered columns of different lengths (partitions {n}, \
+                     offsets {}, flags {}, keys {}, values {})",
+                    offsets.len(),
+                    flags.len(),
+                    keys.len(),
+                    values.len()
+                ),
+            ));
+        }
+        let known = record_flags::HAS_KEY | record_flags::HAS_VALUE | record_flags::UTF8;
+        if let Some(bad) = flags.iter().find(|f| **f & !known != 0) {
+            return Err(HostError::new(
+                ErrorKind::Other,
+                format!("The host's poll answered the unknown record flags {bad}"),
+            ));
+        }
+        Ok(PolledBatch {
+            partitions,
+            offsets,
+            flags,
+            keys,
+            values,
+        })
+    }
+
+    pub fn from_records(records: impl IntoIterator<Item = PolledRecord>) -> Self {
+        let mut batch = PolledBatch::default();
+        for r in records {
+            batch.partitions.push(r.partition);
+            batch.offsets.push(r.offset);
+            batch
+                .flags
+                .push(record_flags::of(r.has_key, r.has_value, r.utf8));
+            batch.keys.push(r.key);
+            batch.values.push(r.value);
+        }
+        if batch.keys.iter().chain(&batch.values).all(Option::is_none) {
+            batch.keys.clear();
+            batch.values.clear();
+        }
+        batch
+    }
+
+    pub fn len(&self) -> usize {
+        self.partitions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.partitions.is_empty()
+    }
+
+    /// Partition, offset and flags of each record, in order.
+    pub fn rows(&self) -> impl Iterator<Item = (u32, u64, u8)> + '_ {
+        self.partitions
+            .iter()
+            .zip(&self.offsets)
+            .zip(&self.flags)
+            .map(|((p, o), f)| (*p, *o, *f))
+    }
+
+    /// The records as rows, texts moved out.
+    pub fn into_records(self) -> Vec<PolledRecord> {
+        let rows: Vec<(u32, u64, u8)> = self.rows().collect();
+        let mut keys = self.keys.into_iter();
+        let mut values = self.values.into_iter();
+        rows.into_iter()
+            .map(|(partition, offset, flags)| PolledRecord {
+                partition,
+                offset,
+                has_key: flags & record_flags::HAS_KEY != 0,
+                has_value: flags & record_flags::HAS_VALUE != 0,
+                utf8: flags & record_flags::UTF8 != 0,
+                key: keys.next().flatten(),
+                value: values.next().flatten(),
+            })
+            .collect()
+    }
 }
 
 /// `kafka-writer.writer`.
@@ -143,7 +267,7 @@ pub trait Consumer {
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> CapResult<Vec<PolledRecord>>;
+    ) -> CapResult<PolledBatch>;
 }
 
 /// The imports of the `cleanup` world (without `operator-events`), one method each.
@@ -183,4 +307,70 @@ pub trait Capabilities {
 
     fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer>;
     fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(partition: u32, offset: u64, key: Option<&str>, value: Option<&str>) -> PolledRecord {
+        PolledRecord {
+            partition,
+            offset,
+            has_key: key.is_some(),
+            has_value: value.is_some(),
+            utf8: true,
+            key: key.map(Into::into),
+            value: value.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn rows_survive_the_trip_through_columns() {
+        let rows = vec![
+            row(0, 7, Some("k"), Some("v")),
+            row(3, 9, Some("t"), None),
+            PolledRecord {
+                utf8: false,
+                ..row(1, 2, None, None)
+            },
+        ];
+        let batch = PolledBatch::from_records(rows.clone());
+        assert_eq!(
+            batch.rows().collect::<Vec<_>>(),
+            [(0, 7, 7), (3, 9, 5), (1, 2, 0)]
+        );
+        assert_eq!(batch.into_records(), rows);
+    }
+
+    #[test]
+    fn a_batch_without_texts_keeps_no_text_columns() {
+        let batch = PolledBatch::from_records(vec![row(0, 1, None, None)]);
+        let again = PolledBatch::from_columns(vec![0], vec![1], vec![4], Vec::new(), Vec::new());
+        assert_eq!(again, Ok(batch));
+    }
+
+    #[test]
+    fn columns_of_different_lengths_are_refused_with_every_length() {
+        let refused = PolledBatch::from_columns(vec![0, 0], vec![1], vec![7, 7], vec![], vec![])
+            .expect_err("offsets are short");
+        assert_eq!(refused.kind, ErrorKind::Other);
+        assert_eq!(
+            refused.message,
+            "The host's poll answered columns of different lengths (partitions 2, offsets 1, \
+             flags 2, keys 0, values 0)"
+        );
+        let texts = PolledBatch::from_columns(vec![0], vec![1], vec![7], vec![None, None], vec![]);
+        assert!(texts.is_err(), "{texts:?}");
+    }
+
+    #[test]
+    fn unknown_flag_bits_are_refused() {
+        let refused = PolledBatch::from_columns(vec![0], vec![1], vec![8 | 7], vec![], vec![])
+            .expect_err("bit 8 is not defined");
+        assert_eq!(
+            refused.message,
+            "The host's poll answered the unknown record flags 15"
+        );
+    }
 }

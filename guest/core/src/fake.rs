@@ -321,7 +321,7 @@ impl KafkaOps for FakeKafka {
 /// A consumer over an in-memory log per partition; offsets may have gaps (compaction).
 #[derive(Debug, Default)]
 pub struct FakeSource {
-    pub log: BTreeMap<u32, Vec<crate::replay::ConsumedRecord>>,
+    pub log: BTreeMap<u32, Vec<crate::capabilities::PolledRecord>>,
     /// Next offset to deliver per assigned partition.
     pub positions: PartitionOffsets,
     /// Polls that return nothing before the log is served (empty polls must not end replay).
@@ -336,7 +336,7 @@ impl FakeSource {
         self.log
             .entry(partition)
             .or_default()
-            .push(crate::replay::ConsumedRecord {
+            .push(crate::capabilities::PolledRecord {
                 partition,
                 offset,
                 has_key: true,
@@ -359,17 +359,13 @@ impl crate::replay::RecordSource for FakeSource {
         Ok(self.positions.clone())
     }
 
-    fn poll(
-        &mut self,
-        max: u32,
-        _timeout_ms: u32,
-    ) -> KafkaResult<Vec<crate::replay::ConsumedRecord>> {
+    fn poll(&mut self, max: u32, _timeout_ms: u32) -> KafkaResult<crate::replay::PolledBatch> {
         if self.stalled {
-            return Ok(Vec::new());
+            return Ok(crate::replay::PolledBatch::default());
         }
         if self.empty_polls > 0 {
             self.empty_polls -= 1;
-            return Ok(Vec::new());
+            return Ok(crate::replay::PolledBatch::default());
         }
         let mut out = Vec::new();
         for (partition, position) in self.positions.clone().iter() {
@@ -390,11 +386,11 @@ impl crate::replay::RecordSource for FakeSource {
                 );
             }
         }
-        Ok(out)
+        Ok(crate::replay::PolledBatch::from_records(out))
     }
 }
 
-/// A fake cluster behind the plain 0.2 capabilities, for the tests of `policy`: a clock that
+/// A fake cluster behind the plain 0.3 capabilities, for the tests of `policy`: a clock that
 /// sleeping advances, scripted host errors by operation and call number, topics that appear in
 /// metadata late, ends that lag behind a commit, and transactional ids with epochs.
 pub mod caps {
@@ -404,8 +400,8 @@ pub mod caps {
 
     use super::FakeTopic;
     use crate::capabilities::{
-        CapResult, Capabilities, Consumer, ErrorKind, HostError, PartitionRange, PolledRecord,
-        TopicMetadata, Writer,
+        CapResult, Capabilities, Consumer, ErrorKind, HostError, PartitionRange, PolledBatch,
+        PolledRecord, TopicMetadata, Writer,
     };
     use crate::offsets::PartitionOffsets;
     use crate::ops::{ConfigEntry, OffsetSpec};
@@ -566,12 +562,7 @@ pub mod caps {
             Ok(self.positions.clone())
         }
 
-        fn poll(
-            &mut self,
-            max: u32,
-            _timeout: u32,
-            with_data: bool,
-        ) -> CapResult<Vec<PolledRecord>> {
+        fn poll(&mut self, max: u32, _timeout: u32, with_data: bool) -> CapResult<PolledBatch> {
             let mut c = self.cluster.borrow_mut();
             c.enter("poll")?;
             let mut out = Vec::new();
@@ -606,7 +597,7 @@ pub mod caps {
                     );
                 }
             }
-            Ok(out)
+            Ok(PolledBatch::from_records(out))
         }
     }
 

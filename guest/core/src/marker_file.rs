@@ -12,23 +12,58 @@
 //! The splitter only finds where values begin and end (strings, escapes and nesting); it never
 //! reads numbers, so offsets above 2^53 are passed on exactly as written.
 
+use std::borrow::Cow;
+
 use crate::error::{CleanupError, Result};
 use crate::json;
+use crate::plan::Plan;
+use crate::planning::plan_from_marker_texts;
 
 /// The marker texts of `text`, in order.
 pub fn split_marker_file(text: &str) -> Result<Vec<String>> {
+    Ok(marker_texts(text)?
+        .into_iter()
+        .map(Cow::into_owned)
+        .collect())
+}
+
+/// The marker texts of `text`, in order, borrowed from it where they are written out in it (a
+/// string element of an array is decoded, so it is owned).
+pub fn marker_texts(text: &str) -> Result<Vec<Cow<'_, str>>> {
     let bytes = text.as_bytes();
     let start = skip_space(bytes, 0);
     match bytes.get(start) {
         Some(b'[') => array_elements(text, start),
         Some(b'{') => object_sequence(text, start),
         None => Err(refused("holds no marker (it is empty)".into())),
-        Some(_) => Ok(vec![text.to_owned()]),
+        Some(_) => Ok(vec![Cow::Borrowed(text)]),
     }
 }
 
+/// The plan of the markers of several marker files (SPEC §3), each file split as
+/// `split_marker_file` splits it, and how many markers there were. A file's refusal names it.
+pub fn plan_from_marker_files(
+    recovery_point: &str,
+    files: &[(&str, &str)],
+) -> Result<(Plan, usize)> {
+    let mut markers = Vec::new();
+    for (name, text) in files {
+        markers.extend(marker_texts(text).map_err(|error| match error {
+            CleanupError::InvalidMarker(why) => {
+                CleanupError::InvalidMarker(why.replacen(FILE, &format!("{FILE}{name} "), 1))
+            }
+            other => other,
+        })?);
+    }
+    let plan = plan_from_marker_texts(recovery_point, &markers)?;
+    Ok((plan, markers.len()))
+}
+
+/// How every refusal of a marker file begins.
+const FILE: &str = "Recovery marker file ";
+
 fn refused(why: String) -> CleanupError {
-    CleanupError::InvalidMarker(format!("Recovery marker file {why}"))
+    CleanupError::InvalidMarker(format!("{FILE}{why}"))
 }
 
 fn skip_space(bytes: &[u8], mut at: usize) -> usize {
@@ -43,22 +78,15 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 
 /// The end (exclusive) of the JSON value starting at `at`: past its closing bracket or quote,
 /// or past a scalar's last character. `None` when the text ends inside it.
+///
+/// Marker files run to megabytes of offsets, so bytes that change nothing (digits, commas,
+/// colons, string contents) are skipped in tight searches rather than one state step each.
 fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = at;
     loop {
         match *bytes.get(i)? {
-            b'"' => {
-                i += 1;
-                loop {
-                    match *bytes.get(i)? {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
-                    }
-                }
-                i += 1;
-            }
+            b'"' => i = string_end(bytes, i + 1)?,
             b'[' | b'{' => {
                 depth += 1;
                 i += 1;
@@ -67,7 +95,7 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
                 depth = depth.checked_sub(1)?;
                 i += 1;
             }
-            _ if depth > 0 => i += 1,
+            _ if depth > 0 => i = find(bytes, i + 1, structural_bytes, is_structural)?,
             _ => {
                 while bytes.get(i).is_some_and(|b| {
                     !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b',' | b']' | b'}')
@@ -83,13 +111,71 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+/// Just past the closing quote of the string whose contents start at `i`.
+fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        i = find(bytes, i, string_bytes, |b| matches!(b, b'"' | b'\\'))?;
+        if *bytes.get(i)? == b'"' {
+            return Some(i + 1);
+        }
+        // An escape: the next byte is taken as it is, even a quote.
+        i += 2;
+    }
+}
+
+/// The first index at or after `from` whose byte `is_hit`; eight bytes at a time while `hits`
+/// (the same test on a whole word, see `bytes_equal`) finds none.
+fn find(
+    bytes: &[u8],
+    mut from: usize,
+    hits: fn(u64) -> u64,
+    is_hit: fn(u8) -> bool,
+) -> Option<usize> {
+    while let Some(word) = bytes
+        .get(from..from + 8)
+        .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
+    {
+        let found = hits(u64::from_le_bytes(word));
+        if found != 0 {
+            return Some(from + (found.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    let tail = bytes.get(from..)?;
+    tail.iter().position(|b| is_hit(*b)).map(|at| from + at)
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Sets the high bit of the bytes of `word` equal to `byte`. Exact up to the first such byte
+/// (a borrow can only mark bytes after a true match), which is all `find` reads.
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+fn structural_bytes(word: u64) -> u64 {
+    // `[` and `{` differ only in bit 5, as do `]` and `}`.
+    let folded = word | (ONES * 0x20);
+    bytes_equal(word, b'"') | bytes_equal(folded, b'{') | bytes_equal(folded, b'}')
+}
+
+fn is_structural(byte: u8) -> bool {
+    matches!(byte, b'"' | b'[' | b']' | b'{' | b'}')
+}
+
+fn string_bytes(word: u64) -> u64 {
+    bytes_equal(word, b'"') | bytes_equal(word, b'\\')
+}
+
 fn unterminated(at: usize) -> CleanupError {
     refused(format!(
         "is not valid JSON: the value starting at byte {at} is not closed"
     ))
 }
 
-fn array_elements(text: &str, open: usize) -> Result<Vec<String>> {
+fn array_elements(text: &str, open: usize) -> Result<Vec<Cow<'_, str>>> {
     let bytes = text.as_bytes();
     let mut markers = Vec::new();
     let mut at = skip_space(bytes, open + 1);
@@ -130,19 +216,19 @@ fn array_elements(text: &str, open: usize) -> Result<Vec<String>> {
 }
 
 /// An array element: a marker object's text as written, or the text a string element holds.
-fn element_text(raw: &str, index: usize) -> Result<String> {
+fn element_text(raw: &str, index: usize) -> Result<Cow<'_, str>> {
     if !raw.starts_with('"') {
-        return Ok(raw.to_owned());
+        return Ok(Cow::Borrowed(raw));
     }
     match json::parse(raw) {
-        Ok(json::Value::String(inner)) => Ok(inner),
+        Ok(json::Value::String(inner)) => Ok(Cow::Owned(inner)),
         _ => Err(refused(format!(
             "is not a JSON array of markers: element {index} is not a valid JSON string"
         ))),
     }
 }
 
-fn object_sequence(text: &str, first: usize) -> Result<Vec<String>> {
+fn object_sequence(text: &str, first: usize) -> Result<Vec<Cow<'_, str>>> {
     let bytes = text.as_bytes();
     let mut markers = Vec::new();
     let mut at = first;
@@ -150,7 +236,7 @@ fn object_sequence(text: &str, first: usize) -> Result<Vec<String>> {
         if bytes[at] != b'{' {
             if markers.len() == 1 {
                 // One marker followed by something else: the marker parser says what is wrong.
-                return Ok(vec![text.to_owned()]);
+                return Ok(vec![Cow::Borrowed(text)]);
             }
             return Err(refused(format!(
                 "holds something other than a marker object after marker {} (byte {at})",
@@ -158,12 +244,12 @@ fn object_sequence(text: &str, first: usize) -> Result<Vec<String>> {
             )));
         }
         let end = value_end(bytes, at).ok_or_else(|| unterminated(at))?;
-        markers.push(text[at..end].to_owned());
+        markers.push(Cow::Borrowed(&text[at..end]));
         at = skip_space(bytes, end);
     }
     if markers.len() == 1 {
         // A single marker keeps its exact text, surrounding whitespace included.
-        return Ok(vec![text.to_owned()]);
+        return Ok(vec![Cow::Borrowed(text)]);
     }
     Ok(markers)
 }
@@ -227,6 +313,52 @@ mod tests {
         assert!(refusal("[{}] x").contains("text after its array"));
         assert!(refusal("[\"\\x\"]").contains("element 1 is not a valid JSON string"));
         assert!(refusal("{\"a\":1}\n{\"b\":2}\nx").contains("after marker 2"));
+    }
+
+    #[test]
+    fn the_eight_byte_scan_finds_every_kind_of_end_at_every_alignment() {
+        // Each structural byte and each string end at every position within a word, with the
+        // word boundary both before and after it.
+        for pad in 0..17 {
+            let digits = "7".repeat(pad);
+            for inner in ["[1]", "{}", "\"s\"", "\"a\\\"b\"", "\"\\\\\""] {
+                let element = format!("{{\"k{digits}\":{digits}0,\"v\":{inner}}}");
+                let text = format!("[{element}, {element}]");
+                assert_eq!(split(&text), [element.clone(), element], "{text}");
+            }
+        }
+    }
+
+    fn marker(offset: u64) -> String {
+        format!(
+            "{{\"schemaVersion\":1,\"topic\":\"t\",\"topicId\":\"q7Zg3bR0Tn2lW1aVbXkJdQ\",\
+             \"offsets\":{{\"0\":{offset},\"1\":9}}}}"
+        )
+    }
+
+    #[test]
+    fn marker_files_plan_like_their_split_markers_and_count_them() {
+        let one = marker(5);
+        let two = format!("[{}, {}]", marker(3), marker(8));
+        let (plan, count) =
+            plan_from_marker_files("chk-1", &[("a.json", &one), ("b.json", &two)]).unwrap();
+        let mut texts = split(&one);
+        texts.extend(split(&two));
+        assert_eq!(plan, plan_from_marker_texts("chk-1", &texts).unwrap());
+        assert_eq!(count, 3);
+    }
+
+    #[test]
+    fn a_marker_files_refusal_names_the_file() {
+        let error =
+            plan_from_marker_files("chk-1", &[("a.json", &marker(1)), ("dir/b.json", "[]")])
+                .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Recovery marker file dir/b.json holds an empty array"
+        );
+        let planning = plan_from_marker_files("chk-1", &[("a.json", "{\"x\":1}")]).unwrap_err();
+        assert!(planning.to_string().starts_with("marker 1:"), "{planning}");
     }
 
     #[test]

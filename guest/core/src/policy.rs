@@ -1,4 +1,4 @@
-//! Every Kafka policy of the component, written once over the plain 0.2 capabilities: deadlines
+//! Every Kafka policy of the component, written once over the plain 0.3 capabilities: deadlines
 //! and back-off over the imported clock, what each error case means, waiting until a created
 //! topic is visible and an appended record is stable, the control-log read loop, the
 //! transactional id, and strict decoding of control records. `Policy` implements `KafkaOps`, the
@@ -537,7 +537,7 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             }
             match reader.poll(CONTROL_POLL_RECORDS, CONTROL_POLL_MS, true) {
                 Ok(records) => {
-                    for record in records {
+                    for record in records.into_records() {
                         if record.partition != 0 || record.offset < position {
                             continue;
                         }

@@ -11,14 +11,15 @@ use crate::recovery::{
 };
 use crate::topics::check_identity;
 
-/// What replay sees of a consumed record: never its key or value text.
-pub use crate::capabilities::PolledRecord as ConsumedRecord;
+/// What replay sees of a poll: partitions, offsets and flags, never a key or value text.
+pub use crate::capabilities::PolledBatch;
+use crate::capabilities::record_flags;
 
 /// The consumer a replay reads from: explicit assignment, bulk polls (without data), positions.
 pub trait RecordSource {
     fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
     fn position(&mut self) -> KafkaResult<PartitionOffsets>;
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<Vec<ConsumedRecord>>;
+    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<PolledBatch>;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +61,14 @@ struct Replay {
     /// Set when a batch failed: records it had already taken were never handed out, so the
     /// replay cannot continue; only a new restore can.
     failed: Option<String>,
+}
+
+/// Consecutive records of one partition in a poll (a client delivers them in such runs): the
+/// partition's position and target while the run is checked, or `None` when the replay does
+/// not read that partition.
+struct Run {
+    partition: u32,
+    window: Option<(u64, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -273,12 +282,21 @@ impl RecoverySession {
             let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
             let polled = consumed.len();
             let mut records = Vec::with_capacity(consumed.len());
-            for (index, record) in consumed.into_iter().enumerate() {
+            let mut run: Option<Run> = None;
+            for (index, (partition, offset, flags)) in consumed.rows().enumerate() {
                 let index = u32::try_from(index).unwrap_or(u32::MAX);
-                if let Some(replayed) = replay.accept(&topic, index, &record)? {
+                let current = match run.as_mut() {
+                    Some(current) if current.partition == partition => current,
+                    _ => {
+                        replay.end_run(run.take());
+                        run.insert(replay.start_run(partition))
+                    }
+                };
+                if let Some(replayed) = replay.accept(&topic, index, current, offset, flags)? {
                     records.push(replayed);
                 }
             }
+            replay.end_run(run);
             replay.advance_from(&source.position()?);
             if replay.positions == before {
                 // An empty poll waited its whole timeout; a poll that returned only records past
@@ -369,44 +387,65 @@ impl Replay {
             .collect()
     }
 
+    /// A run of records of `partition` begins: its position and target are read once.
+    fn start_run(&self, partition: u32) -> Run {
+        Run {
+            partition,
+            window: self
+                .positions
+                .get(partition)
+                .zip(self.targets.get(partition)),
+        }
+    }
+
+    /// A run ended: its partition's position is what the run advanced it to.
+    fn end_run(&mut self, run: Option<Run>) {
+        if let Some(Run {
+            partition,
+            window: Some((position, _)),
+        }) = run
+        {
+            self.positions.insert(partition, position);
+        }
+    }
+
     /// Keeps a record of an active partition inside [position, target); refuses one that cannot
     /// be decoded.
     fn accept(
         &mut self,
         topic: &str,
         index: u32,
-        record: &ConsumedRecord,
+        run: &mut Run,
+        offset: u64,
+        flags: u8,
     ) -> Result<Option<ReplayedRecord>> {
-        let partition = record.partition;
-        let (Some(position), Some(target)) =
-            (self.positions.get(partition), self.targets.get(partition))
-        else {
+        let partition = run.partition;
+        let Some((position, target)) = run.window else {
             return Ok(None);
         };
         // A finished partition's position equals its target, so this drops its late records too.
-        if record.offset < position || record.offset >= target {
+        if offset < position || offset >= target {
             return Ok(None);
         }
         let invalid = |why: &str| {
             CleanupError::ReplayRecordInvalid(format!(
-                "Action-state record {topic}-{partition} at offset {} {why}",
-                record.offset
+                "Action-state record {topic}-{partition} at offset {offset} {why}"
             ))
         };
-        if !record.utf8 {
+        if flags & record_flags::UTF8 == 0 {
             return Err(invalid(
                 "cannot be decoded: its key or value is not valid UTF-8",
             ));
         }
-        if !record.has_key {
+        if flags & record_flags::HAS_KEY == 0 {
             return Err(invalid("has no key"));
         }
-        self.positions.insert(partition, record.offset + 1);
+        run.window = Some((offset + 1, target));
         Ok(Some(ReplayedRecord {
             index,
             partition,
-            offset: record.offset,
-            has_value: record.has_value,
+            offset,
+            has_value: flags & record_flags::HAS_VALUE != 0,
         }))
     }
 

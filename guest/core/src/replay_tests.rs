@@ -440,3 +440,98 @@ fn a_restore_with_nothing_to_replay_is_live_at_once() {
     let batch = session.next_batch(&mut kafka, &mut source, 10).unwrap();
     assert!(batch.done && batch.records.is_empty());
 }
+
+/// Hands out scripted polls, then reports every partition at its end.
+struct ScriptedSource {
+    polls: std::collections::VecDeque<Vec<(u32, u64)>>,
+    ends: crate::offsets::PartitionOffsets,
+    done: bool,
+}
+
+impl crate::replay::RecordSource for ScriptedSource {
+    fn assign(&mut self, _start: &crate::offsets::PartitionOffsets) -> crate::ops::KafkaResult<()> {
+        Ok(())
+    }
+
+    fn position(&mut self) -> crate::ops::KafkaResult<crate::offsets::PartitionOffsets> {
+        Ok(if self.done {
+            self.ends.clone()
+        } else {
+            crate::offsets::PartitionOffsets::new()
+        })
+    }
+
+    fn poll(
+        &mut self,
+        _max: u32,
+        _timeout_ms: u32,
+    ) -> crate::ops::KafkaResult<crate::replay::PolledBatch> {
+        let records = self.polls.pop_front().unwrap_or_default();
+        self.done = self.polls.is_empty();
+        Ok(crate::replay::PolledBatch::from_records(
+            records
+                .into_iter()
+                .map(|(partition, offset)| crate::capabilities::PolledRecord {
+                    partition,
+                    offset,
+                    has_key: true,
+                    has_value: true,
+                    utf8: true,
+                    key: None,
+                    value: None,
+                }),
+        ))
+    }
+}
+
+#[test]
+fn interleaved_partitions_and_redelivered_records_are_each_replayed_once_in_order() {
+    let (mut kafka, _) = setup();
+    let mut source = ScriptedSource {
+        polls: [
+            // Partitions alternate within a poll; (0, 1) and (1, 2) are delivered twice, and
+            // (1, 4) lies past partition 1's end.
+            vec![(0, 0), (1, 1), (0, 1), (0, 1), (1, 2), (0, 2), (1, 4)],
+            vec![(1, 2), (1, 3), (0, 3)],
+            vec![(0, 4), (0, 5), (0, 6), (0, 7), (0, 8), (0, 9)],
+        ]
+        .into(),
+        ends: [(0, 10), (1, 4)].into_iter().collect(),
+        done: false,
+    };
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(0, 1)], OPTIONS)
+        .unwrap();
+    let mut replayed = Vec::new();
+    loop {
+        let batch = session.next_batch(&mut kafka, &mut source, 100).unwrap();
+        replayed.extend(
+            batch
+                .records
+                .iter()
+                .map(|r| (r.index, r.partition, r.offset)),
+        );
+        if batch.done {
+            break;
+        }
+    }
+    assert_eq!(
+        replayed,
+        [
+            (0, 0, 0),
+            (1, 1, 1),
+            (2, 0, 1),
+            (4, 1, 2),
+            (5, 0, 2),
+            (1, 1, 3),
+            (2, 0, 3),
+            (0, 0, 4),
+            (1, 0, 5),
+            (2, 0, 6),
+            (3, 0, 7),
+            (4, 0, 8),
+            (5, 0, 9),
+        ]
+    );
+}

@@ -114,3 +114,38 @@ fn control_log_seed_format_round_trips() {
         ]
     );
 }
+
+/// The marker-file generator the `marker_file` target relies on: each layout byte gives its
+/// shape, the texts to expect are the markers' own, and an offset above 2^53 is in the file
+/// digit for digit.
+#[test]
+fn marker_file_generator_builds_each_layout() {
+    // Per marker: versioned, one partition, taken from the pool (0), offset choice 3 (2^53 + 1),
+    // topic and topic ID from the pools, canonical form.
+    let marker = [0u8, 0, 0, 0, 3, 0, 0, 0];
+    let canonical = r#"{"schemaVersion":1,"topic":"action-state","topicId":"Zm9vYmFyYmF6cXV4cXV1eA","offsets":{"0":9007199254740993}}"#;
+    let quoted = canonical.replace('"', "\\\"");
+    for (layout, expected) in [
+        (0u8, format!("[{canonical},{canonical}]")),
+        (1, format!("[\"{quoted}\",\"{quoted}\"]")),
+        (2, format!("[{canonical},{canonical}]")),
+        (3, format!("{canonical}\n{canonical}")),
+    ] {
+        let mut data = vec![layout, 1];
+        data.extend_from_slice(&marker);
+        data.extend_from_slice(&marker);
+        let file = checks::generate_marker_file(&data);
+        assert_eq!(file.text, expected, "layout {layout}");
+        assert_eq!(file.pieces, [canonical, canonical], "layout {layout}");
+        assert_eq!(file.markers.len(), 2);
+        checks::check_marker_file(&data);
+    }
+    // One marker one per line is returned whole, whitespace included.
+    let mut data = vec![3u8, 0];
+    data.extend_from_slice(&marker);
+    data.extend_from_slice(&[2, 0, 3, 1, 1]); // whitespace before: space, LF; after: tab
+    let file = checks::generate_marker_file(&data);
+    assert_eq!(file.text, format!(" \n{canonical}\t"));
+    assert_eq!(file.pieces, std::slice::from_ref(&file.text));
+    checks::check_marker_file(&data);
+}

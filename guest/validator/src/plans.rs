@@ -8,7 +8,9 @@ use crate::bindings::action_state::cleanup::types::{
     CleanupError, ControlEntry, ControlRecord, PartitionOffset, Plan, RecoveryMarker,
     VersionedMarker,
 };
-use crate::bindings::exports::action_state::cleanup::plans::{Guest, PartitionAdvance};
+use crate::bindings::exports::action_state::cleanup::plans::{
+    Guest, MarkerFile, MarkerFilesPlan, PartitionAdvance,
+};
 use crate::convert::{checked_offsets, from_offsets, to_offsets};
 
 impl Guest for Component {
@@ -26,6 +28,21 @@ impl Guest for Component {
         markers: Vec<String>,
     ) -> Result<Plan, CleanupError> {
         Ok(core::plan_from_marker_texts(&recovery_point, &markers)?.into())
+    }
+
+    fn plan_from_marker_files(
+        recovery_point: String,
+        files: Vec<MarkerFile>,
+    ) -> Result<MarkerFilesPlan, CleanupError> {
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|f| (f.name.as_str(), f.text.as_str()))
+            .collect();
+        let (plan, markers) = core::plan_from_marker_files(&recovery_point, &files)?;
+        Ok(MarkerFilesPlan {
+            plan: plan.into(),
+            markers: u32::try_from(markers).unwrap_or(u32::MAX),
+        })
     }
 
     fn seal_plan(

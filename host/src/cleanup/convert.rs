@@ -2,7 +2,7 @@
 
 use super::bindings::action_state::cleanup::{kafka_admin, kafka_consumer, types};
 use crate::kafka::admin::TopicInfo;
-use crate::kafka::consumer::HeldRecord;
+use crate::kafka::consumer::{Columns, HeldRecord};
 use crate::kafka::{ErrorKind, HostError};
 
 /// The one table from the core's error kinds to the WIT `kafka-error` cases.
@@ -53,23 +53,14 @@ impl From<TopicInfo> for kafka_admin::TopicMetadata {
     }
 }
 
-/// What the guest sees of a held record; texts only when asked for (control reads).
-pub fn polled(r: &HeldRecord, with_data: bool) -> kafka_consumer::PolledRecord {
-    let utf8 = r.utf8();
-    let text = |bytes: &Option<Vec<u8>>| {
-        bytes
-            .as_deref()
-            .filter(|_| with_data && utf8)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .map(str::to_owned)
-    };
-    kafka_consumer::PolledRecord {
-        partition: r.partition,
-        offset: r.offset,
-        has_key: r.key.is_some(),
-        has_value: r.value.is_some(),
-        utf8,
-        key: text(&r.key),
-        value: text(&r.value),
+/// What the guest sees of a poll: the held records' columns, texts only when asked for.
+pub fn polled(held: &[HeldRecord], with_data: bool) -> kafka_consumer::PolledBatch {
+    let c = Columns::of(held, with_data);
+    kafka_consumer::PolledBatch {
+        partitions: c.partitions,
+        offsets: c.offsets,
+        flags: c.flags,
+        keys: c.keys,
+        values: c.values,
     }
 }

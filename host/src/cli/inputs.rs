@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use action_state_cleanup::cleanup::CleanupInstance;
+use action_state_cleanup::cleanup::{CleanupInstance, MarkerFile};
 
 use super::failure::Failure;
 use super::session::answer;
@@ -35,17 +35,13 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
     })
 }
 
-/// Expands marker sources into marker texts, in a stable order: files as given, directories
-/// as their `*.json` files sorted by name. Each file is split by the component
-/// (`plans.split-markers`): a JSON array gives its elements, markers one per line give each.
-pub fn load_markers(
-    instance: &mut CleanupInstance,
-    paths: &[PathBuf],
-) -> Result<Vec<String>, Failure> {
-    let mut markers = Vec::new();
+/// Reads marker sources, in a stable order: files as given, directories as their `*.json`
+/// files sorted by name. Each file is named by its path.
+pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
+    let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let mut files: Vec<PathBuf> = fs::read_dir(path)
+            let mut found: Vec<PathBuf> = fs::read_dir(path)
                 .map_err(|e| {
                     Failure::failed(format!(
                         "cannot list marker directory {}: {e}",
@@ -55,31 +51,46 @@ pub fn load_markers(
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|ext| ext == "json") && p.is_file())
                 .collect();
-            files.sort();
-            if files.is_empty() {
+            found.sort();
+            if found.is_empty() {
                 return Err(Failure::refused(format!(
                     "marker directory {} contains no *.json files",
                     path.display()
                 )));
             }
-            for file in files {
-                markers.extend(markers_in_file(instance, &file)?);
+            for file in found {
+                files.push(marker_file(&file)?);
             }
         } else {
-            markers.extend(markers_in_file(instance, path)?);
+            files.push(marker_file(path)?);
         }
     }
-    Ok(markers)
+    Ok(files)
 }
 
-fn markers_in_file(instance: &mut CleanupInstance, path: &Path) -> Result<Vec<String>, Failure> {
-    let text = read_text(path, "marker file")?;
-    let split = instance.split_markers(&text);
-    answer(instance, split).map_err(|mut failure| {
-        // The component's sentence names "Recovery marker file"; the host knows which one.
-        if let Some(rest) = failure.message.strip_prefix("Recovery marker file ") {
-            failure.message = format!("Recovery marker file {} {rest}", path.display());
-        }
-        failure
+fn marker_file(path: &Path) -> Result<MarkerFile, Failure> {
+    Ok(MarkerFile {
+        name: path.display().to_string(),
+        text: read_text(path, "marker file")?,
     })
+}
+
+/// The marker texts of marker sources (see `marker_files`), each file split by the component
+/// (`plans.split-markers`): a JSON array gives its elements, markers one per line give each.
+pub fn load_markers(
+    instance: &mut CleanupInstance,
+    paths: &[PathBuf],
+) -> Result<Vec<String>, Failure> {
+    let mut markers = Vec::new();
+    for file in marker_files(paths)? {
+        let split = instance.split_markers(&file.text);
+        markers.extend(answer(instance, split).map_err(|mut failure| {
+            // The component's sentence names "Recovery marker file"; the host knows which one.
+            if let Some(rest) = failure.message.strip_prefix("Recovery marker file ") {
+                failure.message = format!("Recovery marker file {} {rest}", file.name);
+            }
+            failure
+        })?);
+    }
+    Ok(markers)
 }

@@ -4,12 +4,12 @@ use std::fs::OpenOptions;
 use std::io::Write;
 
 use action_state_cleanup::cleanup::CleanupInstance;
-use action_state_cleanup::cleanup::Plan;
+use action_state_cleanup::cleanup::{MarkerFilesPlan, Plan};
 use serde_json::json;
 
 use super::args::{PlanArgs, VerifyArgs};
 use super::failure::Failure;
-use super::inputs::{load_markers, read_text};
+use super::inputs::{marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{answer, offline_instance};
 
@@ -21,17 +21,18 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             output.display()
         )));
     }
+    let files = marker_files(&args.markers)?;
     let mut instance = offline_instance()?;
-    let markers = load_markers(&mut instance, &args.markers)?;
-    let result = instance.plan_from_markers(&args.recovery_point, &markers);
-    let plan = answer(&mut instance, result)?;
+    let result = instance.plan_from_marker_files(&args.recovery_point, &files);
+    drop(files);
+    let MarkerFilesPlan { plan, markers } = answer(&mut instance, result)?;
     let text = instance
         .render_plan(&plan)
         .map_err(|e| Failure::internal(&e))?;
     let Some(output) = &args.output else {
         if args.out.json {
             print_json(
-                &json!({ "planId": plan.plan_id, "markers": markers.len(), "plan": plan_json(&plan) }),
+                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan) }),
             );
         } else {
             print!("{text}");
@@ -53,7 +54,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let absolute = std::path::absolute(output).unwrap_or_else(|_| output.clone());
     if args.out.json {
         print_json(
-            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers.len(), "plan": plan_json(&plan) }),
+            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan) }),
         );
     } else {
         println!(
@@ -61,7 +62,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             plan.plan_id,
             absolute.display()
         );
-        eprintln!("{}", summary(&plan, markers.len()));
+        eprintln!("{}", summary(&plan, markers as usize));
     }
     Ok(())
 }

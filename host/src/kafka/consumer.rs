@@ -1,13 +1,15 @@
 //! `kafka-consumer`: an assign-only consumer that keeps the records of its latest poll, so the
 //! runtime receives them without their keys and values ever crossing into the guest.
 
-use std::time::{Duration, Instant};
+use std::collections::VecDeque;
+use std::time::Duration;
 
+use action_state_core::capabilities::record_flags;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 
+use super::batch::{ConsumerQueue, Taken};
 use super::errors::{HostError, KafkaResult, from_rd, invalid};
 
 /// A record of the latest poll, as the client delivered it.
@@ -15,23 +17,103 @@ use super::errors::{HostError, KafkaResult, from_rd, invalid};
 pub struct HeldRecord {
     pub partition: u32,
     pub offset: u64,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
+    pub key: Option<Payload>,
+    pub value: Option<Payload>,
 }
 
 impl HeldRecord {
+    /// Whether every present key and value is text.
     pub fn utf8(&self) -> bool {
         [&self.key, &self.value]
             .iter()
-            .all(|b| b.as_deref().is_none_or(|b| std::str::from_utf8(b).is_ok()))
+            .all(|p| p.as_ref().is_none_or(Payload::is_text))
+    }
+
+    /// The record's `polled-batch.flags` entry.
+    pub fn flags(&self) -> u8 {
+        record_flags::of(self.key.is_some(), self.value.is_some(), self.utf8())
+    }
+}
+
+/// A key or value, decoded as UTF-8 once, when it is taken from the client: the guest learns
+/// whether it is text, and the runtime receives the text without a second check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+impl Payload {
+    pub fn decode(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Payload::Text(text.to_owned()),
+            Err(_) => Payload::Binary(bytes.to_vec()),
+        }
+    }
+
+    pub fn is_text(&self) -> bool {
+        matches!(self, Payload::Text(_))
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Payload::Text(text) => Some(text),
+            Payload::Binary(_) => None,
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Payload::Text(text) => text.as_bytes(),
+            Payload::Binary(bytes) => bytes,
+        }
+    }
+
+    pub fn into_text(self) -> Option<String> {
+        match self {
+            Payload::Text(text) => Some(text),
+            Payload::Binary(_) => None,
+        }
+    }
+}
+
+/// The records of a poll as the WIT's `polled-batch` columns: entry `i` of each column is
+/// record `i`, flags as `record_flags` defines them, texts only when asked for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    pub partitions: Vec<u32>,
+    pub offsets: Vec<u64>,
+    pub flags: Vec<u8>,
+    pub keys: Vec<Option<String>>,
+    pub values: Vec<Option<String>>,
+}
+
+impl Columns {
+    pub fn of(held: &[HeldRecord], with_data: bool) -> Self {
+        let mut columns = Columns {
+            partitions: held.iter().map(|r| r.partition).collect(),
+            offsets: held.iter().map(|r| r.offset).collect(),
+            flags: held.iter().map(HeldRecord::flags).collect(),
+            ..Columns::default()
+        };
+        if with_data {
+            let text = |p: &Option<Payload>| p.as_ref().and_then(Payload::text).map(str::to_owned);
+            // A text is handed out only when the whole record is text (bit UTF8).
+            let whole = |r: &HeldRecord, p: &Option<Payload>| r.utf8().then(|| text(p)).flatten();
+            columns.keys = held.iter().map(|r| whole(r, &r.key)).collect();
+            columns.values = held.iter().map(|r| whole(r, &r.value)).collect();
+        }
+        columns
     }
 }
 
 pub struct Consumer {
     topic: String,
+    /// Declared before `consumer`: a queue reference must be released before its client.
+    queue: ConsumerQueue,
     consumer: BaseConsumer,
-    /// An error that arrived after records were already taken in the same poll.
-    deferred: Option<HostError>,
+    /// What the client delivered after an error event, the error first: not handed out yet.
+    backlog: Backlog,
     /// The records of the latest poll.
     pub held: Vec<HeldRecord>,
 }
@@ -48,18 +130,19 @@ impl Consumer {
             // A replay drains as fast as it can; the default 1 s queue back-off would turn a
             // short lag behind the fetcher into whole seconds of idle.
             .set("fetch.queue.backoff.ms", "10");
-        let consumer = config.create().map_err(|e| from_rd(&e))?;
+        let consumer: BaseConsumer = config.create().map_err(|e| from_rd(&e))?;
         Ok(Consumer {
             topic: topic.to_owned(),
+            queue: ConsumerQueue::of(&consumer)?,
             consumer,
-            deferred: None,
+            backlog: Backlog::default(),
             held: Vec::new(),
         })
     }
 
     pub fn assign(&mut self, start: &[(u32, u64)]) -> KafkaResult<()> {
-        // A new assignment starts a new read: an error deferred from the old one is moot.
-        self.deferred = None;
+        // A new assignment starts a new read: what is left of the old one is moot.
+        self.backlog = Backlog::default();
         let mut list = TopicPartitionList::with_capacity(start.len());
         for &(partition, offset) in start {
             let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
@@ -73,6 +156,8 @@ impl Consumer {
         self.consumer.assign(&list).map_err(|e| from_rd(&e))
     }
 
+    /// The client's positions, except that a partition with records in the backlog is still at
+    /// the first of them: the client counts them as delivered, the component has not seen them.
     pub fn position(&self) -> KafkaResult<Vec<(u32, u64)>> {
         let list = self.consumer.position().map_err(|e| from_rd(&e))?;
         let mut positions: Vec<(u32, u64)> = list
@@ -85,43 +170,180 @@ impl Consumer {
                 _ => None,
             })
             .collect();
+        self.backlog.hold_back(&mut positions);
         positions.sort_unstable();
         Ok(positions)
     }
 
-    /// Waits up to `timeout` for the first record, then takes what is already buffered; the
-    /// records replace `held`.
+    /// Takes what the client has buffered; only when that is nothing, waits up to `timeout` for
+    /// the first record and then takes what arrived with it. The records replace `held`.
     pub fn poll(&mut self, max_records: u32, timeout: Duration) -> KafkaResult<&[HeldRecord]> {
         self.held.clear();
-        if let Some(error) = self.deferred.take() {
-            return Err(error);
-        }
         let max = max_records.max(1) as usize;
-        let deadline = Instant::now() + timeout;
-        let mut wait = timeout;
-        while self.held.len() < max {
-            match self.consumer.poll(wait) {
-                Some(Ok(message)) => {
-                    self.held.push(HeldRecord {
-                        partition: u32::try_from(message.partition()).unwrap_or(0),
-                        offset: u64::try_from(message.offset()).unwrap_or(0),
-                        key: message.key().map(<[u8]>::to_vec),
-                        value: message.payload().map(<[u8]>::to_vec),
-                    });
-                    wait = Duration::ZERO;
+        if self.backlog.is_empty() {
+            self.take(max, Duration::ZERO);
+            if self.held.is_empty() && self.backlog.is_empty() {
+                self.take(1, timeout);
+                if !self.held.is_empty() && self.backlog.is_empty() {
+                    self.take(max - 1, Duration::ZERO);
                 }
-                Some(Err(e)) if self.held.is_empty() => return Err(from_rd(&e)),
-                Some(Err(e)) => {
-                    // Records already taken are handed out; the error comes with the next poll.
-                    self.deferred = Some(from_rd(&e));
-                    break;
-                }
-                None if self.held.is_empty() && Instant::now() < deadline => {
-                    wait = deadline.saturating_duration_since(Instant::now());
-                }
-                None => break,
+            }
+            if !self.held.is_empty() {
+                return Ok(&self.held);
             }
         }
+        self.backlog.serve(max, &mut self.held)?;
         Ok(&self.held)
+    }
+
+    /// One batch from the client: records into `held` until an error event, which and whatever
+    /// follows it go to the backlog.
+    fn take(&mut self, max: usize, timeout: Duration) {
+        if max == 0 {
+            return;
+        }
+        let (held, backlog) = (&mut self.held, &mut self.backlog);
+        self.queue.take(max, timeout, |taken| {
+            let item = match taken {
+                Taken::Error(error) => Err(error),
+                Taken::Record {
+                    partition,
+                    offset,
+                    key,
+                    payload,
+                } => Ok(HeldRecord {
+                    partition: u32::try_from(partition).unwrap_or(0),
+                    offset: u64::try_from(offset).unwrap_or(0),
+                    key: key.map(Payload::decode),
+                    value: payload.map(Payload::decode),
+                }),
+            };
+            match item {
+                Ok(record) if backlog.is_empty() => held.push(record),
+                item => backlog.push(item),
+            }
+        });
+    }
+}
+
+/// Records and error events the client delivered but a poll has not handed out yet, in order.
+#[derive(Debug, Default)]
+pub struct Backlog(VecDeque<Result<HeldRecord, HostError>>);
+
+impl Backlog {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn push(&mut self, item: Result<HeldRecord, HostError>) {
+        self.0.push_back(item);
+    }
+
+    /// Hands out up to `max` records, stopping before an error; an error at the front is the
+    /// poll's answer (records taken before it were handed out by the previous poll).
+    pub fn serve(&mut self, max: usize, held: &mut Vec<HeldRecord>) -> KafkaResult<()> {
+        while held.len() < max {
+            match self.0.pop_front() {
+                None => break,
+                Some(Ok(record)) => held.push(record),
+                Some(Err(error)) if held.is_empty() => return Err(error),
+                Some(Err(error)) => {
+                    self.0.push_front(Err(error));
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lowers each position to the first record of its partition still in the backlog.
+    pub fn hold_back(&self, positions: &mut [(u32, u64)]) {
+        for record in self.0.iter().filter_map(|item| item.as_ref().ok()) {
+            for (partition, position) in positions.iter_mut() {
+                if *partition == record.partition {
+                    *position = (*position).min(record.offset);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::ErrorKind;
+
+    fn record(partition: u32, offset: u64) -> HeldRecord {
+        HeldRecord {
+            partition,
+            offset,
+            key: Some(Payload::decode(b"k")),
+            value: None,
+        }
+    }
+
+    fn error() -> HostError {
+        HostError::new(ErrorKind::Transport, "broker down")
+    }
+
+    #[test]
+    fn an_error_waits_for_the_poll_after_the_records_before_it() {
+        let mut backlog = Backlog::default();
+        backlog.push(Err(error()));
+        backlog.push(Ok(record(0, 5)));
+        backlog.push(Ok(record(0, 6)));
+        let mut held = Vec::new();
+        assert_eq!(
+            backlog.serve(10, &mut held).map_err(|e| e.kind),
+            Err(ErrorKind::Transport)
+        );
+        assert!(held.is_empty());
+        backlog.serve(1, &mut held).unwrap();
+        assert_eq!(held, [record(0, 5)]);
+        held.clear();
+        backlog.serve(10, &mut held).unwrap();
+        assert_eq!(held, [record(0, 6)]);
+        assert!(backlog.is_empty());
+    }
+
+    #[test]
+    fn records_are_served_up_to_the_next_error_and_the_error_stays() {
+        let mut backlog = Backlog::default();
+        backlog.push(Ok(record(1, 0)));
+        backlog.push(Err(error()));
+        backlog.push(Ok(record(1, 1)));
+        let mut held = Vec::new();
+        backlog.serve(10, &mut held).unwrap();
+        assert_eq!(held, [record(1, 0)]);
+        held.clear();
+        assert!(backlog.serve(10, &mut held).is_err());
+        backlog.serve(10, &mut held).unwrap();
+        assert_eq!(held, [record(1, 1)]);
+    }
+
+    #[test]
+    fn positions_stay_at_the_first_record_not_handed_out() {
+        let mut backlog = Backlog::default();
+        backlog.push(Err(error()));
+        backlog.push(Ok(record(2, 40)));
+        backlog.push(Ok(record(2, 41)));
+        let mut positions = vec![(1, 9), (2, 42)];
+        backlog.hold_back(&mut positions);
+        assert_eq!(positions, [(1, 9), (2, 40)]);
+    }
+
+    #[test]
+    fn text_is_decoded_once_and_bytes_stay_bytes() {
+        assert_eq!(Payload::decode(b"caf\xc3\xa9").text(), Some("café"));
+        let binary = Payload::decode(b"\xff\x00");
+        assert_eq!((binary.text(), binary.as_bytes()), (None, &b"\xff\x00"[..]));
+        let record = HeldRecord {
+            value: Some(binary),
+            ..record(0, 0)
+        };
+        assert_eq!(
+            record.flags(),
+            record_flags::HAS_KEY | record_flags::HAS_VALUE
+        );
     }
 }

@@ -1,8 +1,9 @@
-//! Kafka capabilities over librdkafka: the host half of the 0.2 imports, one plain Kafka
+//! Kafka capabilities over librdkafka: the host half of the 0.3 imports, one plain Kafka
 //! operation per call, split by job. No retries, waits or interpretation live here (the
 //! component owns them); errors are mapped once in `errors`.
 
 pub mod admin;
+pub mod batch;
 pub mod config;
 pub mod consumer;
 pub mod errors;

@@ -25,11 +25,11 @@ from wasmtime.component import _types as _wasmtime_types
 from . import _values
 from ._kafka_admin import TopicMetadata
 from ._kafka_config import KafkaCapabilities
-from ._kafka_consumer import Consumer
+from ._kafka_consumer import Consumer, Polled
 from ._kafka_errors import CapabilityError, failure
 
 PACKAGE = "action-state:cleanup"
-WIT_VERSION = "0.2.0"
+WIT_VERSION = "0.3.0"
 
 #: Largest linear memory a guest may grow to (as in host/src/engine.rs).
 GUEST_MEMORY_LIMIT = 512 << 20
@@ -282,6 +282,19 @@ def _partition_offsets(pairs: Sequence[Tuple[int, int]]) -> List[Record]:
     return [record(partition=p, offset=o) for p, o in pairs]
 
 
+def polled_batch(records: Sequence[Polled], with_data: bool) -> Record:
+    """`kafka-consumer.polled-batch`: the records of one poll column by column, flags as the WIT
+    defines them (1 key, 2 value, 4 UTF-8), texts only when the poll asked for data."""
+    return record(
+        partitions=[r.partition for r in records],
+        offsets=[r.offset for r in records],
+        # A WIT list<u8> crosses as bytes.
+        flags=bytes((1 if r.has_key else 0) | (2 if r.has_value else 0) | (4 if r.utf8 else 0) for r in records),
+        keys=[r.key for r in records] if with_data else [],
+        values=[r.value for r in records] if with_data else [],
+    )
+
+
 def build_linker(engine: Engine, host: HostState) -> Linker:
     """Defines every import of world `cleanup` over `host`."""
     linker = Linker(engine)
@@ -356,17 +369,11 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
             def poll(store, handle: Any, max_records: int, timeout_ms: int, with_data: bool) -> Any:
                 consumer = host.get(store, handle)
 
-                def run() -> List[Record]:
+                def run() -> Record:
                     kafka = host.clients("poll")
                     kafka.count("control_reads" if consumer.topic == host.control_topic else "consumer_polls")
                     host.last_polled = consumer
-                    return [
-                        record(
-                            partition=r.partition, offset=r.offset, has_key=r.has_key, has_value=r.has_value, utf8=r.utf8,
-                            key=r.key if with_data else None, value=r.value if with_data else None,
-                        )
-                        for r in consumer.poll(max_records, timeout_ms)
-                    ]
+                    return polled_batch(consumer.poll(max_records, timeout_ms), with_data)
 
                 return _capability(host, "poll", run)
 

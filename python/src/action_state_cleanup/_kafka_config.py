@@ -1,4 +1,4 @@
-"""The Kafka clients of one host (capability contract 0.2): the operator's librdkafka properties,
+"""The Kafka clients of one host (capability contract 0.3): the operator's librdkafka properties,
 the per-request timeout, the client settings the WIT prescribes for each capability, and the
 request counts. `KafkaCapabilities` is what the component's imports call."""
 

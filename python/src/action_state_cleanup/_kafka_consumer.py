@@ -71,7 +71,15 @@ class Consumer:
             positions = client.position(client.assignment())
         except KafkaException as e:
             raise failure("position", e) from None
-        return sorted((tp.partition, tp.offset) for tp in positions if tp.offset >= 0)
+        # Records kept for the next poll count as delivered for the client but not for the
+        # component: their partitions stay at the first of them.
+        held_back: Dict[int, int] = {}
+        for message in self._pending:
+            if message.error() is None:
+                held_back[message.partition()] = min(held_back.get(message.partition(), message.offset()), message.offset())
+        return sorted(
+            (tp.partition, min(tp.offset, held_back.get(tp.partition, tp.offset))) for tp in positions if tp.offset >= 0
+        )
 
     def poll(self, max_records: int, timeout_ms: int) -> List[Polled]:
         """At most `max_records` records within `timeout_ms`; an error event after records is

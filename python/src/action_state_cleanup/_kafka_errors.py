@@ -1,4 +1,4 @@
-"""Kafka failures as the WIT `kafka-error` variant (capability contract 0.2): the one mapping of
+"""Kafka failures as the WIT `kafka-error` variant (capability contract 0.3): the one mapping of
 confluent-kafka's error codes to the cases the component tells apart, with the code, its name
 and the client's message kept. Nothing here retries, waits or decides what a case means."""
 

@@ -91,7 +91,7 @@ final class Wit {
   static final String WIT_RESOURCES = "/io/actionstate/cleanup/wit/";
 
   /**
-   * The WIT package and version, e.g. {@code action-state:cleanup@0.2.0}: read from the package
+   * The WIT package and version, e.g. {@code action-state:cleanup@0.3.0}: read from the package
    * line of {@code world.wit}, which the build copies into the jar.
    */
   static final String PACKAGE = readPackage();
@@ -122,7 +122,7 @@ final class Wit {
 
   /**
    * The core export name of a function of the {@code plans} interface, e.g.
-   * {@code action-state:cleanup/plans@0.2.0#verify-plan}.
+   * {@code action-state:cleanup/plans@0.3.0#verify-plan}.
    */
   static String plansExport(String function) {
     int at = PACKAGE.indexOf('@');
