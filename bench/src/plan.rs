@@ -405,7 +405,12 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
              {} over B. Much of that is a fresh process touching memory for the first time: the \
              CLI process takes {:.0} minor page faults (median), for the {:.1} MiB read into host \
              memory and copied into new guest memory, where B's instance and S reuse memory \
-             their earlier rounds already touched.",
+             their earlier rounds already touched. What would narrow it (not done): splitting \
+             driven by the strict decoder, which knows where each marker ends, so that a file is \
+             not scanned once to split it and again to parse it; and fewer first touches (huge \
+             pages for the input buffers, which needs unsafe `madvise` in the host and wasmtime's \
+             help for guest memory). A fresh process that moves the marker bytes into the host \
+             and then into the guest stays above an in-process baseline whose memory is warm.",
             dur(c.median()),
             dur(b.median()),
             ratio(b.median() / s.median()),
