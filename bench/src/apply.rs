@@ -812,7 +812,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             if hidden > 1 {
                 savings.push(format!(
                     "wait for the stable offset with one list-offsets sent concurrently with the next \
-                     inspection instead of polling every 20 ms (−{hidden})"
+                     inspection instead of polling (from 2 ms, doubling) until it moves (−{hidden})"
                 ));
                 saved += hidden;
             } else if hidden == 1 {
