@@ -61,7 +61,7 @@ def per_call(n: int) -> None:
     print(f"  new Cleanup + first call (cached code)  {(time.perf_counter() - start) * 1e3:8.2f} ms")
 
 
-def large_plan(cli: Path, partitions: int, rounds: int) -> None:
+def large_plan(cli: Path, partitions: int, rounds: int) -> Dict[str, object]:
     """Issue 12 goal 4: Python `verify`/`render`/`plan` of a large plan against the CLI process
     (interpreter start excluded on the Python side, process start included on the CLI side, as
     the issue states the goal). Rounds alternate the order of the variants."""
@@ -108,6 +108,16 @@ def large_plan(cli: Path, partitions: int, rounds: int) -> None:
           f"render {median['python Cleanup.render(plan)'] / cli_verify:.2f}x of the CLI verify process; "
           f"plan+render {median['python Cleanup.render(Cleanup.plan(...))'] / cli_plan:.2f}x of the CLI plan process")
     print(f"  fast list conversion installed: {asc._values.installed()}")
+    return {
+        "partitions": partitions,
+        "planBytes": len(text),
+        "rounds": rounds,
+        "medianMs": median,
+        "minMs": {label: min(values) * 1e3 for label, values in samples.items()},
+        "verifyRatio": median["python Cleanup.verify(text)"] / cli_verify,
+        "renderRatio": median["python Cleanup.render(plan)"] / cli_verify,
+        "planRatio": median["python Cleanup.render(Cleanup.plan(...))"] / cli_plan,
+    }
 
 
 def make_scene(admin: AdminClient, bootstrap: str, directory: Path, name: str):
@@ -205,10 +215,12 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=10_000)
     parser.add_argument("--large-rounds", type=int, default=21)
     parser.add_argument("--goal4-only", action="store_true", help="skip the apply comparison (no broker needed)")
+    parser.add_argument("--json", type=Path, help="also write the goal 4 measurement to this file (for scripts/bench)")
     args = parser.parse_args()
-    print(f"wasmtime-py {__import__('importlib').metadata.version('wasmtime')}, confluent-kafka "
-          f"{__import__('importlib').metadata.version('confluent-kafka')} (librdkafka {__import__('confluent_kafka').libversion()[0]}), "
-          f"Python {sys.version.split()[0]}")
+    versions = (f"wasmtime-py {__import__('importlib').metadata.version('wasmtime')}, confluent-kafka "
+                f"{__import__('importlib').metadata.version('confluent-kafka')} (librdkafka {__import__('confluent_kafka').libversion()[0]}), "
+                f"Python {sys.version.split()[0]}")
+    print(versions)
     per_call(args.calls)
     bootstrap = os.environ.get("ASC_KAFKA_BOOTSTRAP")
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
@@ -217,7 +229,9 @@ def main() -> None:
     cli = Path(os.environ.get("ASC_CLI") or (release if release.is_file() else target / "debug" / "action-state-cleanup"))
     if not cli.is_file():
         sys.exit(f"the Rust CLI is not at {cli}")
-    large_plan(cli, args.partitions, args.large_rounds)
+    goal4 = large_plan(cli, args.partitions, args.large_rounds)
+    if args.json:
+        args.json.write_text(json.dumps({**goal4, "versions": versions, "cli": str(cli)}, indent=2))
     if args.goal4_only:
         return
     if not bootstrap:

@@ -6,6 +6,7 @@ mod broker;
 mod floor;
 mod native;
 mod plan;
+mod python;
 mod replay;
 mod report;
 mod startup;
@@ -107,7 +108,8 @@ fn env_usize(name: &str, default: usize) -> R<usize> {
     }
 }
 
-const USAGE: &str = "usage: action-state-bench [--only plan,apply,replay,startup] [--report FILE]
+const USAGE: &str =
+    "usage: action-state-bench [--only plan,apply,replay,startup,python] [--report FILE]
 Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
@@ -134,7 +136,7 @@ fn main() {
 fn run(args: &[String]) -> R<()> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let repo = repo.canonicalize().unwrap_or(repo);
-    let mut only: Vec<String> = ["plan", "apply", "replay", "startup"]
+    let mut only: Vec<String> = ["plan", "apply", "replay", "startup", "python"]
         .map(String::from)
         .to_vec();
     let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
@@ -202,6 +204,9 @@ fn run(args: &[String]) -> R<()> {
     }
     if wants("startup") {
         sections.push((4, startup::run(&ctx, &mut report)?));
+    }
+    if wants("python") {
+        sections.push((5, python::run(&ctx, &mut report)?));
     }
     for (name, number) in [("apply", 2), ("replay", 3)] {
         if !wants(name) {

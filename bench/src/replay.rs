@@ -586,7 +586,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         "ASC_BENCH_REPLAY_TOMBSTONES",
         (records / 1000).min(1000) as usize,
     )? as u64;
-    let rounds = env_usize("ASC_BENCH_REPLAY_ROUNDS", 9)?.max(1);
+    let rounds = env_usize("ASC_BENCH_REPLAY_ROUNDS", 16)?.max(1);
     let diagnostics = env_usize("ASC_BENCH_REPLAY_DIAGNOSTICS", 1)? != 0;
     let data = ensure_data(ctx, records, value_bytes, tombstones)?;
 

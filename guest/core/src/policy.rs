@@ -21,6 +21,10 @@ pub fn transactional_id(control_topic: &str) -> String {
 
 /// First back-off after a transient error; it doubles up to `MAX_BACKOFF_MS`.
 const FIRST_BACKOFF_MS: u32 = 20;
+/// The first wait for a committed record to become visible: the transaction's markers usually
+/// land within a few milliseconds of the commit, so a 20 ms first wait would be most of an
+/// apply's time on a healthy cluster.
+const STABLE_FIRST_BACKOFF_MS: u32 = 2;
 const MAX_BACKOFF_MS: u32 = 500;
 /// How long one poll of the control topic waits for records.
 const CONTROL_POLL_MS: u32 = 100;
@@ -34,10 +38,14 @@ struct Deadline {
 
 impl Deadline {
     fn start<C: Capabilities>(caps: &mut C) -> Self {
+        Deadline::start_with(caps, FIRST_BACKOFF_MS)
+    }
+
+    fn start_with<C: Capabilities>(caps: &mut C, first_backoff_ms: u32) -> Self {
         let timeout = u64::from(caps.operation_timeout_ms().max(1));
         Deadline {
             end: caps.now_ms().saturating_add(timeout),
-            backoff: FIRST_BACKOFF_MS,
+            backoff: first_backoff_ms,
         }
     }
 
@@ -234,7 +242,7 @@ impl<C: Capabilities> Policy<C> {
     /// Waits until read_committed readers see `offset` of partition 0 (the transaction marker
     /// follows the commit), so every later read sees the record.
     fn await_stable(&mut self, topic: &str, offset: u64) -> KafkaResult<()> {
-        let mut deadline = Deadline::start(&mut self.caps);
+        let mut deadline = Deadline::start_with(&mut self.caps, STABLE_FIRST_BACKOFF_MS);
         let what = format!("waiting for offset {offset} of {topic} to become visible");
         loop {
             let answer = self.retry_partitions("append-control", &what, topic, |c| {

@@ -184,6 +184,8 @@ fn a_committed_append_returns_only_once_it_is_stable() {
     let c = cluster.borrow();
     assert_eq!(c.stable_lag, 0, "waited through every lagging answer");
     assert_eq!(c.count("list_offsets"), 4);
+    // Markers land within milliseconds: the waits start short and double.
+    assert_eq!(c.slept, [2, 4, 8]);
 }
 
 #[test]
