@@ -121,6 +121,10 @@ impl KafkaOps for NativeOps<'_> {
         self.run("read-control-log", |p| p.read_control_log(topic))
     }
 
+    fn pause(&mut self, ms: u32) {
+        self.policy.pause(ms);
+    }
+
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
         self.run("fence-control", |p| p.fence_control(topic))
     }

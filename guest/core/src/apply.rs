@@ -139,12 +139,18 @@ fn apply_attempts(
         status,
         commit_in_doubt,
     );
-    for _ in 1..MAX_ATTEMPTS {
+    for attempt in 1..MAX_ATTEMPTS {
         let fence_again = match &outcome {
             // Fenced before committing: another apply took over. Decide again, from the
             // start, on the history it leaves: the same plan resumes without fencing anyone
             // (only a new commit needs the fenced writer), an incomparable one is refused.
-            Err(CleanupError::Fenced(_)) => false,
+            // First give the apply that took over time to commit: deciding at once would find
+            // nothing committed yet and fence it in turn, and two applies of one plan could
+            // take the writer from each other until both ran out of attempts.
+            Err(CleanupError::Fenced(_)) => {
+                kafka.pause(FENCED_PAUSE_MS << (attempt - 1));
+                false
+            }
             // The COMMITTED append failed without a definite answer (its partition's leader
             // died, the request timed out). Fencing again settles the open transaction (a new
             // writer with the same transactional id completes or aborts it), so the history
@@ -168,6 +174,10 @@ fn apply_attempts(
 
 /// How often an apply that keeps being fenced by concurrent applies decides again.
 const MAX_ATTEMPTS: usize = 4;
+
+/// The first wait after being fenced before committing (then doubling): longer than a commit
+/// takes on a healthy cluster.
+const FENCED_PAUSE_MS: u32 = 50;
 
 fn apply_once(
     kafka: &mut dyn KafkaOps,

@@ -597,6 +597,8 @@ fn concurrent_apply_of_the_same_plan_resumes_it_instead_of_failing() {
     kafka.concurrent_commit = Some((p.plan_id.clone(), record.render()));
     assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
     assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    // The apply that took over got time to commit before this one decided again.
+    assert_eq!(kafka.pauses, [50]);
 }
 
 #[test]

@@ -45,6 +45,8 @@ pub struct FakeKafka {
     pub concurrent_commit: Option<(String, String)>,
     /// Control topics this client fenced.
     pub fenced: Vec<String>,
+    /// Every `pause`, in milliseconds.
+    pub pauses: Vec<u32>,
     /// Delete-records calls that could delete nothing (permission probes).
     pub probes: Vec<String>,
     /// Every operation in call order.
@@ -249,6 +251,10 @@ impl KafkaOps for FakeKafka {
     fn read_control_log(&mut self, topic: &str) -> crate::error::Result<Vec<ControlEntry>> {
         self.enter("read_control_log")?;
         Ok(self.control_log.get(topic).cloned().unwrap_or_default())
+    }
+
+    fn pause(&mut self, ms: u32) {
+        self.pauses.push(ms);
     }
 
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {

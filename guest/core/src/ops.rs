@@ -138,6 +138,9 @@ pub trait KafkaOps {
     /// Becomes the only writer of the control topic, fencing earlier writers.
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()>;
 
+    /// Waits `ms` milliseconds (the protocol's own pauses, e.g. after being fenced).
+    fn pause(&mut self, ms: u32);
+
     /// Appends one record durably; with `fenced`, in a transaction of the writer `fence_control`
     /// created (failing with `AppendError::Fenced` if a newer writer fenced it). Returns its offset.
     fn append_control(

@@ -573,6 +573,10 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         Ok(entries)
     }
 
+    fn pause(&mut self, ms: u32) {
+        self.caps.sleep_ms(ms);
+    }
+
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
         self.control_writer = None;
         let id = transactional_id(topic);
