@@ -236,11 +236,19 @@ impl PolledBatch {
 
     /// The records as rows, texts moved out.
     pub fn into_records(self) -> Vec<PolledRecord> {
-        let rows: Vec<(u32, u64, u8)> = self.rows().collect();
-        let mut keys = self.keys.into_iter();
-        let mut values = self.values.into_iter();
-        rows.into_iter()
-            .map(|(partition, offset, flags)| PolledRecord {
+        let PolledBatch {
+            partitions,
+            offsets,
+            flags,
+            keys,
+            values,
+        } = self;
+        let (mut keys, mut values) = (keys.into_iter(), values.into_iter());
+        partitions
+            .into_iter()
+            .zip(offsets)
+            .zip(flags)
+            .map(|((partition, offset), flags)| PolledRecord {
                 partition,
                 offset,
                 has_key: flags & record_flags::HAS_KEY != 0,

@@ -25,8 +25,12 @@ pub enum Taken<'a> {
     Error(HostError),
 }
 
-/// A reference to a consumer's queue: the one its messages and error events arrive on.
-pub struct ConsumerQueue(*mut rd::rd_kafka_queue_t);
+/// A reference to a consumer's queue: the one its messages and error events arrive on, and
+/// the buffer `take` hands to librdkafka (kept, so a poll allocates nothing for it).
+pub struct ConsumerQueue {
+    queue: *mut rd::rd_kafka_queue_t,
+    messages: Vec<*mut rd::rd_kafka_message_t>,
+}
 
 // SAFETY: librdkafka queue handles may be used and destroyed from any thread.
 unsafe impl Send for ConsumerQueue {}
@@ -35,7 +39,7 @@ impl Drop for ConsumerQueue {
     fn drop(&mut self) {
         // SAFETY: obtained from rd_kafka_queue_get_consumer and destroyed once; the consumer it
         // belongs to outlives it (`Consumer` declares its queue before its client).
-        unsafe { rd::rd_kafka_queue_destroy(self.0) }
+        unsafe { rd::rd_kafka_queue_destroy(self.queue) }
     }
 }
 
@@ -47,21 +51,34 @@ impl ConsumerQueue {
         if queue.is_null() {
             return Err(invalid("the consumer has no consumer queue (no group.id)"));
         }
-        Ok(ConsumerQueue(queue))
+        Ok(ConsumerQueue {
+            queue,
+            messages: Vec::new(),
+        })
     }
 
     /// Takes up to `max` messages, waiting at most `timeout` for them (librdkafka returns early
     /// only when `max` arrived, so callers wait for one and then take what is buffered with a
     /// zero timeout). Each message goes to `each` in delivery order; returns how many there were.
-    pub fn take(&self, max: usize, timeout: Duration, mut each: impl FnMut(Taken<'_>)) -> usize {
-        let mut messages: Vec<*mut rd::rd_kafka_message_t> = vec![std::ptr::null_mut(); max];
+    pub fn take(
+        &mut self,
+        max: usize,
+        timeout: Duration,
+        mut each: impl FnMut(Taken<'_>),
+    ) -> usize {
+        self.messages.resize(max, std::ptr::null_mut());
         let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
         // SAFETY: `messages` has room for `max` pointers; librdkafka fills the first `n`.
         let n = unsafe {
-            rd::rd_kafka_consume_batch_queue(self.0, timeout_ms, messages.as_mut_ptr(), max)
+            rd::rd_kafka_consume_batch_queue(
+                self.queue,
+                timeout_ms,
+                self.messages.as_mut_ptr(),
+                max,
+            )
         };
         let n = usize::try_from(n).unwrap_or(0).min(max);
-        for &message in &messages[..n] {
+        for &message in &self.messages[..n] {
             // SAFETY: each of the first `n` pointers is a live message until destroyed below.
             each(unsafe { taken(&*message) });
             // SAFETY: destroyed exactly once, after its last use.
