@@ -6,7 +6,8 @@
 //! the control topic holds no plan and the data topic is untouched. Once Delete is granted the
 //! same apply succeeds. A principal with no ACLs at all (bob), and a wrong password, get a
 //! Kafka error (exit 4) and change nothing; the wrong password at the brokers' first refusal
-//! (not after the request timeout), naming the principal and the SASL mechanism.
+//! (not after the request timeout), naming the principal and the SASL mechanism. alice holds no
+//! consumer-group ACL: the refusal librdkafka reports for the unused group does not stop a read.
 
 #![allow(
     clippy::unwrap_used,
@@ -22,6 +23,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::ffi::Spec;
 use cluster::{Cluster, password};
 use support::{CLI, expect_code, stderr, stdout, unique};
@@ -203,8 +205,10 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         &["--transactional-id", &txn],
     );
     // No consumer-group ACL: the control-log reader and the replay consumer are assign-only
-    // (they never join their group, commit, or ask for committed offsets), so the brokers
-    // never check a group permission. alice holds none, and every read below succeeds.
+    // (they never join their group, commit, or ask for committed offsets). librdkafka still
+    // looks up their group's coordinator, and whether its refusal arrives before a short read
+    // ends is a matter of timing; the component ignores it. alice holds no group ACL, and every
+    // read below succeeds.
 
     // 1. alice with -X settings: refused by the permission probe, before COMMITTED.
     let as_alice = cluster.cli_args(Some("alice"));
@@ -321,6 +325,29 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
     expect_code(&again, 0);
     assert_eq!(json(&again)["outcome"], "already-applied");
     assert_eq!(beginnings(&cluster, &topic), [(0, 20), (1, 15)]);
+
+    // 5. What the component ignores above, when it comes in time, is real: librdkafka looks up
+    // the coordinator of the group id that alice's assign-only consumer must carry, and reports
+    // the brokers' refusal from a poll (once: it suppresses repeats). Every read above
+    // succeeded whether or not the refusal arrived before the read ended.
+    let mut as_alice = KafkaClients::new(cluster.settings_as(Some("alice"))).unwrap();
+    let mut consumer = as_alice
+        .replay_consumer(&control)
+        .expect("alice's consumer");
+    consumer.assign(&[(0, 0)]).expect("assign");
+    let started = std::time::Instant::now();
+    let mut errors = Vec::new();
+    while started.elapsed() < std::time::Duration::from_secs(5) {
+        if let Err(error) = consumer.poll(100, std::time::Duration::from_millis(100)) {
+            errors.push(error);
+        }
+    }
+    assert_eq!(errors.len(), 1, "one refusal in 5 s of polling: {errors:?}");
+    assert!(
+        errors[0].is_unused_group_refusal(),
+        "the refusal is the one the component ignores: {:?}",
+        errors[0]
+    );
 
     let _ = std::fs::remove_dir_all(&dir);
 }

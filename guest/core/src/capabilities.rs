@@ -82,7 +82,20 @@ impl HostError {
             message: message.into(),
         }
     }
+
+    /// GROUP_AUTHORIZATION_FAILED (30) reported by a consumer's poll. Every consumer of this
+    /// component is assign-only: it never joins its group, commits, or asks for committed
+    /// offsets, so reading needs no group permission. librdkafka still requires a `group.id`
+    /// and looks up that group's coordinator in the background, and when the brokers refuse the
+    /// lookup it reports the refusal once as a consumer event. That says nothing about the
+    /// records being read, so a read ignores it and polls again.
+    pub fn is_unused_group_refusal(&self) -> bool {
+        self.kind == ErrorKind::Authorization && self.code == GROUP_AUTHORIZATION_FAILED
+    }
 }
+
+/// Kafka's protocol code for a refused group permission.
+pub const GROUP_AUTHORIZATION_FAILED: i32 = 30;
 
 impl fmt::Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -560,6 +560,8 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                 Err(e) if e.kind.is_transient() => {
                     deadline.wait(&mut self.caps);
                 }
+                // The client's lookup of a group this reader never uses; the next poll waits.
+                Err(e) if e.is_unused_group_refusal() => {}
                 Err(e) => return Err(failure(op, &format!("reading {topic}"), e).into()),
             }
             // Transaction markers occupy offsets but are never delivered: trust the consumer's

@@ -117,6 +117,52 @@ fn the_control_log_read_gives_up_on_a_permanent_error() {
     );
 }
 
+/// What librdkafka reports when the brokers refuse the coordinator lookup of the group id it
+/// requires of every consumer, even an assign-only one.
+fn group_refusal() -> crate::capabilities::HostError {
+    crate::capabilities::HostError {
+        kind: ErrorKind::Authorization,
+        code: crate::capabilities::GROUP_AUTHORIZATION_FAILED,
+        name: "GROUP_AUTHORIZATION_FAILED".into(),
+        message: "Message consumption error: GroupAuthorizationFailed (FindCoordinator response error: Group authorization failed.)".into(),
+    }
+}
+
+#[test]
+fn a_refused_lookup_of_the_unused_consumer_group_does_not_stop_the_control_log_read() {
+    let (cluster, mut policy) = setup();
+    {
+        let mut c = cluster.borrow_mut();
+        c.push(CONTROL, 0, Some(b"a"), Some(b"1"));
+        c.push(CONTROL, 1, Some(b"b"), Some(b"2"));
+        c.script = vec![("poll", 1, group_refusal())];
+    }
+    let entries = policy.read_control_log(CONTROL).unwrap();
+    let offsets: Vec<u64> = entries.iter().map(|e| e.offset).collect();
+    assert_eq!(offsets, [0, 1]);
+    let c = cluster.borrow();
+    assert_eq!(c.count("poll"), 2, "polled again after the refusal");
+    assert_eq!(c.now, 0, "no waiting");
+}
+
+#[test]
+fn a_refused_topic_read_still_stops_the_control_log_read() {
+    // Only the group code is the client's background noise; the same case with the topic's
+    // code is a real refusal.
+    let (cluster, mut policy) = setup();
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"1"));
+    let mut topic_refusal = group_refusal();
+    topic_refusal.code = 29;
+    cluster.borrow_mut().script = vec![("poll", 1, topic_refusal)];
+    let error = policy.read_control_log(CONTROL).unwrap_err();
+    assert!(
+        matches!(error, CleanupError::Kafka(ref k) if !k.retriable && k.cause.as_ref().is_some_and(|c| c.code == 29)),
+        "{error:?}"
+    );
+}
+
 #[test]
 fn a_control_record_that_is_not_utf8_is_corruption() {
     let (cluster, mut policy) = setup();

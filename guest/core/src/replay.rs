@@ -13,7 +13,7 @@ use crate::topics::check_identity;
 
 /// What replay sees of a poll: partitions, offsets and flags, never a key or value text.
 pub use crate::capabilities::PolledBatch;
-use crate::capabilities::record_flags;
+use crate::capabilities::{HostError, record_flags};
 
 /// The consumer a replay reads from: explicit assignment, bulk polls (without data), positions.
 pub trait RecordSource {
@@ -279,7 +279,23 @@ impl RecoverySession {
                 });
             }
             let before = replay.positions.clone();
-            let consumed = source.poll(max_records.max(1), replay.options.poll_timeout_ms)?;
+            let consumed = match source.poll(max_records.max(1), replay.options.poll_timeout_ms) {
+                Ok(consumed) => consumed,
+                // The client's lookup of a group this consumer never uses: poll again. Counted
+                // like a poll that brought nothing new, so a host repeating it ends in a stall.
+                Err(e)
+                    if e.cause
+                        .as_ref()
+                        .is_some_and(HostError::is_unused_group_refusal) =>
+                {
+                    replay.idle_polls += 1;
+                    if replay.idle_polls >= MAX_IDLE_POLLS {
+                        return Err(replay.stalled(&topic));
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             let polled = consumed.len();
             let mut records = Vec::with_capacity(consumed.len());
             let mut run: Option<Run> = None;

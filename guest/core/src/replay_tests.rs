@@ -441,11 +441,37 @@ fn a_restore_with_nothing_to_replay_is_live_at_once() {
     assert!(batch.done && batch.records.is_empty());
 }
 
-/// Hands out scripted polls, then reports every partition at its end.
+/// Hands out scripted polls (each after any scripted errors), then reports every partition at
+/// its end.
 struct ScriptedSource {
     polls: std::collections::VecDeque<Vec<(u32, u64)>>,
     ends: crate::offsets::PartitionOffsets,
     done: bool,
+    /// Errors returned, one per poll, before the scripted polls; `None` repeats the last forever.
+    errors: std::collections::VecDeque<crate::capabilities::HostError>,
+    repeat_errors: bool,
+}
+
+impl ScriptedSource {
+    fn new(polls: Vec<Vec<(u32, u64)>>, ends: &[(u32, u64)]) -> Self {
+        ScriptedSource {
+            polls: polls.into(),
+            ends: ends.iter().copied().collect(),
+            done: false,
+            errors: Default::default(),
+            repeat_errors: false,
+        }
+    }
+}
+
+/// librdkafka's report of a refused coordinator lookup for the consumer's unused group.
+fn group_refusal(code: i32) -> crate::capabilities::HostError {
+    crate::capabilities::HostError {
+        kind: crate::capabilities::ErrorKind::Authorization,
+        code,
+        name: "GROUP_AUTHORIZATION_FAILED".into(),
+        message: "FindCoordinator response error: Group authorization failed.".into(),
+    }
 }
 
 impl crate::replay::RecordSource for ScriptedSource {
@@ -466,6 +492,19 @@ impl crate::replay::RecordSource for ScriptedSource {
         _max: u32,
         _timeout_ms: u32,
     ) -> crate::ops::KafkaResult<crate::replay::PolledBatch> {
+        let error = if self.repeat_errors {
+            self.errors.front().cloned()
+        } else {
+            self.errors.pop_front()
+        };
+        if let Some(cause) = error {
+            return Err(crate::error::KafkaError {
+                operation: "consumer-poll".into(),
+                message: cause.to_string(),
+                retriable: false,
+                cause: Some(cause),
+            });
+        }
         let records = self.polls.pop_front().unwrap_or_default();
         self.done = self.polls.is_empty();
         Ok(crate::replay::PolledBatch::from_records(
@@ -487,18 +526,16 @@ impl crate::replay::RecordSource for ScriptedSource {
 #[test]
 fn interleaved_partitions_and_redelivered_records_are_each_replayed_once_in_order() {
     let (mut kafka, _) = setup();
-    let mut source = ScriptedSource {
-        polls: [
+    let mut source = ScriptedSource::new(
+        vec![
             // Partitions alternate within a poll; (0, 1) and (1, 2) are delivered twice, and
             // (1, 4) lies past partition 1's end.
             vec![(0, 0), (1, 1), (0, 1), (0, 1), (1, 2), (0, 2), (1, 4)],
             vec![(1, 2), (1, 3), (0, 3)],
             vec![(0, 4), (0, 5), (0, 6), (0, 7), (0, 8), (0, 9)],
-        ]
-        .into(),
-        ends: [(0, 10), (1, 4)].into_iter().collect(),
-        done: false,
-    };
+        ],
+        &[(0, 10), (1, 4)],
+    );
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
     session
         .restore(&mut kafka, &mut source, &[marker(0, 1)], OPTIONS)
@@ -534,4 +571,46 @@ fn interleaved_partitions_and_redelivered_records_are_each_replayed_once_in_orde
             (5, 0, 9),
         ]
     );
+}
+
+/// Replays everything `source` hands out, or returns the first error.
+fn replay_all(source: &mut ScriptedSource) -> Result<Vec<(u32, u64)>, CleanupError> {
+    let (mut kafka, _) = setup();
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, source, &[marker(8, 3)], OPTIONS)
+        .unwrap();
+    let mut replayed = Vec::new();
+    loop {
+        let batch = session.next_batch(&mut kafka, source, 100)?;
+        replayed.extend(batch.records.iter().map(|r| (r.partition, r.offset)));
+        if batch.done {
+            return Ok(replayed);
+        }
+    }
+}
+
+#[test]
+fn a_refused_lookup_of_the_unused_consumer_group_does_not_stop_a_replay() {
+    let mut source = ScriptedSource::new(vec![vec![(0, 8), (1, 3), (0, 9)]], &[(0, 10), (1, 4)]);
+    source.errors = [group_refusal(30), group_refusal(30)].into();
+    assert_eq!(replay_all(&mut source).unwrap(), [(0, 8), (1, 3), (0, 9)]);
+}
+
+#[test]
+fn a_refused_topic_read_or_an_endless_group_refusal_stops_a_replay() {
+    // The topic's own refusal (29) is real.
+    let mut source = ScriptedSource::new(vec![vec![(0, 8)]], &[(0, 10), (1, 4)]);
+    source.errors = [group_refusal(29)].into();
+    let error = replay_all(&mut source).unwrap_err();
+    assert!(
+        matches!(&error, CleanupError::Kafka(k) if k.cause.as_ref().is_some_and(|c| c.code == 29)),
+        "{error:?}"
+    );
+    // A host that repeats the group refusal forever ends in a stall, not a loop.
+    let mut source = ScriptedSource::new(vec![vec![(0, 8)]], &[(0, 10), (1, 4)]);
+    source.errors = [group_refusal(30)].into();
+    source.repeat_errors = true;
+    let error = replay_all(&mut source).unwrap_err();
+    assert!(matches!(error, CleanupError::ReplayStalled(_)), "{error:?}");
 }
