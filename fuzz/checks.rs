@@ -21,8 +21,8 @@ use action_state_core::json::{self, Value, write_string};
 use action_state_core::plan::ZERO_TOPIC_ID;
 use action_state_core::{
     CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, PartitionOffsets, Plan,
-    Status, VersionedMarker, compute_plan_id, parse_markers, plan_from_marker_texts,
-    plan_from_markers, split_marker_file,
+    Status, VersionedMarker, compute_plan_id, parse_markers, plan_from_marker_files,
+    plan_from_marker_texts, plan_from_markers, split_marker_file,
 };
 use arbitrary::Unstructured;
 
@@ -612,10 +612,29 @@ fn check_history(history: &ControlHistory, entries: &[ControlEntry]) {
 // markers decoded from the same bytes.
 
 pub fn check_marker_file(data: &[u8]) {
-    check_split(&text(data));
+    let raw = text(data);
+    check_split(&raw);
 
     let file = generate_marker_file(data);
     check_split(&file.text);
+    // Files handed over one at a time answer what splitting every file and then parsing and
+    // planning every marker answers: the raw text cut in two, then the generated file, and the
+    // other way round (a refusal of a later file outranks an earlier file's bad marker).
+    let cut = (0..=raw.len() / 2)
+        .rev()
+        .find(|at| raw.is_char_boundary(*at))
+        .unwrap_or(0);
+    let (head, tail) = raw.split_at(cut);
+    for files in [
+        [("a.json", head), ("b.json", tail), ("c.json", &file.text)],
+        [("c.json", &file.text), ("a.json", head), ("b.json", tail)],
+    ] {
+        assert_eq!(
+            plan_from_marker_files("rp", &files),
+            plan_of_files_split_first("rp", &files),
+            "plan_from_marker_files disagrees with splitting every file first"
+        );
+    }
     let split = split_marker_file(&file.text)
         .unwrap_or_else(|e| panic!("a file of valid markers is refused: {e}\n{}", file.text));
     assert_eq!(
@@ -635,6 +654,27 @@ pub fn check_marker_file(data: &[u8]) {
         plan_from_markers("fuzz-recovery-point", &file.markers),
         "the split texts plan otherwise than the markers they were written from"
     );
+}
+
+/// The reference for `plan_from_marker_files`: every file split (a refusal names the file),
+/// then every marker parsed, then planned.
+fn plan_of_files_split_first(
+    recovery_point: &str,
+    files: &[(&str, &str)],
+) -> Result<(Plan, usize), CleanupError> {
+    const FILE: &str = "Recovery marker file ";
+    let mut texts = Vec::new();
+    for (name, text) in files {
+        texts.extend(split_marker_file(text).map_err(|error| match error {
+            CleanupError::InvalidMarker(why) => {
+                CleanupError::InvalidMarker(why.replacen(FILE, &format!("{FILE}{name} "), 1))
+            }
+            other => other,
+        })?);
+    }
+    let plan =
+        parse_markers(&texts).and_then(|markers| plan_from_markers(recovery_point, &markers))?;
+    Ok((plan, texts.len()))
 }
 
 /// Whitespace as JSON (and the splitter) skips it.

@@ -243,3 +243,85 @@ fn a_marker_with_the_zero_topic_id_is_an_invalid_marker_named_by_position() {
         "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but marker 1 names topic action-state with the unknown ID AAAAAAAAAAAAAAAAAAAAAA"
     );
 }
+
+fn plan_json(markers: &[&Path]) -> (i32, serde_json::Value) {
+    let mut args = vec!["plan".to_owned()];
+    for path in markers {
+        args.push("--markers".to_owned());
+        args.push(path.to_str().unwrap().to_owned());
+    }
+    args.extend(["--recovery-point", "rp", "--json"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = cli(&args);
+    let json = serde_json::from_str(&stdout(&output)).unwrap();
+    (output.status.code().unwrap(), json)
+}
+
+fn versioned(offsets: &str) -> String {
+    format!(
+        r#"{{"schemaVersion":1,"topic":"action-state","topicId":"topic-id","offsets":{offsets}}}"#
+    )
+}
+
+#[test]
+fn a_directory_of_marker_files_plans_like_the_same_markers_in_one_array() {
+    // One marker per file (the everyday layout), markers one per line, and an array, in one
+    // directory; the plan and count equal those of all the markers written as one array.
+    let dir = scratch("marker-dir");
+    let markers = [
+        versioned(r#"{"0":15,"1":30}"#),
+        versioned(r#"{"1":35,"0":10}"#),
+        versioned(r#"{"0":12,"1":31}"#),
+        versioned(r#"{"0":11,"1":40}"#),
+        versioned(r#"{"0":99,"1":29}"#),
+    ];
+    let files = dir.join("files");
+    fs::create_dir(&files).unwrap();
+    fs::write(files.join("a.json"), &markers[0]).unwrap();
+    fs::write(files.join("b.json"), format!("\n  {}\n", markers[1])).unwrap();
+    fs::write(
+        files.join("c.json"),
+        format!("{}\n{}\n", markers[2], markers[3]),
+    )
+    .unwrap();
+    fs::write(files.join("d.json"), format!("[{}]", markers[4])).unwrap();
+    fs::write(files.join("ignored.txt"), "not a marker").unwrap();
+    let array = dir.join("all.json");
+    fs::write(&array, format!("[{}]", markers.join(",\n"))).unwrap();
+
+    let (code, from_files) = plan_json(&[&files]);
+    assert_eq!(code, 0, "{from_files}");
+    let (code, from_array) = plan_json(&[&array]);
+    assert_eq!(code, 0, "{from_array}");
+    assert_eq!(from_files, from_array);
+    assert_eq!(from_files["markers"], 5);
+    assert_eq!(
+        from_files["plan"]["offsets"],
+        serde_json::json!({"0": 10, "1": 29})
+    );
+}
+
+#[test]
+fn a_later_file_that_is_not_a_marker_file_is_reported_before_an_earlier_bad_marker() {
+    // Files are split before any marker is read, whichever order the component reads them in.
+    let dir = scratch("marker-order");
+    let bad_marker = dir.join("a.json");
+    fs::write(&bad_marker, versioned(r#"{"0":-1}"#)).unwrap();
+    let not_markers = dir.join("b.json");
+    fs::write(&not_markers, "[]").unwrap();
+    let (code, json) = plan_json(&[&bad_marker, &not_markers]);
+    assert_eq!(code, 3, "{json}");
+    assert_eq!(json["error"]["kind"], "invalid-marker");
+    assert_eq!(
+        json["error"]["message"],
+        format!(
+            "Recovery marker file {} holds an empty array",
+            not_markers.display()
+        )
+    );
+    // Alone, the bad marker is what is reported, by its position.
+    let (code, json) = plan_json(&[&bad_marker]);
+    assert_eq!(code, 3, "{json}");
+    let message = json["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("marker 1:"), "{message}");
+}

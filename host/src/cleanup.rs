@@ -584,6 +584,52 @@ impl CleanupInstance {
             .call_plan_from_marker_files(&mut self.store, recovery_point, files)
     }
 
+    /// Starts planning from marker files handed over one at a time (`marker-files-planner`):
+    /// the guest keeps only the running minimum, so each file's text can be read into the same
+    /// buffer and is freed in the guest after its call.
+    pub fn start_marker_files(
+        &mut self,
+        recovery_point: &str,
+    ) -> wasmtime::Result<MarkerFilesPlanner> {
+        self.reset_deadline();
+        let api = self
+            .bindings
+            .action_state_cleanup_plans()
+            .marker_files_planner();
+        api.call_constructor(&mut self.store, recovery_point)
+            .map(MarkerFilesPlanner)
+    }
+
+    /// Splits one more marker file and takes its markers (see `start_marker_files`).
+    pub fn add_marker_file(
+        &mut self,
+        planner: &MarkerFilesPlanner,
+        name: &str,
+        text: &str,
+    ) -> wasmtime::Result<Result<(), CleanupError>> {
+        self.reset_deadline();
+        let api = self
+            .bindings
+            .action_state_cleanup_plans()
+            .marker_files_planner();
+        api.call_add_file(&mut self.store, planner.0, name, text)
+    }
+
+    /// The plan of every file added; drops the guest resource.
+    pub fn finish_marker_files(
+        &mut self,
+        planner: MarkerFilesPlanner,
+    ) -> wasmtime::Result<Result<MarkerFilesPlan, CleanupError>> {
+        self.reset_deadline();
+        let api = self
+            .bindings
+            .action_state_cleanup_plans()
+            .marker_files_planner();
+        let answer = api.call_finish(&mut self.store, planner.0);
+        planner.0.resource_drop(&mut self.store)?;
+        answer
+    }
+
     pub fn parse_marker(
         &mut self,
         json: &str,
@@ -725,6 +771,10 @@ impl CleanupInstance {
         session.0.resource_drop(&mut self.store)
     }
 }
+
+/// A `marker-files-planner` living in a `CleanupInstance`'s store.
+#[derive(Debug)]
+pub struct MarkerFilesPlanner(wasmtime::component::ResourceAny);
 
 /// A recovery session living in a `CleanupInstance`'s store.
 #[derive(Debug)]

@@ -14,10 +14,11 @@
 
 use std::borrow::Cow;
 
+use crate::decode;
 use crate::error::{CleanupError, Result};
 use crate::json;
 use crate::plan::Plan;
-use crate::planning::plan_from_marker_texts;
+use crate::planning::MarkerPlanner;
 
 /// The marker texts of `text`, in order.
 pub fn split_marker_file(text: &str) -> Result<Vec<String>> {
@@ -46,17 +47,77 @@ pub fn plan_from_marker_files(
     recovery_point: &str,
     files: &[(&str, &str)],
 ) -> Result<(Plan, usize)> {
-    let mut markers = Vec::new();
+    let mut planner = MarkerFilesPlanner::new(recovery_point);
     for (name, text) in files {
-        markers.extend(marker_texts(text).map_err(|error| match error {
-            CleanupError::InvalidMarker(why) => {
-                CleanupError::InvalidMarker(why.replacen(FILE, &format!("{FILE}{name} "), 1))
-            }
-            other => other,
-        })?);
+        planner.add_file(name, text)?;
     }
-    let plan = plan_from_marker_texts(recovery_point, &markers)?;
-    Ok((plan, markers.len()))
+    planner.finish()
+}
+
+/// `plan_from_marker_files` over files handed over one at a time, so that a host can read
+/// each file into the same buffer and hand it over, and only one file's text is ever in memory
+/// (planning keeps just the running minimum).
+///
+/// A file that is not a marker file is refused at once, naming it, and that refusal is final:
+/// every later call answers it again, as `finish` does. Files are split in order before any
+/// marker is planned, so it outranks a refusal of a marker in an earlier file, which waits for
+/// `finish` like every other marker or planning refusal.
+#[derive(Debug)]
+pub struct MarkerFilesPlanner {
+    recovery_point: String,
+    markers: MarkerPlanner,
+    refused: Option<CleanupError>,
+}
+
+impl MarkerFilesPlanner {
+    pub fn new(recovery_point: &str) -> Self {
+        MarkerFilesPlanner {
+            recovery_point: recovery_point.to_owned(),
+            markers: MarkerPlanner::new(),
+            refused: None,
+        }
+    }
+
+    /// Splits the file `name` and takes its markers.
+    pub fn add_file(&mut self, name: &str, text: &str) -> Result<()> {
+        if let Some(refused) = &self.refused {
+            return Err(refused.clone());
+        }
+        // The everyday file is one marker. When the fast decoder reads the whole text as one,
+        // splitting would give back exactly this text, so it is not scanned a second time.
+        let whole = decode::marker_parts(text);
+        if whole.is_some() {
+            self.markers.add_decoded(text, whole);
+            return Ok(());
+        }
+        match marker_texts(text) {
+            Ok(texts) => {
+                for text in &texts {
+                    self.markers.add(text);
+                }
+                Ok(())
+            }
+            Err(error) => {
+                let error =
+                    match error {
+                        CleanupError::InvalidMarker(why) => CleanupError::InvalidMarker(
+                            why.replacen(FILE, &format!("{FILE}{name} "), 1),
+                        ),
+                        other => other,
+                    };
+                self.refused = Some(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    /// The plan of every marker of every file added, and how many markers there were.
+    pub fn finish(self) -> Result<(Plan, usize)> {
+        if let Some(refused) = self.refused {
+            return Err(refused);
+        }
+        self.markers.finish(&self.recovery_point)
+    }
 }
 
 /// How every refusal of a marker file begins.
@@ -344,8 +405,53 @@ mod tests {
             plan_from_marker_files("chk-1", &[("a.json", &one), ("b.json", &two)]).unwrap();
         let mut texts = split(&one);
         texts.extend(split(&two));
-        assert_eq!(plan, plan_from_marker_texts("chk-1", &texts).unwrap());
+        assert_eq!(
+            plan,
+            crate::planning::plan_from_marker_texts("chk-1", &texts).unwrap()
+        );
         assert_eq!(count, 3);
+    }
+
+    #[test]
+    fn a_later_file_that_is_not_a_marker_file_outranks_an_earlier_bad_marker() {
+        // As if every file were split before any marker is read.
+        let mut planner = MarkerFilesPlanner::new("chk-1");
+        planner.add_file("a.json", "{\"x\":1}").unwrap();
+        let refused = planner.add_file("b.json", "[]").unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "Recovery marker file b.json holds an empty array"
+        );
+        // The refusal is final: a good file afterwards changes nothing.
+        assert_eq!(planner.add_file("c.json", &marker(1)).unwrap_err(), refused);
+        assert_eq!(planner.finish().unwrap_err(), refused);
+        // Without the bad file, the bad marker is what `finish` reports.
+        let mut planner = MarkerFilesPlanner::new("chk-1");
+        planner.add_file("a.json", "{\"x\":1}").unwrap();
+        planner.add_file("c.json", &marker(1)).unwrap();
+        let error = planner.finish().unwrap_err().to_string();
+        assert!(error.starts_with("marker 1:"), "{error}");
+    }
+
+    #[test]
+    fn files_handed_over_one_at_a_time_plan_like_all_at_once() {
+        let files = [
+            ("a.json", marker(5)),
+            ("b.json", format!("[{}, {}]", marker(3), marker(8))),
+            ("c.json", format!("{}\n{}\n", marker(9), marker(4))),
+        ];
+        let mut planner = MarkerFilesPlanner::new("chk-1");
+        for (name, text) in &files {
+            planner.add_file(name, text).unwrap();
+        }
+        let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        let (plan, count) = planner.finish().unwrap();
+        assert_eq!(count, 5);
+        assert_eq!(
+            (plan.clone(), count),
+            plan_from_marker_files("chk-1", &borrowed).unwrap()
+        );
+        assert_eq!(plan.offsets.to_string(), "{0=3, 1=9}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Plan computation from the markers of one recovery point (SPEC §3).
 
-use crate::decode;
+use crate::decode::{self, MarkerParts};
 use crate::error::{CleanupError, Result};
 use crate::marker::{Marker, VersionedMarker};
 use crate::offsets::{PartitionOffsets, format_partitions};
@@ -9,73 +9,188 @@ use crate::plan::{Plan, ZERO_TOPIC_ID};
 /// The plan for `recovery_point`: per partition, the minimum offset any subtask still needs.
 /// Every marker must be versioned and name the same physical topic and partition set.
 pub fn plan_from_markers(recovery_point: &str, markers: &[Marker]) -> Result<Plan> {
-    let invalid = CleanupError::InvalidMarker;
-    let Some(first) = markers.first() else {
-        return Err(invalid(format!(
-            "Recovery markers must not be empty: recovery point {recovery_point:?} supplied none"
-        )));
+    let Some((first, rest)) = markers.split_first() else {
+        return Err(no_markers(recovery_point));
     };
-    let first = versioned(first, 0)?;
-    let mut minimum = first.offsets.clone();
-    for (index, marker) in markers.iter().enumerate().skip(1) {
-        let marker = versioned(marker, index)?;
-        if marker.topic != first.topic || marker.topic_id != first.topic_id {
-            return Err(invalid(format!(
-                "Recovery markers do not reference one physical Kafka topic: marker 1 names {} (ID {}) but marker {} names {} (ID {})",
-                first.topic,
-                first.topic_id,
-                index + 1,
-                marker.topic,
-                marker.topic_id
-            )));
-        }
-        if !marker.offsets.same_partitions(&minimum) {
-            return Err(invalid(format!(
-                "Recovery markers contain different Kafka partition sets: marker 1 has {} but marker {} has {}",
-                format_partitions(&minimum.partitions()),
-                index + 1,
-                format_partitions(&marker.offsets.partitions())
-            )));
-        }
-        merge_minimum(&mut minimum, &marker.offsets);
+    let mut agreement = Agreement::start(first)?;
+    for (index, marker) in rest.iter().enumerate() {
+        agreement.add(index + 1, marker)?;
     }
-    Plan::new(recovery_point, &first.topic, &first.topic_id, minimum)
+    agreement.plan(recovery_point)
 }
 
 /// The plan of one recovery point from its marker texts: exactly
 /// `plan_from_markers(recovery_point, &parse_markers(markers)?)`, answers and messages alike,
 /// but for the everyday case (versioned markers of one topic and one partition set, without
 /// escapes) each marker is decoded straight into the running minimum, with no map per marker.
-/// Whatever that path cannot accept outright goes the reference way, which decides.
 pub fn plan_from_marker_texts<S: AsRef<str>>(recovery_point: &str, markers: &[S]) -> Result<Plan> {
-    if let Some(plan) = plan_fast(recovery_point, markers) {
-        return Ok(plan);
+    let mut planner = MarkerPlanner::new();
+    for text in markers {
+        planner.add(text.as_ref());
     }
-    plan_from_markers(recovery_point, &parse_markers(markers)?)
+    planner.finish(recovery_point).map(|(plan, _)| plan)
 }
 
-fn plan_fast<S: AsRef<str>>(recovery_point: &str, markers: &[S]) -> Option<Plan> {
-    let (first, rest) = markers.split_first()?;
-    let first = decode::marker_parts(first.as_ref())?;
-    let mut minimum = first.offsets;
-    for text in rest {
-        let other = decode::marker_parts(text.as_ref())?;
-        let same_topic = other.topic == first.topic && other.topic_id == first.topic_id;
-        if !same_topic || other.offsets.len() != minimum.len() {
-            return None;
-        }
-        for (slot, (partition, offset)) in minimum.iter_mut().zip(other.offsets) {
-            if slot.0 != partition {
-                return None;
-            }
-            slot.1 = slot.1.min(offset);
-        }
+/// `plan_from_marker_texts` over marker texts handed over one at a time, keeping only the
+/// running minimum: a caller never needs every marker text in memory at once.
+///
+/// A refusal is kept until `finish`, where it outranks exactly as in `plan_from_markers` after
+/// `parse_markers`: the first marker that does not parse, else the first planning refusal.
+#[derive(Debug, Default)]
+pub struct MarkerPlanner {
+    markers: usize,
+    agreement: Option<Agreement>,
+    parse_error: Option<CleanupError>,
+    plan_error: Option<CleanupError>,
+}
+
+impl MarkerPlanner {
+    pub fn new() -> Self {
+        Self::default()
     }
-    // Every marker has the first one's topic, ID and partitions, so one marker holding the
-    // minima stands for them all: the marker and planning rules run on it unchanged.
-    let offsets = PartitionOffsets(minimum.into_iter().collect());
-    let marker = VersionedMarker::new(first.topic, first.topic_id, offsets).ok()?;
-    plan_from_markers(recovery_point, &[Marker::Versioned(marker)]).ok()
+
+    /// How many markers were added.
+    pub fn markers(&self) -> usize {
+        self.markers
+    }
+
+    pub fn add(&mut self, text: &str) {
+        let foldable =
+            self.agreement.is_some() && self.parse_error.is_none() && self.plan_error.is_none();
+        let parts = foldable.then(|| decode::marker_parts(text)).flatten();
+        self.add_decoded(text, parts);
+    }
+
+    /// `add` for a text the caller already gave the fast decoder, whose answer is `parts`.
+    pub(crate) fn add_decoded(&mut self, text: &str, parts: Option<MarkerParts<'_>>) {
+        let index = self.markers;
+        self.markers += 1;
+        if self.parse_error.is_some() {
+            // Only an earlier marker's refusal can be reported now.
+            return;
+        }
+        // The everyday case: one more marker of the first one's topic and partitions.
+        if self.plan_error.is_none()
+            && let Some(agreement) = self.agreement.as_mut()
+            && let Some(parts) = &parts
+            && agreement.fold(parts)
+        {
+            return;
+        }
+        let marker = match decode::marker(text).map_or_else(|| Marker::parse(text), Ok) {
+            Ok(marker) => marker,
+            Err(error) => {
+                self.parse_error = Some(numbered(index, error));
+                return;
+            }
+        };
+        if self.plan_error.is_some() {
+            return;
+        }
+        let agreed = match self.agreement.as_mut() {
+            None => Agreement::start(&marker).map(|agreement| self.agreement = Some(agreement)),
+            Some(agreement) => agreement.add(index, &marker),
+        };
+        self.plan_error = agreed.err();
+    }
+
+    /// The plan of every marker added, and how many there were.
+    pub fn finish(self, recovery_point: &str) -> Result<(Plan, usize)> {
+        if let Some(error) = self.parse_error.or(self.plan_error) {
+            return Err(error);
+        }
+        let Some(agreement) = self.agreement else {
+            return Err(no_markers(recovery_point));
+        };
+        Ok((agreement.plan(recovery_point)?, self.markers))
+    }
+}
+
+fn no_markers(recovery_point: &str) -> CleanupError {
+    CleanupError::InvalidMarker(format!(
+        "Recovery markers must not be empty: recovery point {recovery_point:?} supplied none"
+    ))
+}
+
+/// What the markers so far agree on (SPEC §3): the first marker's topic and ID, its partition
+/// set, and the running per-partition minimum, in ascending partition order.
+#[derive(Debug)]
+struct Agreement {
+    topic: String,
+    topic_id: String,
+    minimum: Vec<(u32, u64)>,
+}
+
+impl Agreement {
+    /// Starts from the first marker (index 0), which must be versioned with a real topic ID.
+    fn start(first: &Marker) -> Result<Self> {
+        let first = versioned(first, 0)?;
+        Ok(Agreement {
+            topic: first.topic.clone(),
+            topic_id: first.topic_id.clone(),
+            minimum: first.offsets.iter().collect(),
+        })
+    }
+
+    /// Takes the marker at `index` (0-based), refusing what `plan_from_markers` refuses.
+    fn add(&mut self, index: usize, marker: &Marker) -> Result<()> {
+        let marker = versioned(marker, index)?;
+        if marker.topic != self.topic || marker.topic_id != self.topic_id {
+            return Err(CleanupError::InvalidMarker(format!(
+                "Recovery markers do not reference one physical Kafka topic: marker 1 names {} (ID {}) but marker {} names {} (ID {})",
+                self.topic,
+                self.topic_id,
+                index + 1,
+                marker.topic,
+                marker.topic_id
+            )));
+        }
+        let same_partitions = marker.offsets.len() == self.minimum.len()
+            && marker
+                .offsets
+                .0
+                .keys()
+                .eq(self.minimum.iter().map(|(p, _)| p));
+        if !same_partitions {
+            let partitions: Vec<u32> = self.minimum.iter().map(|(p, _)| *p).collect();
+            return Err(CleanupError::InvalidMarker(format!(
+                "Recovery markers contain different Kafka partition sets: marker 1 has {} but marker {} has {}",
+                format_partitions(&partitions),
+                index + 1,
+                format_partitions(&marker.offsets.partitions())
+            )));
+        }
+        for (slot, offset) in self.minimum.iter_mut().zip(marker.offsets.0.values()) {
+            slot.1 = slot.1.min(*offset);
+        }
+        Ok(())
+    }
+
+    /// Takes a marker decoded by the fast decoder when it names the same topic, ID and
+    /// partitions; `false` (nothing changed) otherwise. Its topic and ID equal the first
+    /// marker's, which was checked, and the decoder refuses out-of-range values: such a marker
+    /// is one that `Marker::parse` accepts and `add` takes.
+    fn fold(&mut self, parts: &MarkerParts<'_>) -> bool {
+        let agrees = parts.topic == self.topic
+            && parts.topic_id == self.topic_id
+            && parts.offsets.len() == self.minimum.len()
+            && parts
+                .offsets
+                .iter()
+                .zip(&self.minimum)
+                .all(|((p, _), (q, _))| p == q);
+        if agrees {
+            for (slot, (_, offset)) in self.minimum.iter_mut().zip(&parts.offsets) {
+                slot.1 = slot.1.min(*offset);
+            }
+        }
+        agrees
+    }
+
+    fn plan(self, recovery_point: &str) -> Result<Plan> {
+        let minimum = PartitionOffsets(self.minimum.into_iter().collect());
+        Plan::new(recovery_point, &self.topic, &self.topic_id, minimum)
+    }
 }
 
 /// Parses marker texts, naming the marker's position (1-based) in any error.
@@ -83,15 +198,18 @@ pub fn parse_markers<S: AsRef<str>>(markers: &[S]) -> Result<Vec<Marker>> {
     markers
         .iter()
         .enumerate()
-        .map(|(index, text)| {
-            Marker::parse(text.as_ref()).map_err(|error| match error {
-                CleanupError::InvalidMarker(why) => {
-                    CleanupError::InvalidMarker(format!("marker {}: {why}", index + 1))
-                }
-                other => other,
-            })
-        })
+        .map(|(index, text)| Marker::parse(text.as_ref()).map_err(|e| numbered(index, e)))
         .collect()
+}
+
+/// A marker's refusal, naming its position (1-based) among the markers.
+fn numbered(index: usize, error: CleanupError) -> CleanupError {
+    match error {
+        CleanupError::InvalidMarker(why) => {
+            CleanupError::InvalidMarker(format!("marker {}: {why}", index + 1))
+        }
+        other => other,
+    }
 }
 
 /// Lowers every partition of `into` to `other`'s offset where that is smaller.

@@ -1,9 +1,10 @@
 //! Reading the operator's files: plan files and marker sources.
 
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use action_state_cleanup::cleanup::{CleanupInstance, MarkerFile};
+use action_state_cleanup::cleanup::{CleanupInstance, MarkerFile, MarkerFilesPlan};
 
 use super::failure::Failure;
 use super::session::answer;
@@ -14,30 +15,51 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// Reads a UTF-8 text file, refusing oversized or non-UTF-8 input with the path in the message.
 pub fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
-    let metadata = fs::metadata(path)
-        .map_err(|e| Failure::failed(format!("cannot read {what} {}: {e}", path.display())))?;
-    if metadata.len() > MAX_INPUT_BYTES {
+    let mut bytes = Vec::new();
+    read_text_into(path, what, &mut bytes).map(str::to_owned)
+}
+
+/// `read_text` into `bytes` (replacing what it held, keeping its memory): for many files in a
+/// row, so that each is read into memory the previous ones already used.
+pub fn read_text_into<'a>(
+    path: &Path,
+    what: &str,
+    bytes: &'a mut Vec<u8>,
+) -> Result<&'a str, Failure> {
+    let cannot_read =
+        |e: std::io::Error| Failure::failed(format!("cannot read {what} {}: {e}", path.display()));
+    let mut file = fs::File::open(path).map_err(cannot_read)?;
+    let length = file.metadata().map_err(cannot_read)?.len();
+    if length > MAX_INPUT_BYTES {
         return Err(Failure::refused(format!(
-            "{what} {} is {} bytes, more than the {} bytes a {what} may have",
+            "{what} {} is {length} bytes, more than the {MAX_INPUT_BYTES} bytes a {what} may have",
             path.display(),
-            metadata.len(),
-            MAX_INPUT_BYTES
         )));
     }
-    let bytes = fs::read(path)
-        .map_err(|e| Failure::failed(format!("cannot read {what} {}: {e}", path.display())))?;
-    String::from_utf8(bytes).map_err(|e| {
+    bytes.clear();
+    // At most one byte past the limit: a file that grew since is refused, not read whole.
+    (&mut file)
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Failure::refused(format!(
+            "{what} {} is more than the {MAX_INPUT_BYTES} bytes a {what} may have",
+            path.display(),
+        )));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
         Failure::refused(format!(
             "{what} {} is not UTF-8 text (invalid byte at position {})",
             path.display(),
-            e.utf8_error().valid_up_to()
+            e.valid_up_to()
         ))
     })
 }
 
-/// Reads marker sources, in a stable order: files as given, directories as their `*.json`
-/// files sorted by name. Each file is named by its path.
-pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
+/// The files of marker sources, in a stable order: files as given, directories as their
+/// `*.json` files sorted by name.
+pub fn marker_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -58,14 +80,43 @@ pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
                     path.display()
                 )));
             }
-            for file in found {
-                files.push(marker_file(&file)?);
-            }
+            files.extend(found);
         } else {
-            files.push(marker_file(path)?);
+            files.push(path.clone());
         }
     }
     Ok(files)
+}
+
+/// Reads marker sources (see `marker_paths`); each file is named by its path.
+pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
+    marker_paths(paths)?
+        .iter()
+        .map(|path| marker_file(path))
+        .collect()
+}
+
+/// The plan of the markers of marker sources (see `marker_paths`), and how many markers they
+/// held. Each file is read into the same buffer and handed to the component on its own
+/// (`marker-files-planner`), which keeps only the running minimum: a fresh process touches
+/// one file's worth of new memory on each side instead of every file's.
+pub fn plan_marker_files(
+    instance: &mut CleanupInstance,
+    recovery_point: &str,
+    paths: &[PathBuf],
+) -> Result<MarkerFilesPlan, Failure> {
+    let paths = marker_paths(paths)?;
+    let planner = instance
+        .start_marker_files(recovery_point)
+        .map_err(|e| Failure::internal(&e))?;
+    let mut bytes = Vec::new();
+    for path in &paths {
+        let text = read_text_into(path, "marker file", &mut bytes)?;
+        let added = instance.add_marker_file(&planner, &path.display().to_string(), text);
+        answer(instance, added)?;
+    }
+    let planned = instance.finish_marker_files(planner);
+    answer(instance, planned)
 }
 
 fn marker_file(path: &Path) -> Result<MarkerFile, Failure> {

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::args::{PlanArgs, VerifyArgs};
 use super::failure::Failure;
-use super::inputs::{marker_files, read_text};
+use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{answer, offline_instance};
 
@@ -21,11 +21,9 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             output.display()
         )));
     }
-    let files = marker_files(&args.markers)?;
     let mut instance = offline_instance()?;
-    let result = instance.plan_from_marker_files(&args.recovery_point, &files);
-    drop(files);
-    let MarkerFilesPlan { plan, markers } = answer(&mut instance, result)?;
+    let MarkerFilesPlan { plan, markers } =
+        plan_marker_files(&mut instance, &args.recovery_point, &args.markers)?;
     let text = instance
         .render_plan(&plan)
         .map_err(|e| Failure::internal(&e))?;
