@@ -325,3 +325,32 @@ fn a_later_file_that_is_not_a_marker_file_is_reported_before_an_earlier_bad_mark
     let message = json["error"]["message"].as_str().unwrap();
     assert!(message.starts_with("marker 1:"), "{message}");
 }
+
+#[test]
+fn check_recovery_names_a_marker_file_that_is_not_one_before_contacting_kafka() {
+    // Nothing listens at the bootstrap address: the file is refused first, by name.
+    let dir = scratch("check-recovery-file");
+    let good = dir.join("a.json");
+    fs::write(&good, versioned(r#"{"0":1}"#)).unwrap();
+    let bad = dir.join("b.json");
+    fs::write(&bad, format!("[{}", versioned(r#"{"0":1}"#))).unwrap();
+    let output = cli(&[
+        "check-recovery",
+        "--markers",
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        "--bootstrap-servers",
+        "127.0.0.1:9",
+        "--json",
+    ]);
+    expect_code(&output, 3);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["error"]["kind"], "invalid-marker");
+    assert_eq!(
+        json["error"]["message"],
+        format!(
+            "Recovery marker file {} is not valid JSON: the value starting at byte 0 is not closed",
+            bad.display()
+        )
+    );
+}

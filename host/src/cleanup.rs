@@ -650,6 +650,18 @@ impl CleanupInstance {
             .call_split_markers(&mut self.store, text)
     }
 
+    /// `split_markers` for the file `name`, which a refusal names.
+    pub fn split_marker_file(
+        &mut self,
+        name: &str,
+        text: &str,
+    ) -> wasmtime::Result<Result<Vec<String>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_split_marker_file(&mut self.store, name, text)
+    }
+
     pub fn message(&mut self, error: &CleanupError) -> wasmtime::Result<String> {
         self.reset_deadline();
         self.bindings

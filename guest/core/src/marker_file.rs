@@ -28,6 +28,21 @@ pub fn split_marker_file(text: &str) -> Result<Vec<String>> {
         .collect())
 }
 
+/// `split_marker_file` for the file `name`: a refusal names it.
+pub fn split_named_marker_file(name: &str, text: &str) -> Result<Vec<String>> {
+    split_marker_file(text).map_err(|error| named(name, error))
+}
+
+/// A refusal of a marker file's shape, naming the file.
+fn named(name: &str, error: CleanupError) -> CleanupError {
+    match error {
+        CleanupError::InvalidMarker(why) => {
+            CleanupError::InvalidMarker(why.replacen(FILE, &format!("{FILE}{name} "), 1))
+        }
+        other => other,
+    }
+}
+
 /// The marker texts of `text`, in order, borrowed from it where they are written out in it (a
 /// string element of an array is decoded, so it is owned).
 pub fn marker_texts(text: &str) -> Result<Vec<Cow<'_, str>>> {
@@ -98,13 +113,7 @@ impl MarkerFilesPlanner {
                 Ok(())
             }
             Err(error) => {
-                let error =
-                    match error {
-                        CleanupError::InvalidMarker(why) => CleanupError::InvalidMarker(
-                            why.replacen(FILE, &format!("{FILE}{name} "), 1),
-                        ),
-                        other => other,
-                    };
+                let error = named(name, error);
                 self.refused = Some(error.clone());
                 Err(error)
             }
@@ -325,6 +334,20 @@ mod tests {
 
     fn refusal(text: &str) -> String {
         split_marker_file(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_named_file_is_split_alike_and_named_in_its_refusal() {
+        assert_eq!(
+            split_named_marker_file("m.json", "{\"a\":1}\n{\"b\":2}").unwrap(),
+            split("{\"a\":1}\n{\"b\":2}")
+        );
+        assert_eq!(
+            split_named_marker_file("dir/m.json", "[]")
+                .unwrap_err()
+                .to_string(),
+            "Recovery marker file dir/m.json holds an empty array"
+        );
     }
 
     #[test]

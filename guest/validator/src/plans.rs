@@ -66,6 +66,10 @@ impl Guest for Component {
         Ok(core::split_marker_file(&text)?)
     }
 
+    fn split_marker_file(name: String, text: String) -> Result<Vec<String>, CleanupError> {
+        Ok(core::split_named_marker_file(&name, &text)?)
+    }
+
     fn render_marker(m: VersionedMarker) -> String {
         core::Marker::Versioned(core::VersionedMarker {
             topic: m.topic,

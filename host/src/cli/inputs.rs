@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use action_state_cleanup::cleanup::{CleanupInstance, MarkerFile, MarkerFilesPlan};
+use action_state_cleanup::cleanup::{CleanupInstance, MarkerFilesPlan};
 
 use super::failure::Failure;
 use super::session::answer;
@@ -88,14 +88,6 @@ pub fn marker_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     Ok(files)
 }
 
-/// Reads marker sources (see `marker_paths`); each file is named by its path.
-pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
-    marker_paths(paths)?
-        .iter()
-        .map(|path| marker_file(path))
-        .collect()
-}
-
 /// The plan of the markers of marker sources (see `marker_paths`), and how many markers they
 /// held. Each file is read into the same buffer and handed to the component on its own
 /// (`marker-files-planner`), which keeps only the running minimum: a fresh process touches
@@ -119,29 +111,19 @@ pub fn plan_marker_files(
     answer(instance, planned)
 }
 
-fn marker_file(path: &Path) -> Result<MarkerFile, Failure> {
-    Ok(MarkerFile {
-        name: path.display().to_string(),
-        text: read_text(path, "marker file")?,
-    })
-}
-
-/// The marker texts of marker sources (see `marker_files`), each file split by the component
-/// (`plans.split-markers`): a JSON array gives its elements, markers one per line give each.
+/// The marker texts of marker sources (see `marker_paths`), each file split by the component
+/// (`plans.split-marker-file`, which names the file in a refusal): a JSON array gives its
+/// elements, markers one per line give each. Each file is read into the same buffer.
 pub fn load_markers(
     instance: &mut CleanupInstance,
     paths: &[PathBuf],
 ) -> Result<Vec<String>, Failure> {
     let mut markers = Vec::new();
-    for file in marker_files(paths)? {
-        let split = instance.split_markers(&file.text);
-        markers.extend(answer(instance, split).map_err(|mut failure| {
-            // The component's sentence names "Recovery marker file"; the host knows which one.
-            if let Some(rest) = failure.message.strip_prefix("Recovery marker file ") {
-                failure.message = format!("Recovery marker file {} {rest}", file.name);
-            }
-            failure
-        })?);
+    let mut bytes = Vec::new();
+    for path in marker_paths(paths)? {
+        let text = read_text_into(&path, "marker file", &mut bytes)?;
+        let split = instance.split_marker_file(&path.display().to_string(), text);
+        markers.extend(answer(instance, split)?);
     }
     Ok(markers)
 }
