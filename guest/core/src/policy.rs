@@ -90,7 +90,8 @@ fn contract(operation: &str, why: String) -> KafkaError {
 struct ControlWriter<W> {
     topic: String,
     writer: W,
-    /// A newer writer took over: this one can never append again.
+    /// This writer can never append again: a newer writer took over, or a transaction of it
+    /// failed in a way only a new writer settles.
     fenced: bool,
 }
 
@@ -631,12 +632,18 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                 self.plain_append(topic, key, value)
                     .map_err(AppendError::Failed)
             }
-            // A record that needs no fence (APPLIED) is not lost with the transaction's answer:
-            // the idempotent writer writes it, retrying until the deadline (a duplicate of a
-            // transaction that did commit is harmless).
-            Err(error) if !fenced && error.kind.is_transient() => self
-                .plain_append(topic, key, value)
-                .map_err(AppendError::Failed),
+            // A record that needs no fence (APPLIED) is not lost with the transaction's answer,
+            // whatever went wrong with it: the idempotent writer writes it, retrying until the
+            // deadline (a duplicate of a transaction that did commit is harmless), and its own
+            // error is the one reported. A transactional writer that failed this way is not
+            // used again: its transaction may be left in a state only a new writer settles
+            // (a broker has answered EndTxn with UNKNOWN_SERVER_ERROR when a concurrent apply's
+            // fencing raced the commit).
+            Err(_) if !fenced => {
+                writer.fenced = true;
+                self.plain_append(topic, key, value)
+                    .map_err(AppendError::Failed)
+            }
             Err(error) => Err(AppendError::Failed(failure(
                 "append-control",
                 &format!("appending to control topic {topic}"),

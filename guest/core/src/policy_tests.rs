@@ -259,6 +259,43 @@ fn a_fenced_writer_refuses_commits_but_still_writes_records_that_need_no_fence()
 }
 
 #[test]
+fn a_record_that_needs_no_fence_survives_any_failure_of_the_transaction() {
+    // The broker answered the commit of the APPLIED record's transaction with an unknown error
+    // (seen when a concurrent apply's fencing raced the commit): the idempotent writer writes
+    // it, and later records do not use the failed transactional writer again.
+    for kind in [
+        ErrorKind::Other,
+        ErrorKind::Timeout,
+        ErrorKind::Authorization,
+    ] {
+        let (cluster, mut policy) = setup();
+        policy.fence_control(CONTROL).unwrap();
+        cluster.borrow_mut().script = vec![("append", 1, error(kind))];
+        let offset = policy
+            .append_control(CONTROL, "k", "APPLIED", false)
+            .unwrap();
+        assert_eq!(offset, 0, "{kind:?}");
+        let opened = cluster.borrow().opened.clone();
+        assert_eq!(opened.last(), Some(&None), "{kind:?}: {opened:?}");
+        let again = policy.append_control(CONTROL, "k2", "COMMITTED", true);
+        assert!(
+            matches!(again, Err(AppendError::Fenced(_))),
+            "{kind:?}: a commit needs a new fenced writer: {again:?}"
+        );
+    }
+    // A record that needs the fence is not written any other way: the failure is returned.
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    cluster.borrow_mut().script = vec![("append", 1, error(ErrorKind::Other))];
+    let failed = policy.append_control(CONTROL, "k", "COMMITTED", true);
+    assert!(
+        matches!(&failed, Err(AppendError::Failed(k)) if k.retriable),
+        "{failed:?}"
+    );
+    assert_eq!(cluster.borrow().count("append"), 1);
+}
+
+#[test]
 fn every_record_of_one_apply_goes_through_the_fenced_writer() {
     let (cluster, mut policy) = setup();
     policy.fence_control(CONTROL).unwrap();
