@@ -594,7 +594,7 @@ impl CleanupInstance {
         self.reset_deadline();
         let api = self
             .bindings
-            .action_state_cleanup_plans()
+            .action_state_cleanup_marker_planning()
             .marker_files_planner();
         api.call_constructor(&mut self.store, recovery_point)
             .map(MarkerFilesPlanner)
@@ -610,7 +610,7 @@ impl CleanupInstance {
         self.reset_deadline();
         let api = self
             .bindings
-            .action_state_cleanup_plans()
+            .action_state_cleanup_marker_planning()
             .marker_files_planner();
         api.call_add_file(&mut self.store, planner.0, name, text)
     }
@@ -623,7 +623,7 @@ impl CleanupInstance {
         self.reset_deadline();
         let api = self
             .bindings
-            .action_state_cleanup_plans()
+            .action_state_cleanup_marker_planning()
             .marker_files_planner();
         let answer = api.call_finish(&mut self.store, planner.0);
         planner.0.resource_drop(&mut self.store)?;

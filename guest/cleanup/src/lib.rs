@@ -19,6 +19,7 @@ mod plans;
 
 mod coordinator;
 mod imports;
+mod marker_planning;
 mod recovery;
 
 /// The component's export type; the shared `plans` code implements its interface for it.

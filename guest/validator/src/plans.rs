@@ -1,8 +1,6 @@
 //! The `plans` export. This file is shared with the cleanup component (included there with
 //! `#[path]`): both generate the same binding module paths from the same WIT package.
 
-use std::cell::RefCell;
-
 use action_state_core as core;
 
 use crate::Component;
@@ -11,13 +9,11 @@ use crate::bindings::action_state::cleanup::types::{
     VersionedMarker,
 };
 use crate::bindings::exports::action_state::cleanup::plans::{
-    Guest, GuestMarkerFilesPlanner, MarkerFile, MarkerFilesPlan, PartitionAdvance,
+    Guest, MarkerFile, MarkerFilesPlan, PartitionAdvance,
 };
 use crate::convert::{checked_offsets, from_offsets, to_offsets};
 
 impl Guest for Component {
-    type MarkerFilesPlanner = FilesPlanner;
-
     fn verify_plan(plan_json: String) -> Result<Plan, CleanupError> {
         Ok(core::Plan::parse(&plan_json)?.into())
     }
@@ -152,38 +148,9 @@ impl Guest for Component {
     }
 }
 
-fn files_plan((plan, markers): (core::Plan, usize)) -> MarkerFilesPlan {
+pub fn files_plan((plan, markers): (core::Plan, usize)) -> MarkerFilesPlan {
     MarkerFilesPlan {
         plan: plan.into(),
         markers: u32::try_from(markers).unwrap_or(u32::MAX),
-    }
-}
-
-/// The `marker-files-planner` resource: the core's planner until `finish` takes it.
-pub struct FilesPlanner(RefCell<Option<core::marker_file::MarkerFilesPlanner>>);
-
-fn finished() -> core::CleanupError {
-    core::CleanupError::InvalidArgument(
-        "This marker files planner has finished already; create a new one".into(),
-    )
-}
-
-impl GuestMarkerFilesPlanner for FilesPlanner {
-    fn new(recovery_point: String) -> Self {
-        FilesPlanner(RefCell::new(Some(
-            core::marker_file::MarkerFilesPlanner::new(&recovery_point),
-        )))
-    }
-
-    fn add_file(&self, name: String, text: String) -> Result<(), CleanupError> {
-        match self.0.borrow_mut().as_mut() {
-            Some(planner) => Ok(planner.add_file(&name, &text)?),
-            None => Err(finished().into()),
-        }
-    }
-
-    fn finish(&self) -> Result<MarkerFilesPlan, CleanupError> {
-        let planner = self.0.borrow_mut().take().ok_or_else(finished)?;
-        Ok(files_plan(planner.finish()?))
     }
 }
