@@ -100,7 +100,8 @@ def test_bundled_component_imports_only_the_wit_capabilities():
     assert imports <= wit, f"unexpected imports: {imports - wit}"
     assert "action-state:cleanup/kafka-writer@0.3.0" in imports and "action-state:cleanup/clock@0.3.0" in imports
     exports = set(component.type.exports(engine))
-    assert exports == {f"action-state:cleanup/{name}@0.3.0" for name in ("plans", "coordinator", "recovery")}
+    exported = ("plans", "marker-planning", "coordinator", "recovery")
+    assert exports == {f"action-state:cleanup/{name}@0.3.0" for name in exported}
 
 
 def test_per_call_overhead_is_reported(offline: Cleanup, record_property):
