@@ -41,7 +41,7 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
 };
-pub use bindings::exports::action_state::cleanup::plans::{MarkerFile, MarkerFilesPlan};
+pub use bindings::exports::action_state::cleanup::plans::MarkerFilesPlan;
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
 };
@@ -572,18 +572,6 @@ impl CleanupInstance {
             .call_plan_from_markers(&mut self.store, recovery_point, markers)
     }
 
-    /// Splits each marker file and plans from all their markers in one guest call.
-    pub fn plan_from_marker_files(
-        &mut self,
-        recovery_point: &str,
-        files: &[MarkerFile],
-    ) -> wasmtime::Result<Result<MarkerFilesPlan, CleanupError>> {
-        self.reset_deadline();
-        self.bindings
-            .action_state_cleanup_plans()
-            .call_plan_from_marker_files(&mut self.store, recovery_point, files)
-    }
-
     /// Starts planning from marker files handed over one at a time (`marker-files-planner`):
     /// the guest keeps only the running minimum, so each file's text can be read into the same
     /// buffer and is freed in the guest after its call.
@@ -640,17 +628,7 @@ impl CleanupInstance {
             .call_parse_marker(&mut self.store, json)
     }
 
-    pub fn split_markers(
-        &mut self,
-        text: &str,
-    ) -> wasmtime::Result<Result<Vec<String>, CleanupError>> {
-        self.reset_deadline();
-        self.bindings
-            .action_state_cleanup_plans()
-            .call_split_markers(&mut self.store, text)
-    }
-
-    /// `split_markers` for the file `name`, which a refusal names.
+    /// Splits the marker file `name` (`plans.split-marker-file`); a refusal names the file.
     pub fn split_marker_file(
         &mut self,
         name: &str,

@@ -49,11 +49,6 @@ impl MarkerPlanner {
         Self::default()
     }
 
-    /// How many markers were added.
-    pub fn markers(&self) -> usize {
-        self.markers
-    }
-
     pub fn add(&mut self, text: &str) {
         let foldable =
             self.agreement.is_some() && self.parse_error.is_none() && self.plan_error.is_none();
