@@ -373,6 +373,7 @@ fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore
         control_topic: control.clone(),
         replication_factor: 1,
         dry_run: false,
+        start_new_history: false,
     };
     runtime.apply(&plan_json, &options).unwrap().unwrap();
 

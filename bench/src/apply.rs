@@ -138,6 +138,7 @@ fn apply(ctx: &Ctx, side: Side, plan: &str, control: &str, client_id: Option<&st
                 control_topic: control.to_owned(),
                 replication_factor: 1,
                 dry_run: false,
+                start_new_history: false,
             };
             let report = core_apply::apply(&mut ops, &mut Silent, &plan, &options)
                 .map_err(|e| fail(e.to_string()))?;
@@ -157,6 +158,7 @@ fn apply(ctx: &Ctx, side: Side, plan: &str, control: &str, client_id: Option<&st
                 control_topic: control.to_owned(),
                 replication_factor: 1,
                 dry_run: false,
+                start_new_history: false,
             };
             let started = Instant::now();
             let report = call(instance.apply(plan, &options))?;

@@ -111,10 +111,10 @@ impl KafkaOps for NativeOps<'_> {
 
     fn delete_records(
         &mut self,
-        topic: &str,
+        expected: &TopicDescription,
         before: &PartitionOffsets,
-    ) -> KafkaResult<PartitionOffsets> {
-        self.run("delete-records", |p| p.delete_records(topic, before))
+    ) -> Result<PartitionOffsets, CleanupError> {
+        self.run("delete-records", |p| p.delete_records(expected, before))
     }
 
     fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>, CleanupError> {

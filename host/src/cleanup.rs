@@ -45,18 +45,30 @@ pub use bindings::exports::action_state::cleanup::plans::MarkerFilesPlan;
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
 };
-pub use operator_events::PartitionPreview;
+pub use operator_events::{NewControlTopic, PartitionPreview};
 
 /// Receives what the component tells the operator.
 pub trait OperatorEvents {
-    fn before_commit(&mut self, plan_id: &str, preview: &[PartitionPreview]);
+    /// `created`: the control topic this apply created (a new cleanup history).
+    fn before_commit(
+        &mut self,
+        plan_id: &str,
+        preview: &[PartitionPreview],
+        created: Option<&NewControlTopic>,
+    );
 }
 
 /// Shows nothing.
 pub struct NoEvents;
 
 impl OperatorEvents for NoEvents {
-    fn before_commit(&mut self, _plan_id: &str, _preview: &[PartitionPreview]) {}
+    fn before_commit(
+        &mut self,
+        _plan_id: &str,
+        _preview: &[PartitionPreview],
+        _created: Option<&NewControlTopic>,
+    ) {
+    }
 }
 
 /// One replayed action state, handed over by the host (it never crossed into the guest).
@@ -407,8 +419,10 @@ impl operator_events::Host for HostState {
         &mut self,
         plan_id: String,
         preview: Vec<PartitionPreview>,
+        created: Option<NewControlTopic>,
     ) -> wasmtime::Result<()> {
-        self.events.before_commit(&plan_id, &preview);
+        self.events
+            .before_commit(&plan_id, &preview, created.as_ref());
         Ok(())
     }
 }

@@ -20,6 +20,7 @@ impl Guest for Component {
             control_topic: options.control_topic,
             replication_factor: options.replication_factor,
             dry_run: options.dry_run,
+            start_new_history: options.start_new_history,
         };
         let report = core::apply_with_status(&mut host_kafka(), &mut HostObserver, &plan, &options)
             .map_err(|failure| ApplyFailure {
@@ -39,6 +40,7 @@ impl Guest for Component {
             target: from_offsets(&report.target),
             beginnings_after: from_offsets(&report.beginnings_after),
             marked_applied: report.marked_applied,
+            created_control_topic: report.created_control_topic.as_ref().map(Into::into),
         })
     }
 
@@ -61,6 +63,7 @@ impl Guest for Component {
                     boundary: l.boundary,
                 })
                 .collect(),
+            broken_history: report.broken_history,
         })
     }
 }

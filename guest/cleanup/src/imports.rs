@@ -193,10 +193,26 @@ impl Capabilities for HostCaps {
 pub struct HostObserver;
 
 impl core::apply::ApplyObserver for HostObserver {
-    fn before_commit(&mut self, plan: &core::Plan, preview: &[core::PartitionPreview]) {
+    fn before_commit(
+        &mut self,
+        plan: &core::Plan,
+        preview: &[core::PartitionPreview],
+        created: Option<&core::apply::NewControlTopic>,
+    ) {
         let preview: Vec<operator_events::PartitionPreview> =
             preview.iter().map(|p| (*p).into()).collect();
-        operator_events::before_commit(&plan.plan_id, &preview);
+        operator_events::before_commit(&plan.plan_id, &preview, created.map(Into::into).as_ref());
+    }
+}
+
+impl From<&core::apply::NewControlTopic> for operator_events::NewControlTopic {
+    fn from(created: &core::apply::NewControlTopic) -> Self {
+        operator_events::NewControlTopic {
+            name: created.topic.clone(),
+            partitions: created.partitions,
+            replication_factor: created.replication_factor,
+            min_insync_replicas: created.min_insync_replicas,
+        }
     }
 }
 

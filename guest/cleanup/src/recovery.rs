@@ -113,8 +113,23 @@ struct SessionState {
     source: Option<HostSource>,
 }
 
+/// The session's consumer of `topic`, opened on first use.
+fn open_source<'a>(
+    source: &'a mut Option<HostSource>,
+    topic: &str,
+) -> Result<&'a mut HostSource, core::CleanupError> {
+    if source.is_none() {
+        let consumer = kafka_consumer::Consumer::open(topic)
+            .map_err(|e| core::CleanupError::Kafka(kafka("consumer-open", e.into())))?;
+        *source = Some(HostSource(consumer));
+    }
+    source
+        .as_mut()
+        .ok_or_else(|| core::CleanupError::kafka("consumer-open", "no consumer"))
+}
+
 impl SessionState {
-    /// The session's consumer, opened on first use.
+    /// The core session, its Kafka policy and its consumer (opened on first use).
     fn parts(
         &mut self,
     ) -> Result<
@@ -125,15 +140,8 @@ impl SessionState {
         ),
         core::CleanupError,
     > {
-        if self.source.is_none() {
-            let consumer = kafka_consumer::Consumer::open(self.session.topic())
-                .map_err(|e| core::CleanupError::Kafka(kafka("consumer-open", e.into())))?;
-            self.source = Some(HostSource(consumer));
-        }
-        match self.source.as_mut() {
-            Some(source) => Ok((&mut self.session, &mut self.kafka, source)),
-            None => Err(core::CleanupError::kafka("consumer-open", "no consumer")),
-        }
+        let source = open_source(&mut self.source, self.session.topic())?;
+        Ok((&mut self.session, &mut self.kafka, source))
     }
 }
 
@@ -155,14 +163,21 @@ impl GuestRecoverySession for Session {
         markers: Vec<String>,
         options: ReplayOptions,
     ) -> Result<RecoveryVerdict, CleanupError> {
-        let markers = core::planning::parse_markers(&markers)?;
         let mut state = self.state.borrow_mut();
-        let (session, kafka, source) = state.parts()?;
+        let state = &mut *state;
         let options = CoreReplayOptions {
             poll_timeout_ms: options.poll_timeout_ms,
             stall_timeout_ms: options.stall_timeout_ms,
         };
-        Ok(verdict(session.restore(kafka, source, &markers, options)?))
+        // The markers are parsed and a consumer that could not be opened is reported inside the
+        // core session, so that every failure of a restore takes its failure rule (checkpoints
+        // refused unless the same restore was retried).
+        let source = open_source(&mut state.source, state.session.topic())
+            .map(|s| s as &mut dyn RecordSource);
+        let check = state
+            .session
+            .restore_texts(&mut state.kafka, source, &markers, options)?;
+        Ok(verdict(check))
     }
 
     fn next_batch(&self, max_records: u32) -> Result<ReplayBatch, CleanupError> {

@@ -4,7 +4,7 @@ use crate::boundary::check_advances;
 use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{AppendError, ConfigEntry, KafkaOps, TopicState};
+use crate::ops::{AppendError, ConfigEntry, KafkaOps, TopicDescription, TopicState};
 use crate::plan::Plan;
 use crate::topics::{
     CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
@@ -21,6 +21,20 @@ pub struct ApplyOptions {
     pub replication_factor: u16,
     /// Run every check and report the preview, but commit nothing.
     pub dry_run: bool,
+    /// Create a missing control topic even though the data topic was already cleaned (some
+    /// partition begins past offset 0). Without it apply refuses: with no retention allowed,
+    /// only an earlier DeleteRecords cut that prefix, so the topic's history is in another
+    /// control topic (a typo in its name would otherwise start a second history silently).
+    pub start_new_history: bool,
+}
+
+/// A control topic this apply created (or, in a dry run, would create): a new history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewControlTopic {
+    pub topic: String,
+    pub partitions: u32,
+    pub replication_factor: u16,
+    pub min_insync_replicas: u16,
 }
 
 /// One partition as the operator reviews it before the commit.
@@ -60,11 +74,19 @@ pub struct ApplyReport {
     pub beginnings_after: PartitionOffsets,
     /// Plans this run marked APPLIED (this plan and any other plan that was still COMMITTED).
     pub marked_applied: Vec<String>,
+    /// The control topic this run created (in a dry run: would create).
+    pub created_control_topic: Option<NewControlTopic>,
 }
 
 /// Receives the preview right before the point of no return, so a host can show it.
 pub trait ApplyObserver {
-    fn before_commit(&mut self, plan: &Plan, preview: &[PartitionPreview]);
+    /// `created` is the control topic this run created for the plan, if it did.
+    fn before_commit(
+        &mut self,
+        plan: &Plan,
+        preview: &[PartitionPreview],
+        created: Option<&NewControlTopic>,
+    );
 }
 
 /// An observer for hosts that need no preview.
@@ -72,7 +94,13 @@ pub trait ApplyObserver {
 pub struct Silent;
 
 impl ApplyObserver for Silent {
-    fn before_commit(&mut self, _plan: &Plan, _preview: &[PartitionPreview]) {}
+    fn before_commit(
+        &mut self,
+        _plan: &Plan,
+        _preview: &[PartitionPreview],
+        _created: Option<&NewControlTopic>,
+    ) {
+    }
 }
 
 /// Validates `plan` against live Kafka and the control topic, commits it, deletes, verifies and
@@ -106,17 +134,29 @@ pub fn apply_with_status(
     plan: &Plan,
     options: &ApplyOptions,
 ) -> std::result::Result<ApplyReport, ApplyFailure> {
-    let mut status = None;
-    let mut commit_in_doubt = false;
-    let outcome = apply_attempts(
-        kafka,
-        observer,
-        plan,
-        options,
-        &mut status,
-        &mut commit_in_doubt,
-    );
-    outcome.map_err(|error| ApplyFailure { error, status })
+    let mut run = RunState::default();
+    let outcome = apply_attempts(kafka, observer, plan, options, &mut run);
+    match outcome {
+        Ok(mut report) => {
+            report.created_control_topic = run.created;
+            Ok(report)
+        }
+        Err(error) => Err(ApplyFailure {
+            error,
+            status: run.status,
+        }),
+    }
+}
+
+/// What one apply learns across its attempts.
+#[derive(Debug, Default)]
+struct RunState {
+    /// The plan's status as this run last knew it.
+    status: Option<Status>,
+    /// Set when a COMMITTED append failed without a definite answer.
+    commit_in_doubt: bool,
+    /// The control topic this run created (or, dry, would create).
+    created: Option<NewControlTopic>,
 }
 
 fn apply_attempts(
@@ -124,21 +164,12 @@ fn apply_attempts(
     observer: &mut dyn ApplyObserver,
     plan: &Plan,
     options: &ApplyOptions,
-    status: &mut Option<Status>,
-    commit_in_doubt: &mut bool,
+    run: &mut RunState,
 ) -> Result<ApplyReport> {
     // Before anything durable (creating the control topic, fencing, COMMITTED): a record the
     // integrity rules refuse would stop every later apply and recovery.
     plan.verify()?;
-    let mut outcome = apply_once(
-        kafka,
-        observer,
-        plan,
-        options,
-        true,
-        status,
-        commit_in_doubt,
-    );
+    let mut outcome = apply_once(kafka, observer, plan, options, true, run);
     for attempt in 1..MAX_ATTEMPTS {
         let fence_again = match &outcome {
             // Fenced before committing: another apply took over. Decide again, from the
@@ -156,18 +187,10 @@ fn apply_attempts(
             // writer with the same transactional id completes or aborts it), so the history
             // read next is the truth: the plan resumes if it was committed, or is decided on
             // again (it may have been overtaken) if it was not.
-            Err(CleanupError::Kafka(_)) if std::mem::take(commit_in_doubt) => true,
+            Err(CleanupError::Kafka(_)) if std::mem::take(&mut run.commit_in_doubt) => true,
             _ => break,
         };
-        outcome = apply_once(
-            kafka,
-            observer,
-            plan,
-            options,
-            fence_again,
-            status,
-            commit_in_doubt,
-        );
+        outcome = apply_once(kafka, observer, plan, options, fence_again, run);
     }
     outcome
 }
@@ -185,8 +208,7 @@ fn apply_once(
     plan: &Plan,
     options: &ApplyOptions,
     fence_first: bool,
-    status: &mut Option<Status>,
-    commit_in_doubt: &mut bool,
+    run: &mut RunState,
 ) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
     if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
@@ -199,12 +221,11 @@ fn apply_once(
         kafka,
         plan,
         control: &options.control_topic,
-        status,
-        commit_in_doubt,
+        run,
     };
     let may_write = !options.dry_run;
     let mut fenced = may_write && fence_first;
-    let mut history = session.inspect_and_read(options.replication_factor, may_write, fenced)?;
+    let mut history = session.inspect_and_read(options, fenced)?;
     loop {
         let known = history.find(&plan.plan_id).cloned();
         if known.is_none() && may_write && !fenced {
@@ -226,7 +247,7 @@ fn decide_and_act(
     options: &ApplyOptions,
 ) -> Result<ApplyReport> {
     let plan = session.plan;
-    *session.status = known.as_ref().map(|record| record.status);
+    session.run.status = known.as_ref().map(|record| record.status);
     if let Some(record) = known.as_ref().filter(|record| record.plan != *plan) {
         return Err(CleanupError::ControlTopicCorrupt(format!(
             "Cleanup control record {} does not match the supplied plan",
@@ -250,7 +271,7 @@ fn decide_and_act(
         None => {
             check_advances(plan, &history.boundary())?;
             let preview = session.preview(&history)?;
-            observer.before_commit(plan, &preview);
+            observer.before_commit(plan, &preview, session.run.created.as_ref());
             if options.dry_run {
                 let mut dry = report(plan, ApplyOutcome::DryRun, None);
                 dry.preview = preview;
@@ -274,6 +295,7 @@ fn report(plan: &Plan, outcome: ApplyOutcome, status: Option<Status>) -> ApplyRe
         target: PartitionOffsets::new(),
         beginnings_after: PartitionOffsets::new(),
         marked_applied: Vec::new(),
+        created_control_topic: None,
     }
 }
 
@@ -281,13 +303,19 @@ struct Session<'a> {
     kafka: &'a mut dyn KafkaOps,
     plan: &'a Plan,
     control: &'a str,
-    /// The plan's status as this run last knew it.
-    status: &'a mut Option<Status>,
-    /// Set when a COMMITTED append failed without a definite answer.
-    commit_in_doubt: &'a mut bool,
+    run: &'a mut RunState,
 }
 
 impl Session<'_> {
+    /// The physical topic the plan was made for: the only one its deletes may reach.
+    fn identity(&self) -> TopicDescription {
+        TopicDescription {
+            topic: self.plan.topic.clone(),
+            topic_id: self.plan.topic_id.clone(),
+            partitions: self.plan.offsets.partitions(),
+        }
+    }
+
     /// Identity, partitions and configuration of the data topic, in two requests.
     fn check_data_topic(&mut self, context: &str) -> Result<()> {
         let states = self
@@ -312,13 +340,9 @@ impl Session<'_> {
 
     /// Checks the data topic and validates (or, when allowed, creates) the control topic in one
     /// inspection, fences the control topic when this run may write, and replays its whole log.
-    fn inspect_and_read(
-        &mut self,
-        replication_factor: u16,
-        may_write: bool,
-        fence: bool,
-    ) -> Result<ControlHistory> {
+    fn inspect_and_read(&mut self, options: &ApplyOptions, fence: bool) -> Result<ControlHistory> {
         let control = self.control;
+        let may_write = !options.dry_run;
         let states = self
             .kafka
             .inspect_topics(&[&self.plan.topic, control], &CHECKED_CONFIGS)
@@ -326,20 +350,39 @@ impl Session<'_> {
         let mut states = states.into_iter();
         let (data, mut control_state) = (states.next().flatten(), states.next().flatten());
         self.check_data_state(data.as_ref(), "checked before commit")?;
-        if control_state.is_none() && may_write {
+        if control_state.is_none() {
+            if !options.start_new_history {
+                self.refuse_second_history()?;
+            }
+            let replication_factor = options.replication_factor;
+            // With three or more replicas, a COMMITTED record acknowledged by acks=all is on at
+            // least two of them, so losing one broker cannot lose a binding boundary.
+            let new = NewControlTopic {
+                topic: control.to_owned(),
+                partitions: 1,
+                replication_factor,
+                min_insync_replicas: if replication_factor >= 3 { 2 } else { 1 },
+            };
+            if !may_write {
+                // A dry run against a missing control topic sees an empty history.
+                self.run.created = Some(new);
+                return Ok(ControlHistory::default());
+            }
             let compact = ConfigEntry {
                 name: CLEANUP_POLICY.into(),
                 value: Some("compact".into()),
             };
-            // With three or more replicas, a COMMITTED record acknowledged by acks=all is on at
-            // least two of them, so losing one broker cannot lose a binding boundary.
             let min_isr = ConfigEntry {
                 name: "min.insync.replicas".into(),
-                value: Some(if replication_factor >= 3 { "2" } else { "1" }.into()),
+                value: Some(new.min_insync_replicas.to_string()),
             };
-            self.kafka
+            let created = self
+                .kafka
                 .create_topic(control, 1, replication_factor, &[compact, min_isr])
                 .map_err(CleanupError::Kafka)?;
+            if created {
+                self.run.created = Some(new);
+            }
             control_state = self
                 .kafka
                 .inspect_topics(&[control], &CHECKED_CONFIGS)
@@ -349,10 +392,6 @@ impl Session<'_> {
                 .flatten();
         }
         let Some(control_state) = control_state else {
-            if !may_write {
-                // A dry run against a missing control topic sees an empty history.
-                return Ok(ControlHistory::default());
-            }
             return Err(CleanupError::InvalidControlTopic(format!(
                 "Kafka cleanup control topic {control} was created but cannot be described"
             )));
@@ -362,6 +401,39 @@ impl Session<'_> {
             return self.fence_and_read();
         }
         self.read_history()
+    }
+
+    /// A missing control topic for a data topic that was already cleaned is not a first apply:
+    /// with retention off, only an earlier DeleteRecords moved a beginning past offset 0, so
+    /// that cleanup's history (and the boundary restores are checked against) is elsewhere.
+    fn refuse_second_history(&mut self) -> Result<()> {
+        let plan = self.plan;
+        let ranges = self
+            .kafka
+            .offset_range(&plan.topic, &plan.offsets.partitions())
+            .map_err(CleanupError::Kafka)?;
+        let cleaned: Vec<String> = ranges
+            .iter()
+            .filter(|(_, beginning, _)| *beginning > 0)
+            .map(|(partition, beginning, _)| format!("{partition} at {beginning}"))
+            .collect();
+        if cleaned.is_empty() {
+            return Ok(());
+        }
+        let shown = cleaned
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = match cleaned.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        Err(CleanupError::InvalidControlTopic(format!(
+            "Kafka cleanup control topic {} does not exist, but data topic {} was already cleaned (partition {shown}{more} begins past offset 0), so its cleanup history is in another control topic; name that control topic, or set start-new-history (CLI: --start-new-history) to begin a second history here",
+            self.control, plan.topic
+        )))
     }
 
     /// Fences before reading: any concurrent apply that has not committed yet can no longer
@@ -427,12 +499,13 @@ impl Session<'_> {
         // deletes nothing), before anything durable happens.
         let probe: PartitionOffsets = preview.iter().map(|p| (p.partition, p.beginning)).collect();
         self.kafka
-            .delete_records(&plan.topic, &probe)
-            .map_err(|error| {
-                CleanupError::Kafka(KafkaError {
+            .delete_records(&self.identity(), &probe)
+            .map_err(|error| match error {
+                CleanupError::Kafka(error) => CleanupError::Kafka(KafkaError {
                     operation: "delete-records (permission probe before commit)".into(),
                     ..error
-                })
+                }),
+                other => other,
             })?;
         Ok(preview)
     }
@@ -446,11 +519,11 @@ impl Session<'_> {
             if status == Status::Committed
                 && matches!(&error, CleanupError::Kafka(kafka) if kafka.retriable)
             {
-                *self.commit_in_doubt = true;
+                self.run.commit_in_doubt = true;
             }
             return Err(error);
         }
-        *self.status = Some(status);
+        self.run.status = Some(status);
         Ok(())
     }
 
@@ -483,7 +556,7 @@ impl Session<'_> {
     /// log says APPLIED. One read of the history settles it; when that read fails too, the
     /// status is reported unknown (`None`), and a host reads it before saying anything.
     fn learn_status_after_failed_append(&mut self) {
-        *self.status = self
+        self.run.status = self
             .read_history()
             .ok()
             .and_then(|history| history.find(&self.plan.plan_id).map(|r| r.status));
@@ -495,10 +568,7 @@ impl Session<'_> {
         let plan = self.plan;
         let target = history.boundary();
         self.check_data_topic("checked immediately before delete")?;
-        let beginnings = self
-            .kafka
-            .delete_records(&plan.topic, &target)
-            .map_err(CleanupError::Kafka)?;
+        let beginnings = self.kafka.delete_records(&self.identity(), &target)?;
         for (partition, wanted) in target.iter() {
             let beginning = beginnings.get(partition);
             if beginning.is_none_or(|b| b < wanted) {
@@ -530,7 +600,7 @@ impl Session<'_> {
                 return Err(error);
             }
             if ours {
-                *self.status = Some(Status::Applied);
+                self.run.status = Some(Status::Applied);
             }
         }
         Ok(ApplyReport {
@@ -541,6 +611,7 @@ impl Session<'_> {
             target,
             beginnings_after: beginnings,
             marked_applied: marked,
+            created_control_topic: None,
         })
     }
 }

@@ -24,11 +24,25 @@ fn options() -> ApplyOptions {
         control_topic: CONTROL.into(),
         replication_factor: 1,
         dry_run: false,
+        start_new_history: false,
     }
 }
 
 fn run(kafka: &mut FakeKafka, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
     apply(kafka, &mut Silent, p, &options()).map(|r| r.outcome)
+}
+
+/// Options that allow creating the control topic of a data topic cleaned before (the tests
+/// that start from a cleaned topic stand for a history whose control topic was lost).
+fn new_history() -> ApplyOptions {
+    ApplyOptions {
+        start_new_history: true,
+        ..options()
+    }
+}
+
+fn run_new_history(kafka: &mut FakeKafka, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
+    apply(kafka, &mut Silent, p, &new_history()).map(|r| r.outcome)
 }
 
 fn statuses(kafka: &mut FakeKafka) -> Vec<(String, Status)> {
@@ -209,7 +223,7 @@ fn incomparable_committed_boundaries_are_refused_without_writes() {
 fn unavailable_offsets_are_refused_before_commit() {
     let mut kafka = FakeKafka::new();
     kafka.data().beginnings.insert(0, 11);
-    let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
+    let error = run_new_history(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
     assert!(
         error.to_string().contains("available range is [11, 1000]"),
         "{error}"
@@ -410,6 +424,7 @@ fn invalid_arguments_are_refused_before_any_kafka_call() {
             control_topic: control.into(),
             replication_factor: rf,
             dry_run: false,
+            start_new_history: false,
         };
         let error = apply(&mut kafka, &mut Silent, &p, &opts).unwrap_err();
         assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error}");
@@ -423,7 +438,7 @@ fn dry_run_previews_and_writes_nothing() {
     kafka.data().beginnings.insert(0, 4);
     let opts = ApplyOptions {
         dry_run: true,
-        ..options()
+        ..new_history()
     };
     let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::DryRun);
@@ -617,7 +632,7 @@ fn committed_records_are_written_by_the_fenced_writer() {
 fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind() {
     let mut kafka = FakeKafka::new();
     kafka.data().beginnings.insert(0, 3);
-    run(&mut kafka, &plan("rp", 10, 20)).unwrap();
+    run_new_history(&mut kafka, &plan("rp", 10, 20)).unwrap();
     assert_eq!(kafka.probes, ["probe:{0=3, 1=0}"]);
     let probe = kafka
         .trace
@@ -633,7 +648,7 @@ fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind
 
     let mut denied = FakeKafka::new();
     denied.fail_on("delete_records", 1, Fault::Fail);
-    let error = run(&mut denied, &plan("rp", 10, 20)).unwrap_err();
+    let error = run_new_history(&mut denied, &plan("rp", 10, 20)).unwrap_err();
     assert!(
         error.to_string().contains("permission probe before commit"),
         "{error}"
@@ -867,4 +882,117 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
         error.to_string().contains("the topic was recreated"),
         "{error}"
     );
+}
+
+#[test]
+fn a_missing_control_topic_of_a_cleaned_data_topic_is_not_created_without_the_explicit_intent() {
+    // A typo in the control topic's name: the data topic was cleaned up to 398 under the real
+    // one, so a new history here would let restores the real history allows lose records.
+    let mut kafka = FakeKafka::new();
+    kafka.data().beginnings = [(0, 398), (1, 0)].into_iter().collect();
+    for dry_run in [true, false] {
+        let opts = ApplyOptions {
+            dry_run,
+            ..options()
+        };
+        let error = apply(&mut kafka, &mut Silent, &plan("typo", 400, 20), &opts).unwrap_err();
+        assert!(
+            matches!(error, CleanupError::InvalidControlTopic(_)),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains("control topic action-state-control does not exist")
+                && message.contains("partition 0 at 398")
+                && message.contains("start-new-history"),
+            "{message}"
+        );
+        assert!(kafka.events.is_empty(), "dry {dry_run}: {:?}", kafka.events);
+        assert!(kafka.fenced.is_empty());
+    }
+    // Said explicitly, the new history begins, and the report names what was created.
+    let report = apply(
+        &mut kafka,
+        &mut Silent,
+        &plan("new", 400, 20),
+        &new_history(),
+    )
+    .unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    let created = report.created_control_topic.expect("created");
+    assert_eq!(
+        (
+            created.topic.as_str(),
+            created.partitions,
+            created.replication_factor,
+            created.min_insync_replicas
+        ),
+        (CONTROL, 1, 1, 1)
+    );
+}
+
+#[test]
+fn the_preview_announces_the_control_topic_a_first_apply_creates() {
+    struct Seen(Vec<Option<crate::apply::NewControlTopic>>);
+    impl crate::apply::ApplyObserver for Seen {
+        fn before_commit(
+            &mut self,
+            _plan: &Plan,
+            _preview: &[crate::apply::PartitionPreview],
+            created: Option<&crate::apply::NewControlTopic>,
+        ) {
+            self.0.push(created.cloned());
+        }
+    }
+    let mut kafka = FakeKafka::new();
+    let dry = ApplyOptions {
+        dry_run: true,
+        replication_factor: 3,
+        ..options()
+    };
+    let mut seen = Seen(Vec::new());
+    let report = apply(&mut kafka, &mut seen, &plan("first", 10, 20), &dry).unwrap();
+    let would = report
+        .created_control_topic
+        .expect("a dry run names what it would create");
+    assert_eq!(
+        (would.replication_factor, would.min_insync_replicas),
+        (3, 2)
+    );
+    assert!(kafka.events.is_empty());
+    apply(&mut kafka, &mut seen, &plan("first", 10, 20), &options()).unwrap();
+    assert_eq!(seen.0.len(), 2);
+    assert!(seen.0.iter().all(Option::is_some), "{:?}", seen.0);
+    // The next plan finds the topic: nothing is announced.
+    let report = apply(&mut kafka, &mut seen, &plan("second", 30, 40), &options()).unwrap();
+    assert_eq!(report.created_control_topic, None);
+    assert_eq!(seen.0.last(), Some(&None));
+}
+
+#[test]
+fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_history() {
+    // The real history committed {0=10, 1=20}; an apply through a mistyped control topic then
+    // deleted partition 0 up to 15.
+    let mut kafka = FakeKafka::new();
+    run(&mut kafka, &plan("real", 10, 20)).unwrap();
+    assert_eq!(status(&mut kafka, CONTROL).unwrap().broken_history, None);
+    kafka.data().beginnings.insert(0, 15);
+    let report = status(&mut kafka, CONTROL).unwrap();
+    let sentence = report.broken_history.expect("reported");
+    assert!(
+        sentence.contains("Broken cleanup history")
+            && sentence.contains("partition 0 begins at 15, boundary 10"),
+        "{sentence}"
+    );
+    // A restore the history allows (10 >= boundary 10) but whose records are gone.
+    let error = check_recovery(&mut kafka, &[marker(12, 20)], &enforced()).unwrap_err();
+    assert!(matches!(error, CleanupError::RecoveryRefused(_)), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("action-state-0 from offset 12")
+            && message.contains("Broken cleanup history"),
+        "{message}"
+    );
+    // A restore whose records are all still there is allowed.
+    assert!(check_recovery(&mut kafka, &[marker(15, 20)], &enforced()).is_ok());
 }

@@ -217,9 +217,10 @@ impl KafkaOps for FakeKafka {
 
     fn delete_records(
         &mut self,
-        topic: &str,
+        expected: &TopicDescription,
         before: &PartitionOffsets,
-    ) -> KafkaResult<PartitionOffsets> {
+    ) -> crate::error::Result<PartitionOffsets> {
+        let topic = expected.topic.as_str();
         // A delete at or below every current beginning removes nothing: it is a permission
         // probe, kept apart from the durable effects. Recorded before a simulated failure, like
         // the Java tests' fake, so tests see attempts.
@@ -234,6 +235,19 @@ impl KafkaOps for FakeKafka {
             self.events.push(format!("delete:{before}"));
         }
         self.enter("delete_records")?;
+        // Like the policy: the identity is confirmed right before the request.
+        let found = self.topics.get(topic).map(|t| TopicDescription {
+            topic: topic.to_owned(),
+            topic_id: t.topic_id.clone(),
+            partitions: t.partitions.clone(),
+        });
+        crate::topics::check_identity(
+            topic,
+            &expected.topic_id,
+            &expected.partitions,
+            found.as_ref(),
+            "immediately before DeleteRecords",
+        )?;
         let t = self
             .topics
             .get_mut(topic)
@@ -439,6 +453,16 @@ pub mod caps {
         /// List-offsets answers leave out partition 0.
         pub drop_partition_zero: bool,
         pub slept: Vec<u32>,
+        /// (operation, call number, topic): right before that call the topic is deleted and
+        /// recreated under the same name (a new ID, every partition beginning at 0, the same
+        /// ends), and the call answers `unknown-topic` (the broker no longer knows the old one).
+        pub recreate: Option<(&'static str, u32, String)>,
+        /// Idempotent appends lag like transactional ones (`stable_lag`).
+        pub lag_idempotent: bool,
+        /// (operation, n): the fake panics at call n + 1 of the operation (a busy loop).
+        pub call_limit: Option<(&'static str, u32)>,
+        /// Writers dropped so far, transactional ones by id, idempotent ones as `None`.
+        pub dropped: Vec<Option<String>>,
     }
 
     pub type Shared = Rc<RefCell<Cluster>>;
@@ -495,6 +519,23 @@ pub mod caps {
             let count = self.calls.entry(operation).or_insert(0);
             *count += 1;
             let call = *count;
+            if let Some((op, limit)) = self.call_limit {
+                assert!(
+                    op != operation || call <= limit,
+                    "{operation} was called more than {limit} times"
+                );
+            }
+            if let Some((op, n, topic)) = self.recreate.clone()
+                && op == operation
+                && n == call
+            {
+                self.recreate = None;
+                if let Some(t) = self.topics.get_mut(&topic) {
+                    t.topic_id = format!("{}-recreated", t.topic_id);
+                    t.beginnings = t.partitions.iter().map(|p| (*p, 0)).collect();
+                }
+                return Err(error(ErrorKind::UnknownTopic));
+            }
             if let Some((op, error)) = &self.always
                 && (*op == "*" || *op == operation)
             {
@@ -550,10 +591,18 @@ pub mod caps {
                 .and_then(|t| t.ends.get(partition))
                 .unwrap_or(0);
             c.push(topic, before, Some(key.as_bytes()), Some(value.as_bytes()));
-            if self.id.is_some() && c.stable_lag > 0 {
+            if (self.id.is_some() || c.lag_idempotent) && c.stable_lag > 0 {
                 c.lagging_end = Some(before);
             }
             Ok(before)
+        }
+    }
+
+    impl Drop for FakeWriter {
+        fn drop(&mut self) {
+            if let Ok(mut c) = self.cluster.try_borrow_mut() {
+                c.dropped.push(self.id.clone());
+            }
         }
     }
 
@@ -682,7 +731,7 @@ pub mod caps {
             topic: &str,
             partitions: u32,
             _replication_factor: u16,
-            _configs: &[ConfigEntry],
+            configs: &[ConfigEntry],
         ) -> CapResult<bool> {
             let mut c = self.0.borrow_mut();
             c.enter("create_topic")?;
@@ -691,6 +740,13 @@ pub mod caps {
             }
             let all: Vec<u32> = (0..partitions).collect();
             c.topic(topic, &all);
+            if let Some(t) = c.topics.get_mut(topic) {
+                for entry in configs {
+                    if let Some(value) = &entry.value {
+                        t.configs.insert(entry.name.clone(), value.clone());
+                    }
+                }
+            }
             Ok(true)
         }
 

@@ -123,13 +123,21 @@ pub trait KafkaOps {
         spec: OffsetSpec,
     ) -> KafkaResult<PartitionOffsets>;
 
-    /// Deletes every record below `before` per partition; returns the resulting beginnings
-    /// (low watermarks) Kafka reported.
+    /// Deletes every record below `before` per partition of the physical topic `expected`
+    /// (its name, ID and partitions); returns the resulting beginnings (low watermarks) Kafka
+    /// reported.
+    ///
+    /// DeleteRecords names a topic only by its name, so a topic deleted and recreated under the
+    /// same name would lose its prefix instead. Every attempt, a retry after any error included,
+    /// is therefore sent only after a describe made within this call confirmed `expected`'s
+    /// identity; a changed or missing identity ends the call with `topic-changed` and nothing
+    /// sent. What remains is the one round trip between that describe and the request, which
+    /// Kafka's DeleteRecords (no topic-ID form) cannot close.
     fn delete_records(
         &mut self,
-        topic: &str,
+        expected: &TopicDescription,
         before: &PartitionOffsets,
-    ) -> KafkaResult<PartitionOffsets>;
+    ) -> crate::error::Result<PartitionOffsets>;
 
     /// Reads every record of the single-partition control topic, from its beginning to the end
     /// offset captured when the read started. Records that are not text are corruption.

@@ -12,6 +12,7 @@ use crate::ops::{
     AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
     TopicState,
 };
+use crate::topics::check_identity;
 
 /// The transactional id of a control topic's writer: one per control topic, the same in every
 /// host and every earlier version, so that any two writers of one control topic fence each other.
@@ -299,6 +300,38 @@ impl<C: Capabilities> Policy<C> {
         }
     }
 
+    /// Describes `expected.topic` now and refuses it unless it is still the same physical topic.
+    fn confirm_identity(&mut self, expected: &TopicDescription, context: &str) -> Result<()> {
+        let found = self
+            .describe_known(&[&expected.topic], &[], false)?
+            .into_iter()
+            .next()
+            .flatten()
+            .map(description);
+        check_identity(
+            &expected.topic,
+            &expected.topic_id,
+            &expected.partitions,
+            found.as_ref(),
+            context,
+        )
+    }
+
+    /// `plain_append`, returning once read_committed readers see the record.
+    fn stable_plain_append(
+        &mut self,
+        topic: &str,
+        key: &str,
+        value: &str,
+    ) -> std::result::Result<u64, AppendError> {
+        let offset = self
+            .plain_append(topic, key, value)
+            .map_err(AppendError::Failed)?;
+        self.await_stable(topic, offset)
+            .map_err(AppendError::Failed)?;
+        Ok(offset)
+    }
+
     /// Partition 0's beginning and end of the control topic; a missing answer is refused.
     fn control_range(&mut self, topic: &str) -> KafkaResult<(u64, u64)> {
         let what = format!("listing the offsets of control topic {topic}");
@@ -491,16 +524,26 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
 
     fn delete_records(
         &mut self,
-        topic: &str,
+        expected: &TopicDescription,
         before: &PartitionOffsets,
-    ) -> KafkaResult<PartitionOffsets> {
-        let answer = self.retry_partitions(
-            "delete-records",
-            &format!("deleting records of {topic}"),
-            topic,
-            |c| c.delete_records(topic, before),
-        )?;
-        Ok(answer.into_iter().collect())
+    ) -> Result<PartitionOffsets> {
+        let topic = expected.topic.as_str();
+        let what = format!("deleting records of {topic}");
+        let mut deadline = Deadline::start(&mut self.caps);
+        loop {
+            // A retry is a new decision: whatever failed before (an unknown topic, a timeout, a
+            // lost connection, a moved leader), the topic may have been recreated meanwhile.
+            self.confirm_identity(expected, "immediately before DeleteRecords")?;
+            match self.caps.delete_records(topic, before) {
+                Ok(answer) => return Ok(answer.into_iter().collect()),
+                // Unknown-topic too: a partition electing a leader answers it, and the identity
+                // check of the next attempt tells that from a topic that is really gone.
+                Err(error)
+                    if (error.kind.is_transient() || error.kind == ErrorKind::UnknownTopic)
+                        && deadline.wait(&mut self.caps) => {}
+                Err(error) => return Err(failure("delete-records", &what, error).into()),
+            }
+        }
     }
 
     fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>> {
@@ -561,8 +604,11 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                 Err(e) if e.kind.is_transient() => {
                     deadline.wait(&mut self.caps);
                 }
-                // The client's lookup of a group this reader never uses; the next poll waits.
-                Err(e) if e.is_unused_group_refusal() => {}
+                // The client's lookup of a group this reader never uses: read on, after the
+                // back-off, so that a host repeating it cannot make this a busy loop.
+                Err(e) if e.is_unused_group_refusal() => {
+                    deadline.wait(&mut self.caps);
+                }
                 Err(e) => return Err(failure(op, &format!("reading {topic}"), e).into()),
             }
             // Transaction markers occupy offsets but are never delivered: trust the consumer's
@@ -613,9 +659,7 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                     "this run holds no transactional writer of control topic {topic}"
                 )));
             }
-            return self
-                .plain_append(topic, key, value)
-                .map_err(AppendError::Failed);
+            return self.stable_plain_append(topic, key, value);
         };
         match writer.writer.append(topic, 0, key, value) {
             Ok(offset) => {
@@ -629,8 +673,8 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                     return Err(AppendError::Fenced(error.to_string()));
                 }
                 // Records that need no fencing are still written, by an idempotent producer.
-                self.plain_append(topic, key, value)
-                    .map_err(AppendError::Failed)
+                self.control_writer = None;
+                self.stable_plain_append(topic, key, value)
             }
             // A record that needs no fence (APPLIED) is not lost with the transaction's answer,
             // whatever went wrong with it: the idempotent writer writes it, retrying until the
@@ -639,10 +683,12 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             // used again: its transaction may be left in a state only a new writer settles
             // (a broker has answered EndTxn with UNKNOWN_SERVER_ERROR when a concurrent apply's
             // fencing raced the commit).
+            // The failed writer is dropped first (its open transaction must not hold back what
+            // read_committed readers see), and the record is waited for like any other, so
+            // that a `status` after this apply shows it.
             Err(_) if !fenced => {
-                writer.fenced = true;
-                self.plain_append(topic, key, value)
-                    .map_err(AppendError::Failed)
+                self.control_writer = None;
+                self.stable_plain_append(topic, key, value)
             }
             Err(error) => Err(AppendError::Failed(failure(
                 "append-control",

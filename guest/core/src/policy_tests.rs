@@ -51,9 +51,9 @@ fn not_leader_and_transport_errors_are_retried_until_an_answer() {
 #[test]
 fn a_transient_error_past_the_deadline_fails_retriable_with_its_cause() {
     let (cluster, mut policy) = setup();
-    cluster.borrow_mut().always = Some(("*", error(ErrorKind::NotLeader)));
+    cluster.borrow_mut().always = Some(("list_offsets", error(ErrorKind::NotLeader)));
     let failure = policy
-        .delete_records("data", &[(0, 1)].into_iter().collect())
+        .list_offsets("data", &[0], OffsetSpec::Latest)
         .unwrap_err();
     assert!(failure.retriable);
     assert_eq!(failure.cause.map(|c| c.kind), Some(ErrorKind::NotLeader));
@@ -142,7 +142,7 @@ fn a_refused_lookup_of_the_unused_consumer_group_does_not_stop_the_control_log_r
     assert_eq!(offsets, [0, 1]);
     let c = cluster.borrow();
     assert_eq!(c.count("poll"), 2, "polled again after the refusal");
-    assert_eq!(c.now, 0, "no waiting");
+    assert_eq!(c.slept, [20], "after one back-off");
 }
 
 #[test]
@@ -424,4 +424,171 @@ fn a_commit_whose_transaction_timed_out_is_not_written_again_by_the_policy() {
     assert!(matches!(failed, Err(AppendError::Failed(_))), "{failed:?}");
     // Settling it (fence again, read, decide) is the apply protocol's job.
     assert_eq!(cluster.borrow().count("append"), 1);
+}
+
+/// The data topic of an apply over the capabilities: partitions 0 and 1, cleaned up to 5 by an
+/// earlier plan (so a delete at the beginnings is not empty), 100 records each.
+fn cleaned_data_topic() -> (Shared, Policy<FakeCaps>) {
+    let cluster = Cluster::new();
+    {
+        let mut c = cluster.borrow_mut();
+        c.topic("data", &[0, 1]);
+        let data = c.topics.get_mut("data").unwrap();
+        data.beginnings = [(0, 5), (1, 5)].into_iter().collect();
+        data.ends = [(0, 100), (1, 100)].into_iter().collect();
+    }
+    let policy = Policy::new(FakeCaps(cluster.clone()));
+    (cluster, policy)
+}
+
+fn apply_plan(policy: &mut Policy<FakeCaps>) -> Result<crate::apply::ApplyReport, CleanupError> {
+    let plan = crate::plan::Plan::new(
+        "C1",
+        "data",
+        "id-data",
+        [(0, 10), (1, 20)].into_iter().collect(),
+    )
+    .unwrap();
+    let options = crate::apply::ApplyOptions {
+        control_topic: CONTROL.into(),
+        replication_factor: 1,
+        dry_run: false,
+        start_new_history: true,
+    };
+    crate::apply::apply(policy, &mut crate::apply::Silent, &plan, &options)
+}
+
+#[test]
+fn a_delete_retried_after_the_topic_was_recreated_never_reaches_the_new_topic() {
+    // DeleteRecords names its topic only by name. The topic is deleted and recreated while a
+    // delete is in flight, which answers unknown-topic: the retry must confirm the plan's topic
+    // ID first and stop with topic-changed, leaving the new topic whole. Call 1 is the
+    // permission probe before COMMITTED, call 2 the real delete after it.
+    for (call, committed) in [(1, false), (2, true)] {
+        let (cluster, mut policy) = cleaned_data_topic();
+        cluster.borrow_mut().recreate = Some(("delete_records", call, "data".into()));
+        let error = apply_plan(&mut policy).unwrap_err();
+        assert!(
+            matches!(error, CleanupError::TopicChanged(_)),
+            "call {call}: {error}"
+        );
+        let c = cluster.borrow();
+        let data = &c.topics["data"];
+        assert_eq!(data.topic_id, "id-data-recreated", "call {call}");
+        assert_eq!(
+            data.beginnings.to_string(),
+            "{0=0, 1=0}",
+            "call {call}: the new topic lost records"
+        );
+        assert_eq!(c.count("delete_records"), call, "call {call}: sent again");
+        let log = c
+            .logs
+            .get(&(CONTROL.to_owned(), 0))
+            .cloned()
+            .unwrap_or_default();
+        let commits = log
+            .iter()
+            .filter(|r| r.value.as_deref().is_some_and(|v| v.contains("COMMITTED")))
+            .count();
+        assert_eq!(commits, usize::from(committed), "call {call}");
+    }
+}
+
+#[test]
+fn every_delete_attempt_is_preceded_by_a_confirmation_of_the_topic_id() {
+    // Whatever error made the attempt fail (here a timeout and a not-leader answer), the next
+    // one is sent only after a describe confirmed the plan's identity again.
+    let (cluster, mut policy) = cleaned_data_topic();
+    cluster.borrow_mut().script = vec![
+        ("delete_records", 2, error(ErrorKind::Timeout)),
+        ("delete_records", 3, error(ErrorKind::NotLeader)),
+    ];
+    apply_plan(&mut policy).unwrap();
+    let c = cluster.borrow();
+    assert_eq!(c.count("delete_records"), 4);
+    assert_eq!(c.topics["data"].beginnings.to_string(), "{0=10, 1=20}");
+}
+
+#[test]
+fn an_applied_record_written_after_a_failed_transaction_drops_that_writer_and_is_waited_for() {
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    {
+        let mut c = cluster.borrow_mut();
+        c.script = vec![("append", 1, error(ErrorKind::Other))];
+        c.lag_idempotent = true;
+        c.stable_lag = 2;
+    }
+    let offset = policy
+        .append_control(CONTROL, "k", "APPLIED", false)
+        .unwrap();
+    let c = cluster.borrow();
+    assert_eq!(
+        c.dropped.first(),
+        Some(&Some(transactional_id(CONTROL))),
+        "the failed transactional writer is dropped before the idempotent one writes: {:?}",
+        c.dropped
+    );
+    assert_eq!(c.opened.last(), Some(&None));
+    assert_eq!(c.stable_lag, 0, "the idempotent record was waited for");
+    assert!(
+        c.topics[CONTROL]
+            .ends
+            .get(0)
+            .is_some_and(|end| end > offset),
+        "visible once apply goes on"
+    );
+}
+
+#[test]
+fn a_repeated_group_refusal_makes_the_control_read_wait_and_end_at_its_deadline() {
+    let (cluster, mut policy) = setup();
+    {
+        let mut c = cluster.borrow_mut();
+        c.push(CONTROL, 0, Some(b"a"), Some(b"1"));
+        c.always = Some(("poll", group_refusal()));
+        // A busy loop would poll thousands of times within the fake clock's first millisecond.
+        c.call_limit = Some(("poll", 200));
+    }
+    let error = policy.read_control_log(CONTROL).unwrap_err();
+    assert!(
+        matches!(&error, CleanupError::Kafka(k) if k.message.contains("timed out")),
+        "{error:?}"
+    );
+    let c = cluster.borrow();
+    assert!(c.now >= 1_000, "the deadline passed by waiting: {}", c.now);
+    assert!(c.count("poll") < 50, "{} polls", c.count("poll"));
+}
+
+#[test]
+fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record() {
+    // The topic is recreated while the restore lists its beginnings (the request answers
+    // unknown-topic and is retried): the replay range would belong to the new topic, so the
+    // identity is confirmed after the offsets are read, before any record is handed over.
+    let (cluster, mut policy) = cleaned_data_topic();
+    let policy_none = crate::recovery::RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let mut session =
+        crate::replay::RecoverySession::start(&mut policy, "data", policy_none).unwrap();
+    cluster.borrow_mut().recreate = Some(("list_offsets", 1, "data".into()));
+    let mut source = crate::fake::FakeSource::default();
+    source.record(0, 50, "k", Some("v"));
+    let marker = crate::marker::Marker::Versioned(crate::marker::VersionedMarker {
+        topic: "data".into(),
+        topic_id: "id-data".into(),
+        offsets: [(0, 50), (1, 50)].into_iter().collect(),
+    });
+    let options = crate::replay::ReplayOptions {
+        poll_timeout_ms: 100,
+        stall_timeout_ms: 1_000,
+    };
+    let error = session
+        .restore(&mut policy, &mut source, &[marker], options)
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    assert!(source.assignments.is_empty(), "nothing was assigned");
+    assert!(session.next_batch(&mut policy, &mut source, 10).is_err());
 }

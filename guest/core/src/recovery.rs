@@ -172,6 +172,46 @@ pub fn check_boundary(
     Ok(())
 }
 
+/// `check_ranges` for a decision: under an enforced boundary, a requested offset that is at or
+/// above the boundary yet below the live beginning means records were deleted outside the
+/// control topic's history, which is refused as a broken history rather than as a plain
+/// unavailable range.
+pub fn check_decided_ranges(
+    decision: &RecoveryDecision,
+    policy: &RecoveryPolicy,
+    beginnings: &PartitionOffsets,
+    ends: &PartitionOffsets,
+) -> Result<Vec<RangeRow>> {
+    let topic = &decision.topic;
+    check_ranges(topic, &decision.requested, beginnings, ends).map_err(|error| {
+        let (CleanupError::OffsetsUnavailable(v), RecoveryMode::Enforced { boundary }) =
+            (&error, &decision.mode)
+        else {
+            return error;
+        };
+        let past: Vec<(u32, u64, u64)> = decision
+            .requested
+            .iter()
+            .filter_map(|(p, requested)| {
+                let beginning = beginnings.get(p)?;
+                (beginning > requested).then(|| (p, beginning, boundary.get(p).unwrap_or(0)))
+            })
+            .collect();
+        match (v.beginning, policy.control_topic.as_deref()) {
+            (Some(beginning), Some(control)) if beginning > v.requested => {
+                match crate::status::broken_history(topic, control, &past) {
+                    Some(sentence) => CleanupError::RecoveryRefused(format!(
+                        "Cannot restore Kafka action state for {topic}-{} from offset {}: {sentence}",
+                        v.partition, v.requested
+                    )),
+                    None => error,
+                }
+            }
+            _ => error,
+        }
+    })
+}
+
 /// Per partition (partition, requested, beginning, end) for partitions Kafka can serve.
 pub type RangeRow = (u32, u64, u64, u64);
 
@@ -234,7 +274,7 @@ pub fn check_recovery(
     }
     let beginnings = kafka.list_offsets(&topic, &partitions, OffsetSpec::Earliest)?;
     let ends = kafka.list_offsets(&topic, &partitions, OffsetSpec::Latest)?;
-    let ranges = check_ranges(&topic, &decision.requested, &beginnings, &ends)?;
+    let ranges = check_decided_ranges(&decision, policy, &beginnings, &ends)?;
     Ok(RecoveryCheck { decision, ranges })
 }
 

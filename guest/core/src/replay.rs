@@ -6,8 +6,9 @@ use crate::error::{CleanupError, KafkaError, Result};
 use crate::marker::{Marker, VersionedMarker};
 use crate::offsets::PartitionOffsets;
 use crate::ops::{KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
+use crate::planning::{merge_minimum, parse_markers};
 use crate::recovery::{
-    RecoveryCheck, RecoveryPolicy, check_policies, check_ranges, decide, read_history,
+    RecoveryCheck, RecoveryPolicy, check_decided_ranges, check_policies, decide, read_history,
 };
 use crate::topics::check_identity;
 
@@ -137,9 +138,13 @@ impl RecoverySession {
     /// Validates a restore from `markers` and positions the consumer for replay. With nothing to
     /// replay the session is live at once.
     ///
-    /// A failed restore never makes the session live: an unfinished replay it interrupted keeps
-    /// its restored offsets for checkpoints (its records were only partly replayed) but cannot
-    /// continue; without one, checkpoints are refused until a restore completes.
+    /// A failed restore never makes the session live. It keeps an unfinished replay's restored
+    /// offsets for checkpoints only when it retried the same restore (the same requested
+    /// offsets: the state in hand is still that replay's, partly replayed), and that replay
+    /// cannot continue. In every other case (no unfinished replay, other markers, markers that
+    /// could not be read) checkpoints are refused until a restore completes: the runtime may
+    /// already hold the state of the other markers, which never replayed the unfinished
+    /// replay's offsets.
     pub fn restore(
         &mut self,
         kafka: &mut dyn KafkaOps,
@@ -148,7 +153,41 @@ impl RecoverySession {
         options: ReplayOptions,
     ) -> Result<RecoveryCheck> {
         let previous = std::mem::replace(&mut self.phase, Phase::Fresh);
-        match self.restore_once(kafka, source, markers, options) {
+        let result = self.restore_once(kafka, source, markers, options);
+        self.settle(previous, result, Some(markers))
+    }
+
+    /// `restore` from marker texts as a runtime holds them, with the consumer the host could or
+    /// could not open: every failure, the markers' and the consumer's included, takes the same
+    /// failure path as a failed restore.
+    pub fn restore_texts(
+        &mut self,
+        kafka: &mut dyn KafkaOps,
+        source: Result<&mut dyn RecordSource>,
+        texts: &[String],
+        options: ReplayOptions,
+    ) -> Result<RecoveryCheck> {
+        let previous = std::mem::replace(&mut self.phase, Phase::Fresh);
+        let markers = match parse_markers(texts) {
+            Ok(markers) => markers,
+            Err(error) => return self.settle(previous, Err(error), None),
+        };
+        let result = match source {
+            Ok(source) => self.restore_once(kafka, source, &markers, options),
+            Err(error) => Err(error),
+        };
+        self.settle(previous, result, Some(&markers))
+    }
+
+    /// The phase after a restore: live or replaying when it succeeded, else the failure rule of
+    /// `restore` (`markers` is `None` when they could not be read).
+    fn settle(
+        &mut self,
+        previous: Phase,
+        result: Result<(Replay, RecoveryCheck)>,
+        markers: Option<&[Marker]>,
+    ) -> Result<RecoveryCheck> {
+        match result {
             Ok((replay, check)) => {
                 self.phase = if replay.active.is_empty() {
                     Phase::Live(replay.progress())
@@ -158,8 +197,11 @@ impl RecoverySession {
                 Ok(check)
             }
             Err(error) => {
+                let retried = |unfinished: &Replay| {
+                    markers.and_then(requested_offsets).as_ref() == Some(&unfinished.restored)
+                };
                 self.phase = match previous {
-                    Phase::Replaying(mut unfinished) => {
+                    Phase::Replaying(mut unfinished) if retried(&unfinished) => {
                         unfinished.failed = Some(format!("a later restore failed: {error}"));
                         Phase::Replaying(unfinished)
                     }
@@ -189,8 +231,6 @@ impl RecoverySession {
             None => None,
         };
         let decision = decide(markers, &self.policy, &live, history.as_ref())?;
-        // Re-checked immediately before the offsets that bound the replay are read.
-        self.verify_identity(kafka)?;
         let partitions = decision.requested.partitions();
         let (beginnings, ends) = if partitions.is_empty() {
             (PartitionOffsets::new(), PartitionOffsets::new())
@@ -200,7 +240,11 @@ impl RecoverySession {
                 kafka.list_offsets(&self.topic, &partitions, OffsetSpec::Latest)?,
             )
         };
-        let ranges = check_ranges(&self.topic, &decision.requested, &beginnings, &ends)?;
+        // Confirmed after the offsets that bound the replay were read (their requests may have
+        // been retried through a missing topic): the range and the records are the same
+        // physical topic's, before any record is handed over.
+        self.verify_identity(kafka)?;
+        let ranges = check_decided_ranges(&decision, &self.policy, &beginnings, &ends)?;
         let replay = Replay {
             restored: decision.requested.clone(),
             positions: decision.requested.clone(),
@@ -281,15 +325,17 @@ impl RecoverySession {
             let before = replay.positions.clone();
             let consumed = match source.poll(max_records.max(1), replay.options.poll_timeout_ms) {
                 Ok(consumed) => consumed,
-                // The client's lookup of a group this consumer never uses: poll again. Counted
-                // like a poll that brought nothing new, so a host repeating it ends in a stall.
+                // The client's lookup of a group this consumer never uses: poll again after a
+                // poll's time. Charged like an empty poll, so a host repeating it ends in a
+                // stall within the stall window, as a silent broker would.
                 Err(e)
                     if e.cause
                         .as_ref()
                         .is_some_and(HostError::is_unused_group_refusal) =>
                 {
-                    replay.idle_polls += 1;
-                    if replay.idle_polls >= MAX_IDLE_POLLS {
+                    kafka.pause(replay.options.poll_timeout_ms);
+                    replay.stalled_ms += u64::from(replay.options.poll_timeout_ms);
+                    if replay.stalled_ms >= u64::from(replay.options.stall_timeout_ms) {
                         return Err(replay.stalled(&topic));
                     }
                     continue;
@@ -495,6 +541,16 @@ impl Replay {
             self.stalled_ms
         ))
     }
+}
+
+/// The offsets a restore from `markers` asks for: per partition the minimum over all markers.
+fn requested_offsets(markers: &[Marker]) -> Option<PartitionOffsets> {
+    let (first, rest) = markers.split_first()?;
+    let mut requested = first.offsets().clone();
+    for marker in rest {
+        merge_minimum(&mut requested, marker.offsets());
+    }
+    Some(requested)
 }
 
 fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {

@@ -262,6 +262,7 @@ fn restore_enforces_the_committed_boundary() {
             control_topic: CONTROL.into(),
             replication_factor: 1,
             dry_run: false,
+            start_new_history: false,
         },
     )
     .unwrap();
@@ -450,6 +451,7 @@ struct ScriptedSource {
     /// Errors returned, one per poll, before the scripted polls; `None` repeats the last forever.
     errors: std::collections::VecDeque<crate::capabilities::HostError>,
     repeat_errors: bool,
+    polls_made: u32,
 }
 
 impl ScriptedSource {
@@ -460,6 +462,7 @@ impl ScriptedSource {
             done: false,
             errors: Default::default(),
             repeat_errors: false,
+            polls_made: 0,
         }
     }
 }
@@ -492,6 +495,7 @@ impl crate::replay::RecordSource for ScriptedSource {
         _max: u32,
         _timeout_ms: u32,
     ) -> crate::ops::KafkaResult<crate::replay::PolledBatch> {
+        self.polls_made += 1;
         let error = if self.repeat_errors {
             self.errors.front().cloned()
         } else {
@@ -613,4 +617,101 @@ fn a_refused_topic_read_or_an_endless_group_refusal_stops_a_replay() {
     source.repeat_errors = true;
     let error = replay_all(&mut source).unwrap_err();
     assert!(matches!(error, CleanupError::ReplayStalled(_)), "{error:?}");
+}
+
+#[test]
+fn a_repeated_group_refusal_is_charged_as_time_and_ends_in_a_stall_within_the_window() {
+    let (mut kafka, _) = setup();
+    let mut source = ScriptedSource::new(vec![vec![(0, 8)]], &[(0, 10), (1, 4)]);
+    source.errors = [group_refusal(30)].into();
+    source.repeat_errors = true;
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(8, 3)], OPTIONS)
+        .unwrap();
+    let error = session
+        .next_batch(&mut kafka, &mut source, 100)
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::ReplayStalled(_)), "{error:?}");
+    // stall 1,000 ms / poll 100 ms: ten refusals, each waited for, not ten thousand.
+    assert_eq!(source.polls_made, 10);
+    assert_eq!(kafka.pauses.iter().sum::<u32>(), 1_000);
+    assert!(
+        error.to_string().contains("no progress for 1000 ms"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_failed_restore_of_other_markers_refuses_checkpoints_instead_of_keeping_the_newer_offsets() {
+    // Restore C5 and replay part of it; the runtime fails over to the older C1, loads C1's
+    // state, and restore(C1) fails: the state in hand never replayed past C1, so C5's offsets
+    // may not be checkpointed.
+    let (mut kafka, mut source) = setup();
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore(&mut kafka, &mut source, &[marker(5, 2)], OPTIONS)
+        .unwrap();
+    assert!(!session.next_batch(&mut kafka, &mut source, 2).unwrap().done);
+    let calls = kafka.calls.get("list_offsets").copied().unwrap_or(0);
+    kafka.fail_on("list_offsets", calls + 1, Fault::Fail);
+    let error = session
+        .restore(&mut kafka, &mut source, &[marker(1, 0)], OPTIONS)
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::Kafka(_)), "{error}");
+    let refused = session.snapshot_marker(&mut kafka).unwrap_err();
+    assert!(
+        matches!(refused, CleanupError::RecoveryRefused(_)),
+        "{refused:?}"
+    );
+    assert!(
+        session.next_batch(&mut kafka, &mut source, 100).is_err(),
+        "the interrupted replay cannot continue"
+    );
+}
+
+#[test]
+fn every_failure_of_a_restore_from_marker_texts_goes_through_the_sessions_failure_path() {
+    let texts = |m: &Marker| vec![m.render()];
+    // Markers that do not parse, on a fresh session and during an unfinished replay.
+    for replaying in [false, true] {
+        let (mut kafka, mut source) = setup();
+        let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+        if replaying {
+            session
+                .restore_texts(&mut kafka, Ok(&mut source), &texts(&marker(3, 1)), OPTIONS)
+                .unwrap();
+            assert!(!session.next_batch(&mut kafka, &mut source, 2).unwrap().done);
+        }
+        let error = session
+            .restore_texts(&mut kafka, Ok(&mut source), &["{not json".into()], OPTIONS)
+            .unwrap_err();
+        assert!(matches!(error, CleanupError::InvalidMarker(_)), "{error:?}");
+        let refused = session.snapshot_marker(&mut kafka).unwrap_err();
+        assert!(
+            matches!(refused, CleanupError::RecoveryRefused(_)),
+            "replaying {replaying}: {refused:?}"
+        );
+        assert!(session.next_batch(&mut kafka, &mut source, 100).is_err());
+    }
+    // A consumer that could not be opened.
+    let (mut kafka, mut source) = setup();
+    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+    session
+        .restore_texts(&mut kafka, Ok(&mut source), &texts(&marker(3, 1)), OPTIONS)
+        .unwrap();
+    assert!(!session.next_batch(&mut kafka, &mut source, 2).unwrap().done);
+    let error = session
+        .restore_texts(
+            &mut kafka,
+            Err(CleanupError::kafka("consumer-open", "no consumer")),
+            &texts(&marker(1, 0)),
+            OPTIONS,
+        )
+        .unwrap_err();
+    assert!(matches!(error, CleanupError::Kafka(_)), "{error:?}");
+    assert!(matches!(
+        session.snapshot_marker(&mut kafka),
+        Err(CleanupError::RecoveryRefused(_))
+    ));
 }

@@ -29,6 +29,8 @@ pub struct StatusReport {
     /// The live topic's ID; differs from `topic_id` when the topic was recreated.
     pub live_topic_id: Option<String>,
     pub live: Vec<LivePartition>,
+    /// Set when the live topic begins past the committed boundary somewhere: the sentence.
+    pub broken_history: Option<String>,
 }
 
 /// Reads and validates the control topic, then the live ranges of the data topic it governs.
@@ -47,6 +49,7 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
         topic_id: None,
         live_topic_id: None,
         live: Vec::new(),
+        broken_history: None,
     };
     let Some(first) = history.operations().first() else {
         return Ok(report);
@@ -77,7 +80,42 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
             boundary: report.boundary.get(p).unwrap_or(0),
         })
         .collect();
+    if live.topic_id == plan.topic_id {
+        let past: Vec<(u32, u64, u64)> = report
+            .live
+            .iter()
+            .filter(|l| l.beginning > l.boundary)
+            .map(|l| (l.partition, l.beginning, l.boundary))
+            .collect();
+        report.broken_history = broken_history(&plan.topic, control_topic, &past);
+    }
     Ok(report)
+}
+
+/// The sentence for a data topic that begins past its committed boundary on the partitions
+/// `past` (partition, beginning, boundary); `None` when there are none.
+pub fn broken_history(
+    topic: &str,
+    control_topic: &str,
+    past: &[(u32, u64, u64)],
+) -> Option<String> {
+    let (shown, rest) = past.split_at(past.len().min(5));
+    if shown.is_empty() {
+        return None;
+    }
+    let mut partitions = shown
+        .iter()
+        .map(|(p, beginning, boundary)| {
+            format!("partition {p} begins at {beginning}, boundary {boundary}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    if !rest.is_empty() {
+        partitions.push_str(&format!("; and {} more partitions", rest.len()));
+    }
+    Some(format!(
+        "Broken cleanup history: Kafka action-state topic {topic} begins past the committed boundary of control topic {control_topic} ({partitions}), so records were deleted outside this history (another control topic or a manual DeleteRecords) and a restore this history allows may miss records it needs"
+    ))
 }
 
 /// The versioned marker of `topic` as of now: its ID and the end offset of every partition.

@@ -2,7 +2,8 @@
 //! sees before the point of no return.
 
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, OperatorEvents, PartitionPreview, Status,
+    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
+    Status,
 };
 use serde_json::json;
 
@@ -16,12 +17,42 @@ use super::session::{answer, instance, kafka_settings};
 struct PreviewPrinter;
 
 impl OperatorEvents for PreviewPrinter {
-    fn before_commit(&mut self, plan_id: &str, preview: &[PartitionPreview]) {
-        eprintln!("{}", preview_text(plan_id, preview));
+    fn before_commit(
+        &mut self,
+        plan_id: &str,
+        preview: &[PartitionPreview],
+        created: Option<&NewControlTopic>,
+    ) {
+        eprintln!("{}", preview_text(plan_id, preview, created));
     }
 }
 
-pub fn preview_text(plan_id: &str, preview: &[PartitionPreview]) -> String {
+/// The sentence that announces a control topic an apply creates (or, dry, would create).
+pub fn creation_text(created: &NewControlTopic, dry_run: bool) -> String {
+    format!(
+        "{} control topic {} ({} partition, replication factor {}, min.insync.replicas {}, cleanup.policy=compact): a new cleanup history begins there.",
+        if dry_run { "Would create" } else { "Created" },
+        created.name,
+        created.partitions,
+        created.replication_factor,
+        created.min_insync_replicas
+    )
+}
+
+pub fn created_json(created: Option<&NewControlTopic>) -> serde_json::Value {
+    created.map_or(serde_json::Value::Null, |c| {
+        json!({
+            "name": c.name, "partitions": c.partitions,
+            "replicationFactor": c.replication_factor, "minInsyncReplicas": c.min_insync_replicas,
+        })
+    })
+}
+
+pub fn preview_text(
+    plan_id: &str,
+    preview: &[PartitionPreview],
+    created: Option<&NewControlTopic>,
+) -> String {
     let rows: Vec<Vec<String>> = preview
         .iter()
         .map(|p| {
@@ -35,8 +66,9 @@ pub fn preview_text(plan_id: &str, preview: &[PartitionPreview]) -> String {
         })
         .collect();
     let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
+    let creation = created.map_or(String::new(), |c| format!("{}\n", creation_text(c, false)));
     format!(
-        "Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
+        "{creation}Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
         table(
             &["partition", "beginning", "boundary", "end", "to delete"],
             &rows
@@ -57,6 +89,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         control_topic: args.control_topic.clone(),
         replication_factor: args.replication_factor,
         dry_run: args.dry_run,
+        start_new_history: args.start_new_history,
     };
     let result = instance.apply(&plan_json, &options);
     let report = match result {
@@ -89,9 +122,17 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
             "target": offsets_json(&report.target),
             "beginningsAfter": offsets_json(&report.beginnings_after),
             "markedApplied": report.marked_applied,
+            "createdControlTopic": created_json(report.created_control_topic.as_ref()),
             "kafkaRequests": { "admin": counts.admin, "controlReads": counts.control_reads, "controlWrites": counts.control_writes },
         }));
     } else {
+        if let Some(created) = report
+            .created_control_topic
+            .as_ref()
+            .filter(|_| args.dry_run)
+        {
+            println!("{}", creation_text(created, true));
+        }
         println!("{}", outcome_text(&report));
     }
     Ok(())

@@ -138,9 +138,17 @@ pub struct ApplyArgs {
     /// The reviewed plan file.
     #[arg(long, value_name = "FILE")]
     pub plan: PathBuf,
-    /// The control topic holding this job's cleanup history (created if missing).
+    /// The control topic holding this job's cleanup history. Created if missing, but only
+    /// for a data topic that was never cleaned (every partition begins at 0); the preview
+    /// announces the creation.
     #[arg(long, value_name = "TOPIC")]
     pub control_topic: String,
+    /// Create a missing control topic even though the data topic was already cleaned. Its
+    /// earlier history is then not consulted: restores are checked against the new one only.
+    /// Without this flag such an apply is refused (exit 3), since a mistyped --control-topic
+    /// would otherwise start a second history silently.
+    #[arg(long)]
+    pub start_new_history: bool,
     /// Replication factor if the control topic must be created (1..=32767).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32767))]
     pub replication_factor: u16,

@@ -78,8 +78,9 @@ impl OperatorEvents for Printer {
         &mut self,
         plan_id: &str,
         preview: &[action_state_cleanup::cleanup::PartitionPreview],
+        created: Option<&action_state_cleanup::cleanup::NewControlTopic>,
     ) {
-        println!("{}", super::apply::preview_text(plan_id, preview));
+        println!("{}", super::apply::preview_text(plan_id, preview, created));
     }
 }
 
@@ -153,6 +154,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         control_topic: control.clone(),
         replication_factor: 1,
         dry_run: false,
+        start_new_history: false,
     };
     let report = match component.apply(&plan_text, &options) {
         Ok(Ok(report)) => report,

@@ -30,8 +30,12 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
             "live": report.live.iter().map(|l| json!({
                 "partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary
             })).collect::<Vec<_>>(),
+            "brokenHistory": report.broken_history,
         }));
         return Ok(());
+    }
+    if let Some(sentence) = &report.broken_history {
+        eprintln!("warning: {sentence}");
     }
     println!(
         "Control topic {}: {} plan(s)",

@@ -61,6 +61,7 @@ from .model import (
     ApplyReport,
     ControlEntry,
     LivePartition,
+    NewControlTopic,
     Offsets,
     Operation,
     PartitionPreview,
@@ -88,6 +89,7 @@ __all__ = [
     "Verdict",
     "Operation",
     "LivePartition",
+    "NewControlTopic",
     "PartitionPreview",
     "PartitionRange",
     "RequestCounts",
@@ -198,6 +200,14 @@ def _status(value: Optional[str]) -> Optional[str]:
 
 def _preview(value: Any) -> PartitionPreview:
     return PartitionPreview(value.partition, value.beginning, value.boundary, value.end, field(value, "records_to_delete"))
+
+
+def _new_control_topic(value: Any) -> Optional[NewControlTopic]:
+    if value is None:
+        return None
+    return NewControlTopic(
+        value.name, value.partitions, field(value, "replication_factor"), field(value, "min_insync_replicas")
+    )
 
 
 def _operation(value: Any) -> Operation:
@@ -420,10 +430,19 @@ class Cleanup:
 
     # --- Kafka: apply, status, recovery ------------------------------------------------------
 
-    def apply(self, plan_json: Union[str, bytes], replication_factor: int = 1, dry_run: bool = False) -> ApplyReport:
-        """Applies a plan document with the commit-before-delete protocol (SPEC §5)."""
+    def apply(
+        self, plan_json: Union[str, bytes], replication_factor: int = 1, dry_run: bool = False, start_new_history: bool = False
+    ) -> ApplyReport:
+        """Applies a plan document with the commit-before-delete protocol (SPEC §5).
+        `start_new_history` allows creating a missing control topic for a data topic that was
+        already cleaned (refused otherwise: its history is in another control topic)."""
         (text,) = _texts([plan_json], "plan_json")
-        options = record(control_topic=self.control_topic or "", replication_factor=replication_factor, dry_run=bool(dry_run))
+        options = record(
+            control_topic=self.control_topic or "",
+            replication_factor=replication_factor,
+            dry_run=bool(dry_run),
+            start_new_history=bool(start_new_history),
+        )
         before = self.requests
         tag, value = self._call("coordinator", "apply", text, options)
         if tag == "err":
@@ -440,6 +459,7 @@ class Cleanup:
             beginnings_after=_offsets(field(value, "beginnings_after")),
             marked_applied=list(field(value, "marked_applied")),
             requests=self.requests - before,
+            created_control_topic=_new_control_topic(field(value, "created_control_topic")),
         )
 
     def status(self) -> StatusReport:
@@ -453,6 +473,7 @@ class Cleanup:
             topic_id=field(value, "topic_id"),
             live_topic_id=field(value, "live_topic_id"),
             live=[LivePartition(l.partition, l.beginning, l.end, l.boundary) for l in value.live],
+            broken_history=field(value, "broken_history"),
         )
 
     def check_recovery(self, markers: Iterable[Union[str, bytes]], topic: Optional[str] = None, tombstones: bool = False) -> Verdict:

@@ -384,7 +384,7 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
 
         with root.add_instance(interface("operator-events")) as events:
 
-            def before_commit(_store, plan_id: str, preview: List[Record]) -> None:
+            def before_commit(_store, plan_id: str, preview: List[Record], _created: Optional[Record]) -> None:
                 # An exception from the embedder's callback aborts the apply before COMMITTED
                 # (the guest call traps and the exception is re-raised to the caller).
                 if host.before_commit is not None:

@@ -66,6 +66,18 @@ class ApplyReport:
     marked_applied: List[str]
     #: Capability calls this apply made.
     requests: RequestCounts = field(default_factory=RequestCounts)
+    #: The control topic this apply created (in a dry run: would create), else None.
+    created_control_topic: Optional["NewControlTopic"] = None
+
+
+@dataclass(frozen=True)
+class NewControlTopic:
+    """A control topic an apply created because it was missing: a new cleanup history."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    min_insync_replicas: int
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,9 @@ class StatusReport:
     topic_id: Optional[str]
     live_topic_id: Optional[str]
     live: List[LivePartition]
+    #: The component's sentence when the live topic begins past the committed boundary
+    #: (records were deleted outside this history), else None.
+    broken_history: Optional[str] = None
 
 
 @dataclass(frozen=True)
