@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
-from ._kafka_errors import CASES, failure, kafka_error
+from ._kafka_errors import CASES, CapabilityError, failure, kafka_error
 
 #: How often a wait looks for a refused login while its answer is outstanding.
 LOGIN_CHECK = 0.1
@@ -135,8 +135,28 @@ def _offsets(admin: Admin, timeout: float, partitions: List[TopicPartition], *la
     return [{(tp.topic, tp.partition): _result("list-offsets", admin, f, timeout).offset for tp, f in futures.items()} for futures in requests]
 
 
+def _why_no_leaders(admin: Admin, timeout: float, topic: str, error: CapabilityError) -> CapabilityError:
+    """The failure to report for `error` of ListOffsets or DeleteRecords. Before either request
+    librdkafka looks up the partitions' leaders, and when it finds none it answers only _NOENT
+    ("No leaders found"), dropping the metadata's reason: the topic does not exist, or the
+    principal may not describe it. One DescribeTopics of the topic tells the second apart (its
+    TOPIC_AUTHORIZATION_FAILED is reported as `authorization`); otherwise `error` stands."""
+    if error.code != KafkaError._NOENT:
+        return error
+    try:
+        _wait(admin, admin.describe_topics(TopicCollection([topic]), request_timeout=timeout)[topic], timeout)
+    except Exception as e:
+        reason = failure(error.operation, e)
+        if reason.case == "authorization":
+            return reason
+    return error
+
+
 def list_offsets(admin: Admin, timeout: float, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
-    (answer,) = _offsets(admin, timeout, [TopicPartition(topic, p) for p in dict.fromkeys(partitions)], latest)
+    try:
+        (answer,) = _offsets(admin, timeout, [TopicPartition(topic, p) for p in dict.fromkeys(partitions)], latest)
+    except CapabilityError as e:
+        raise _why_no_leaders(admin, timeout, topic, e) from None
     return sorted((p, o) for (_, p), o in answer.items())
 
 
@@ -165,4 +185,7 @@ def delete_records(admin: Admin, timeout: float, topic: str, before: Sequence[Tu
         futures = admin.delete_records([TopicPartition(topic, p, o) for p, o in before], request_timeout=timeout, operation_timeout=timeout)
     except Exception as e:
         raise failure(op, e) from None
-    return sorted((tp.partition, _result(op, admin, f, timeout).low_watermark) for tp, f in futures.items())
+    try:
+        return sorted((tp.partition, _result(op, admin, f, timeout).low_watermark) for tp, f in futures.items())
+    except CapabilityError as e:
+        raise _why_no_leaders(admin, timeout, topic, e) from None
