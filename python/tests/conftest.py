@@ -9,7 +9,7 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
@@ -40,6 +40,38 @@ def bootstrap() -> str:
             pytrace=False,
         )
     return servers
+
+
+def sasl(bootstrap: str, user: str, password: Optional[str] = None) -> Dict[str, str]:
+    """Client properties for a `scripts/kafka start --sasl` broker: SASL/PLAIN as `user`, with
+    the password the script gives it (`<user>-secret`) unless another is named."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": user,
+        "sasl.password": f"{user}-secret" if password is None else password,
+    }
+
+
+@pytest.fixture(scope="session")
+def sasl_bootstrap(tmp_path_factory) -> Iterator[str]:
+    """A broker that requires SASL/PLAIN and checks ACLs (users admin, alice and bob; admin is the
+    super user, bob holds no ACL): $ASC_KAFKA_SASL_BOOTSTRAP when set, else one this session
+    starts with `scripts/kafka start --sasl` in a state folder of its own and stops at its end."""
+    given = os.environ.get("ASC_KAFKA_SASL_BOOTSTRAP", "").strip()
+    if given:
+        yield given
+        return
+    state = str(tmp_path_factory.mktemp("kafka-sasl"))
+    script = str(REPO / "scripts" / "kafka")
+    started = subprocess.run([script, "start", "--sasl", "--state-dir", state], capture_output=True, text=True, timeout=600)
+    try:
+        if started.returncode != 0 or not started.stdout.strip():
+            pytest.fail(f"scripts/kafka start --sasl failed (exit {started.returncode}): {started.stderr.strip()}", pytrace=False)
+        yield started.stdout.strip().splitlines()[-1]
+    finally:
+        subprocess.run([script, "stop", "--state-dir", state], capture_output=True, timeout=120)
 
 
 @pytest.fixture(scope="session")

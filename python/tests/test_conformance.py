@@ -1,7 +1,8 @@
 """The capability conformance suite (guest/conformance, world `conformance`) against this host's
-imports and a real broker: the Python host passes every check against a live broker and a dead
-address, and the suite fails against a Python host that lies in each way it checks. A host
-passes the capability contract 0.3 exactly when this suite passes."""
+imports and a real broker: the Python host passes every check of all four targets (a live
+broker, a dead address, a principal without ACLs and a wrong password, the last two on a
+SASL broker with ACLs), and the suite fails against a Python host that lies in each way it
+checks. A host passes the capability contract 0.3 exactly when this suite passes."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from typing import List, Optional
 
 import pytest
 
+from confluent_kafka import KafkaError
+from confluent_kafka.admin import AdminClient
+
 from action_state_cleanup import AppendFenced, CapabilityError, KafkaCapabilities, _component
 from action_state_cleanup._component import record
 
-from conftest import REPO, unique
+from conftest import REPO, create_topic, sasl, unique
 
 
 @pytest.fixture(scope="session")
@@ -27,10 +31,10 @@ def suite_component() -> _component.LoadedComponent:
     return _component.LoadedComponent(path)
 
 
-def run_suite(loaded: _component.LoadedComponent, kafka: KafkaCapabilities, target: str) -> List:
+def run_suite(loaded: _component.LoadedComponent, kafka: KafkaCapabilities, target: str, existing_topic: Optional[str] = None) -> List:
     host = _component.HostState(kafka, None)
     instance = _component.ComponentInstance(loaded, _component.build_linker(loaded.engine, host))
-    inputs = record(target=target, topic_prefix=f"{unique('conformance')}-", existing_topic=None)
+    inputs = record(target=target, topic_prefix=f"{unique('conformance')}-", existing_topic=existing_topic)
     report = instance.call("suite", "run", inputs)
     host.close_resources()
     return list(report.checks)
@@ -54,6 +58,30 @@ def test_the_python_host_passes_every_check_on_a_dead_connection(suite_component
     # Nothing listens on port 1.
     checks = run_suite(suite_component, KafkaCapabilities({"bootstrap.servers": "127.0.0.1:1"}, timeout=3), "unreachable")
     assert len(checks) >= 6, [c.name for c in checks]
+    assert failures(checks) == []
+
+
+@pytest.fixture(scope="session")
+def forbidden_topic(sasl_bootstrap: str) -> str:
+    """A topic on the SASL broker, created by admin; bob holds no ACL for it."""
+    topic = unique("conformance-forbidden")
+    create_topic(AdminClient(sasl(sasl_bootstrap, "admin")), topic, partitions=1)
+    return topic
+
+
+def bob(sasl_bootstrap: str, password: Optional[str] = None, kind=KafkaCapabilities) -> KafkaCapabilities:
+    return kind(sasl(sasl_bootstrap, "bob", password), timeout=30)
+
+
+def test_the_python_host_passes_every_check_as_a_principal_without_acls(suite_component, sasl_bootstrap: str, forbidden_topic: str):
+    checks = run_suite(suite_component, bob(sasl_bootstrap), "unauthorized", forbidden_topic)
+    assert len(checks) >= 6, [c.name for c in checks]
+    assert failures(checks) == []
+
+
+def test_the_python_host_passes_every_check_with_a_wrong_password(suite_component, sasl_bootstrap: str):
+    checks = run_suite(suite_component, bob(sasl_bootstrap, "not-bobs-password"), "unauthenticated")
+    assert len(checks) >= 5, [c.name for c in checks]
     assert failures(checks) == []
 
 
@@ -105,6 +133,38 @@ class NoFencing(KafkaCapabilities):
 def test_the_suite_fails_a_python_host_that_lies(suite_component, bootstrap: str, liar, check: str):
     failed = failures(run_suite(suite_component, liar({"bootstrap.servers": bootstrap}, timeout=30), "live"))
     assert any(check in f for f in failed), failed
+
+
+class ForbiddenIsMissing(KafkaCapabilities):
+    def describe(self, topics, names, with_offsets):
+        try:
+            return super().describe(topics, names, with_offsets)
+        except CapabilityError as e:
+            if e.case != "authorization":
+                raise
+            return [None for _ in topics]
+
+
+class RefusedLoginIsTimeout(KafkaCapabilities):
+    """Reports the refused login as the timeout that would follow it."""
+
+    def describe(self, topics, names, with_offsets):
+        try:
+            return super().describe(topics, names, with_offsets)
+        except CapabilityError as e:
+            if e.case != "authentication":
+                raise
+            raise CapabilityError(e.operation, "timed out (lie)", "timeout", KafkaError._TIMED_OUT, "_TIMED_OUT") from None
+
+
+def test_the_suite_fails_a_python_host_that_hides_a_missing_acl(suite_component, sasl_bootstrap: str, forbidden_topic: str):
+    failed = failures(run_suite(suite_component, bob(sasl_bootstrap, kind=ForbiddenIsMissing), "unauthorized", forbidden_topic))
+    assert any("describe of a forbidden topic fails with authorization" in f for f in failed), failed
+
+
+def test_the_suite_fails_a_python_host_that_reports_a_refused_login_as_a_timeout(suite_component, sasl_bootstrap: str):
+    failed = failures(run_suite(suite_component, bob(sasl_bootstrap, "not-bobs-password", RefusedLoginIsTimeout), "unauthenticated"))
+    assert any("describe with wrong credentials fails with authentication" in f for f in failed), failed
 
 
 def test_the_suite_fails_a_python_host_whose_sleep_does_not_wait(suite_component, bootstrap: str, monkeypatch):

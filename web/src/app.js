@@ -55,12 +55,17 @@ let pendingRows = null;
 /** Where a pasted status came from, appended to the advance verdict. */
 let compared = '';
 
-/** A package call as `{ ok: true, value }`, or `{ ok: false, error }` for a CleanupError. */
+/**
+ * A package call as `{ ok: true, value }`, or `{ ok: false, error }` for a refusal: a
+ * CleanupError (the component's) or an InputError (a paste the input helpers cannot cut), each
+ * with its one sentence as `message`. Every button reaches the package through here, so no
+ * refusal escapes as an uncaught error; anything else is a bug and is thrown.
+ */
 function attempt(call) {
   try {
     return { ok: true, value: call() };
   } catch (e) {
-    if (e instanceof validator.CleanupError) return { ok: false, error: e };
+    if (e instanceof validator.CleanupError || e instanceof validator.InputError) return { ok: false, error: e };
     throw e;
   }
 }
@@ -84,15 +89,13 @@ function showAdvance(state, title, detail = '') {
 
 /** Compares a valid plan with the pasted committed boundary; returns the rows to draw. */
 function compareWithBoundary(plan) {
-  let boundary;
   compared = '';
-  try {
-    boundary = validator.parseBoundary(el.boundaryInput.value);
-  } catch (e) {
-    if (!(e instanceof validator.InputError)) throw e;
-    showAdvance('error', 'Could not read the committed boundary', e.message);
+  const read = attempt(() => validator.parseBoundary(el.boundaryInput.value));
+  if (!read.ok) {
+    showAdvance('error', 'Could not read the committed boundary', read.error.message);
     return { rows: partitionRows(plan), withBoundary: false };
   }
+  const boundary = read.value;
   compared = boundary.controlTopic ? `(Boundary of control topic ${boundary.controlTopic}, from status --json.)` : '';
   const checked = attempt(() => validator.checkAdvance(plan, boundary.offsets));
   const rows = partitionRows(plan, checked.ok ? checked.value : null, boundary.offsets);
@@ -203,14 +206,11 @@ function showPlanText(text, label) {
 }
 
 function build() {
-  let markers;
-  try {
-    markers = validator.markerTexts(el.markersInput.value);
-  } catch (e) {
-    if (!(e instanceof validator.InputError)) throw e;
-    return showBuilt({ ok: false, error: e });
-  }
-  showBuilt(attempt(() => validator.planFromMarkers(el.recoveryPoint.value, markers)), markers.length);
+  // markerTexts refuses with an InputError (an empty paste) or with the component's CleanupError
+  // (splitMarkers: e.g. an empty array); both are shown, never thrown.
+  const markers = attempt(() => validator.markerTexts(el.markersInput.value));
+  if (!markers.ok) return showBuilt(markers);
+  showBuilt(attempt(() => validator.planFromMarkers(el.recoveryPoint.value, markers.value)), markers.value.length);
 }
 
 function showBuilt(result, markerCount) {

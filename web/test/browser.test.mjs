@@ -55,13 +55,23 @@ after(async () => {
   if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
+/** What a page logged as errors so far: uncaught exceptions and rejections, console errors. */
+const problemsOf = new WeakMap();
+
+/** Starts recording a page's errors (see problemsOf); returns the list it fills. */
+function watch(page) {
+  const problems = [];
+  problemsOf.set(page, problems);
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  return problems;
+}
+
 /** A fresh page with the component loaded; fails the test on any console error or page error. */
 async function openPage(t) {
   const page = await context.newPage();
-  const problems = [];
+  const problems = watch(page);
   const foreign = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('request', (r) => {
     const url = r.url();
     if (!url.startsWith(server.url) && !url.startsWith('blob:') && !url.startsWith('data:')) foreign.push(url);
@@ -75,6 +85,34 @@ async function openPage(t) {
   await page.goto(server.url);
   await page.waitForSelector('#engine[data-ready="true"]', { timeout: 30_000 });
   return page;
+}
+
+/**
+ * Waits for `selector`, but fails at once when the page has logged an error or logs one
+ * meanwhile: a click whose handler threw leaves the page unchanged, and the wait would otherwise
+ * only end at its timeout.
+ */
+async function until(page, selector) {
+  const problems = problemsOf.get(page);
+  const complaint = () => new Error(`the page logged errors: ${problems.join('; ')}`);
+  if (problems.length > 0) throw complaint();
+  let poll;
+  const failed = new Promise((_, reject) => {
+    poll = setInterval(() => problems.length > 0 && reject(complaint()), 20);
+  });
+  try {
+    return await Promise.race([page.waitForSelector(selector), failed]);
+  } finally {
+    clearInterval(poll);
+  }
+}
+
+/** Pastes `text` over the whole field through the clipboard, as an operator does. */
+async function paste(page, selector, text) {
+  await page.evaluate((value) => navigator.clipboard.writeText(value), text);
+  await page.focus(selector);
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('ControlOrMeta+V');
 }
 
 const shot = (page, name) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
@@ -161,16 +199,10 @@ describe('browser plan validator in Chromium', () => {
   it('shows a pasted plan from its first line, and holds a long paste out of the box', async (t) => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     const page = await openPage(t);
-    const paste = async (selector, text) => {
-      await page.evaluate((value) => navigator.clipboard.writeText(value), text);
-      await page.focus(selector);
-      await page.keyboard.press('ControlOrMeta+A');
-      await page.keyboard.press('ControlOrMeta+V');
-    };
     // The SPEC plan is a little taller than the box: before the fix the view followed the caret
     // to the end and hid the first line.
     const plan = fixture('plan-spec-test-vector', 'plan.json');
-    await paste('#plan-input', plan);
+    await paste(page, '#plan-input', plan);
     await page.waitForFunction((v) => document.getElementById('plan-input').value === v, plan);
     const box = await page.$eval('#plan-input', (e) => ({ top: e.scrollTop, scrollable: e.scrollHeight > e.clientHeight, caret: e.selectionStart }));
     assert.ok(box.scrollable, 'the SPEC plan must be taller than the box for this test to mean anything');
@@ -180,7 +212,7 @@ describe('browser plan validator in Chromium', () => {
 
     // Markers pasted over the whole box as well.
     const markers = JSON.parse(fixture('markers-120-partitions', 'markers.json')).join('\n');
-    await paste('#markers-input', markers);
+    await paste(page, '#markers-input', markers);
     await page.waitForFunction((v) => document.getElementById('markers-input').value === v, markers);
     const markersBox = await page.$eval('#markers-input', (e) => ({
       top: e.scrollTop, left: e.scrollLeft, scrollable: e.scrollHeight > e.clientHeight || e.scrollWidth > e.clientWidth }));
@@ -188,7 +220,7 @@ describe('browser plan validator in Chromium', () => {
 
     // A 300 KB paste is held like a chosen file and validated exactly as pasted.
     const { planId, text } = bigPlan(10_000);
-    await paste('#plan-input', text);
+    await paste(page, '#plan-input', text);
     await page.waitForFunction(() => /too long to show here/.test(document.getElementById('plan-file-name').textContent));
     assert.equal(await page.inputValue('#plan-input'), '');
     await page.click('#validate');
@@ -239,6 +271,53 @@ describe('browser plan validator in Chromium', () => {
     assert.ok((await page.textContent('#build-error')).length > 0);
     assert.equal(await page.isVisible('#download'), false);
     await shot(page, '06-markers-refused');
+  });
+
+  it('refuses an empty marker set and shows the component\'s sentence', async (t) => {
+    // The component's own sentence for `[]`, as every host prints it.
+    let sentence;
+    try {
+      validator.markerTexts('[]');
+    } catch (e) {
+      assert.ok(e instanceof validator.CleanupError, e);
+      sentence = e.message;
+    }
+    assert.match(sentence ?? 'not refused', /empty array/);
+
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const page = await openPage(t);
+    await page.fill('#recovery-point', 'checkpoint-42');
+    await paste(page, '#markers-input', '[]');
+    await page.waitForFunction(() => document.getElementById('markers-input').value === '[]');
+    await page.click('#build');
+    await until(page, '#build-verdict[data-valid="false"]');
+    assert.equal(await page.textContent('#build-error'), sentence);
+    assert.match(await page.textContent('#build-verdict-title'), /refused/);
+    assert.equal(await page.isVisible('#build-output-block'), false);
+    await shot(page, '10-empty-marker-set-refused');
+  });
+
+  it('the harness records an uncaught exception, an unhandled rejection and a console error', async () => {
+    // The guard every other test relies on (openPage fails a test whose page logged any of these).
+    const page = await context.newPage();
+    const problems = watch(page);
+    try {
+      await page.goto(server.url);
+      await page.waitForSelector('#engine[data-ready="true"]', { timeout: 30_000 });
+      const thrown = page.waitForEvent('pageerror');
+      await page.evaluate(() => setTimeout(() => { throw new Error('thrown on purpose'); }));
+      await thrown;
+      const rejected = page.waitForEvent('pageerror');
+      await page.evaluate(() => { Promise.reject(new Error('rejected on purpose')); });
+      await rejected;
+      const logged = page.waitForEvent('console');
+      await page.evaluate(() => console.error('logged on purpose'));
+      await logged;
+      assert.deepEqual(problems, ['page error: thrown on purpose', 'page error: rejected on purpose', 'console: logged on purpose']);
+      await assert.rejects(until(page, '#engine'), /the page logged errors: page error: thrown on purpose/);
+    } finally {
+      await page.close();
+    }
   });
 
   it('shows how far a plan advances a pasted boundary and flags a backward plan', async (t) => {

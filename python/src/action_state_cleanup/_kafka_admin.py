@@ -3,12 +3,58 @@ maps a failure to its `kafka-error` case; no retries, no waiting for propagation
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from confluent_kafka import IsolationLevel, KafkaError, TopicCollection, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
-from ._kafka_errors import failure, kafka_error
+from ._kafka_errors import CASES, CapabilityError, failure, kafka_error
+
+#: How often a wait looks for a refused login while its answer is outstanding.
+LOGIN_CHECK = 0.1
+
+
+class Admin(AdminClient):
+    """An AdminClient that hears of a refused login. librdkafka keeps an admin request queued
+    while no broker accepts the client's credentials and reports the refusal only as an error
+    event (to `error_cb`, served by `poll`), so the request itself would end as a timeout; the
+    waits below ask `refusal` instead, and the WIT wants `authentication` as soon as the client
+    knows. An `error_cb` among the operator's properties is still called."""
+
+    def __init__(self, config: Dict[str, Any]) -> None:
+        self._refusal: Optional[KafkaError] = None
+        self._operator_error_cb: Optional[Callable[[KafkaError], None]] = config.get("error_cb")
+        super().__init__({**config, "error_cb": self._error})
+
+    def _error(self, error: KafkaError) -> None:
+        if self._refusal is None and error.code() in CASES["authentication"]:
+            self._refusal = error
+        if self._operator_error_cb is not None:
+            self._operator_error_cb(error)
+
+    def refusal(self) -> Optional[KafkaError]:
+        """The first refused login the client reported since the last call, if any."""
+        self.poll(0)
+        refusal, self._refusal = self._refusal, None
+        return refusal
+
+
+def _wait(admin: Admin, future, timeout: float):
+    """The answer of `future` within the request timeout plus a margin; a refused login reported
+    meanwhile is raised at once (as the client's `_AUTHENTICATION` error) instead."""
+    deadline = time.monotonic() + timeout + 5
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        try:
+            return future.result(timeout=min(LOGIN_CHECK, left))
+        except FutureTimeout:
+            refusal = admin.refusal()
+            if refusal is not None:
+                raise KafkaException(refusal) from None
+            if left <= LOGIN_CHECK:
+                raise
 
 
 class TopicMetadata(NamedTuple):
@@ -21,9 +67,9 @@ class TopicMetadata(NamedTuple):
     offsets: List[Tuple[int, int, int]]
 
 
-def _result(operation: str, future, timeout: float):
+def _result(operation: str, admin: Admin, future, timeout: float):
     try:
-        return future.result(timeout=timeout + 5)
+        return _wait(admin, future, timeout)
     except Exception as e:
         raise failure(operation, e) from None
 
@@ -33,7 +79,7 @@ def _missing(exception: BaseException) -> bool:
     return error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
-def describe(admin: AdminClient, timeout: float, topics: Sequence[str], names: Sequence[str], with_offsets: bool) -> List[Optional[TopicMetadata]]:
+def describe(admin: Admin, timeout: float, topics: Sequence[str], names: Sequence[str], with_offsets: bool) -> List[Optional[TopicMetadata]]:
     op = "describe"
     unique = list(dict.fromkeys(topics))
     if not unique:
@@ -50,13 +96,13 @@ def describe(admin: AdminClient, timeout: float, topics: Sequence[str], names: S
     found: Dict[str, Optional[TopicMetadata]] = {}
     for topic in unique:
         try:
-            description = described[topic].result(timeout=timeout + 5)
+            description = _wait(admin, described[topic], timeout)
         except Exception as e:
             if _missing(e):
                 found[topic] = None  # an answer, not an error; its config error is expected too
                 continue
             raise failure(op, e) from None
-        entries = _result(op, configs[resources[topic]], timeout) if names else {}
+        entries = _result(op, admin, configs[resources[topic]], timeout) if names else {}
         uuid = description.topic_id
         found[topic] = TopicMetadata(
             topic,
@@ -74,7 +120,7 @@ def describe(admin: AdminClient, timeout: float, topics: Sequence[str], names: S
     return [found[t] for t in topics]
 
 
-def _offsets(admin: AdminClient, timeout: float, partitions: List[TopicPartition], *latest: bool) -> List[Dict[Tuple[str, int], int]]:
+def _offsets(admin: Admin, timeout: float, partitions: List[TopicPartition], *latest: bool) -> List[Dict[Tuple[str, int], int]]:
     """ListOffsets with read_committed isolation ("latest" is the last stable offset), one
     answer per spec; the requests are all in flight before any answer is awaited."""
     if not partitions:
@@ -86,15 +132,35 @@ def _offsets(admin: AdminClient, timeout: float, partitions: List[TopicPartition
         ]
     except Exception as e:
         raise failure("list-offsets", e) from None
-    return [{(tp.topic, tp.partition): _result("list-offsets", f, timeout).offset for tp, f in futures.items()} for futures in requests]
+    return [{(tp.topic, tp.partition): _result("list-offsets", admin, f, timeout).offset for tp, f in futures.items()} for futures in requests]
 
 
-def list_offsets(admin: AdminClient, timeout: float, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
-    (answer,) = _offsets(admin, timeout, [TopicPartition(topic, p) for p in dict.fromkeys(partitions)], latest)
+def _why_no_leaders(admin: Admin, timeout: float, topic: str, error: CapabilityError) -> CapabilityError:
+    """The failure to report for `error` of ListOffsets or DeleteRecords. Before either request
+    librdkafka looks up the partitions' leaders, and when it finds none it answers only _NOENT
+    ("No leaders found"), dropping the metadata's reason: the topic does not exist, or the
+    principal may not describe it. One DescribeTopics of the topic tells the second apart (its
+    TOPIC_AUTHORIZATION_FAILED is reported as `authorization`); otherwise `error` stands."""
+    if error.code != KafkaError._NOENT:
+        return error
+    try:
+        _wait(admin, admin.describe_topics(TopicCollection([topic]), request_timeout=timeout)[topic], timeout)
+    except Exception as e:
+        reason = failure(error.operation, e)
+        if reason.case == "authorization":
+            return reason
+    return error
+
+
+def list_offsets(admin: Admin, timeout: float, topic: str, partitions: Sequence[int], latest: bool) -> List[Tuple[int, int]]:
+    try:
+        (answer,) = _offsets(admin, timeout, [TopicPartition(topic, p) for p in dict.fromkeys(partitions)], latest)
+    except CapabilityError as e:
+        raise _why_no_leaders(admin, timeout, topic, e) from None
     return sorted((p, o) for (_, p), o in answer.items())
 
 
-def create_topic(admin: AdminClient, timeout: float, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
+def create_topic(admin: Admin, timeout: float, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
     op = "create-topic"
     try:
         future = admin.create_topics(
@@ -102,7 +168,7 @@ def create_topic(admin: AdminClient, timeout: float, topic: str, partitions: int
             request_timeout=timeout,
             operation_timeout=timeout,
         )[topic]
-        future.result(timeout=timeout + 5)
+        _wait(admin, future, timeout)
     except Exception as e:
         error = kafka_error(e)
         if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
@@ -111,7 +177,7 @@ def create_topic(admin: AdminClient, timeout: float, topic: str, partitions: int
     return True
 
 
-def delete_records(admin: AdminClient, timeout: float, topic: str, before: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+def delete_records(admin: Admin, timeout: float, topic: str, before: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
     op = "delete-records"
     if not before:
         return []
@@ -119,4 +185,7 @@ def delete_records(admin: AdminClient, timeout: float, topic: str, before: Seque
         futures = admin.delete_records([TopicPartition(topic, p, o) for p, o in before], request_timeout=timeout, operation_timeout=timeout)
     except Exception as e:
         raise failure(op, e) from None
-    return sorted((tp.partition, _result(op, f, timeout).low_watermark) for tp, f in futures.items())
+    try:
+        return sorted((tp.partition, _result(op, admin, f, timeout).low_watermark) for tp, f in futures.items())
+    except CapabilityError as e:
+        raise _why_no_leaders(admin, timeout, topic, e) from None

@@ -7,8 +7,6 @@ from __future__ import annotations
 import base64
 from typing import Dict, List, Optional, Sequence
 
-from confluent_kafka.admin import AdminClient
-
 from . import _kafka_admin as admin
 from ._kafka_consumer import Consumer
 from ._kafka_errors import failure
@@ -38,7 +36,7 @@ class KafkaCapabilities:
     def __init__(self, properties: Dict[str, str], timeout: float = 30.0) -> None:
         self.properties = dict(properties)
         self.timeout = float(timeout)
-        self._admin: Optional[AdminClient] = None
+        self._admin: Optional[admin.Admin] = None
         #: Set by an answer that says the client's cached leaders or controller may be stale.
         self._stale = False
         self._counts = {"admin": 0, "control_reads": 0, "control_writes": 0, "consumer_polls": 0}
@@ -65,11 +63,11 @@ class KafkaCapabilities:
         config.update(overrides)
         return config
 
-    def _client(self, operation: str) -> AdminClient:
+    def _client(self, operation: str) -> admin.Admin:
         self.count("admin")
         if self._admin is None:
             try:
-                self._admin = AdminClient(self.config())
+                self._admin = admin.Admin(self.config())
             except Exception as e:  # invalid configuration
                 raise failure(operation, e) from None
         return self._admin
