@@ -375,3 +375,159 @@ fn status_reports_history_boundary_and_live_offsets() {
         serde_json::json!({"partition": 0, "beginning": 150, "end": 180, "boundary": 150})
     );
 }
+
+/// Runs the CLI with its stdout connected to a pipe whose reader already went away
+/// (`… | true`), and stderr to a fresh pipe whose reader closes too when `close_stderr`.
+fn with_closed_stdout(args: &[&str], close_stderr: bool) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut command = std::process::Command::new(support::CLI);
+    command
+        .args(args)
+        .env_remove("ASC_FAILPOINT")
+        .stdout(writer);
+    if close_stderr {
+        let (err_reader, err_writer) = std::io::pipe().unwrap();
+        drop(err_reader);
+        command.stderr(err_writer);
+    } else {
+        command.stderr(std::process::Stdio::piped());
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn every_command_whose_reader_went_away_exits_quietly() {
+    let dir = scratch("closed-pipe");
+    let (topic, c0, c1) = story(&dir);
+    let plan = plan_file(&dir, &c1, "C1");
+    let control = format!("{topic}-control");
+    let (plan, c0, c1) = (
+        plan.to_str().unwrap(),
+        c0.to_str().unwrap(),
+        c1.to_str().unwrap(),
+    );
+    let kafka = ["--bootstrap-servers", bootstrap()];
+    let with_kafka = |args: &[&'static str]| -> Vec<String> {
+        args.iter()
+            .map(|a| (*a).to_owned())
+            .chain(kafka.iter().map(|a| (*a).to_owned()))
+            .collect()
+    };
+    let control_args = ["--control-topic", control.as_str()];
+    let mut commands: Vec<Vec<String>> = vec![
+        vec!["--help".into()],
+        vec!["--version".into()],
+        vec![
+            "plan".into(),
+            "--markers".into(),
+            c1.into(),
+            "--recovery-point".into(),
+            "C1".into(),
+        ],
+        vec!["verify".into(), "--plan".into(), plan.into()],
+        ["marker", "--topic", topic.as_str()]
+            .into_iter()
+            .chain(kafka)
+            .map(str::to_owned)
+            .collect(),
+    ];
+    for (command, extra) in [
+        ("apply", vec!["--plan", plan, "--dry-run"]),
+        ("apply", vec!["--plan", plan]),
+        ("status", vec![]),
+        ("check-recovery", vec!["--markers", c1]),
+        ("check-recovery", vec!["--markers", c0]),
+        ("recover", vec!["--markers", c1]),
+    ] {
+        let mut args = with_kafka(&[command]);
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        args.extend(control_args.iter().map(|a| (*a).to_owned()));
+        commands.push(args.clone());
+        args.push("--json".into());
+        commands.push(args);
+    }
+    for args in &commands {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for close_stderr in [false, true] {
+            let output = with_closed_stdout(&args, close_stderr);
+            let err = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                !err.contains("panicked") && !err.contains("Broken pipe"),
+                "{args:?}: {err}"
+            );
+            // 141: the status a shell shows for a tool killed by SIGPIPE; a command that
+            // printed nothing on stdout (a refusal explained on stderr) keeps its own code.
+            let code = output.status.code();
+            assert!(
+                matches!(code, Some(141) | Some(0) | Some(3)),
+                "{args:?} (stderr closed: {close_stderr}): {code:?} {err}"
+            );
+            assert_ne!(code, Some(101), "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn a_mistyped_control_topic_does_not_start_a_second_history() {
+    // Tried as a new user would: the real history committed C1 ({0=150, 1=60}); a later plan
+    // applied with a typo in --control-topic must not create the typo topic and delete.
+    let dir = scratch("typo");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-cleanup");
+    let typo = format!("{topic}-cleanpu");
+    expect_code(&apply(&plan_file(&dir, &c1, "C1"), &control, &[]), 0);
+    let later = marker_file(&dir, "c2", &topic);
+    let plan = plan_file(&dir, &later, "C2");
+    let mut kafka = kafka();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let refused = apply_with(&plan, &typo, extra, &[]);
+        expect_code(&refused, 3);
+        let message = stderr(&refused);
+        assert!(
+            message.contains(&format!("control topic {typo} does not exist"))
+                && message.contains("partition 0 at 150")
+                && message.contains("--start-new-history"),
+            "{message}"
+        );
+        assert!(
+            kafka.describe_topics(std::slice::from_ref(&typo)).unwrap()[0].is_none(),
+            "{extra:?}: the typo topic was not created"
+        );
+    }
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
+
+    // Said explicitly, the second history begins: the preview announces the new topic.
+    let second = apply_with(&plan, &typo, &["--start-new-history"], &[]);
+    expect_code(&second, 0);
+    assert!(
+        stderr(&second).contains(&format!(
+            "Created control topic {typo} (1 partition, replication factor 1"
+        )),
+        "{}",
+        stderr(&second)
+    );
+    // The real history now sees its data topic begin past its boundary: a broken history.
+    let status = cli(&[
+        "status",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+    ]);
+    expect_code(&status, 0);
+    assert!(
+        stderr(&status).contains("Broken cleanup history")
+            && stderr(&status).contains("partition 0 begins at 180, boundary 150"),
+        "{}",
+        stderr(&status)
+    );
+    // A restore that history allows (C1, at its boundary) is refused as a broken history.
+    let refused = check_recovery(&c1, &control);
+    expect_code(&refused, 3);
+    assert!(
+        stderr(&refused).contains("Broken cleanup history"),
+        "{}",
+        stderr(&refused)
+    );
+}

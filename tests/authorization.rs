@@ -351,3 +351,90 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
 
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The conformance suite (world `conformance`) against this host on the SASL broker.
+fn conformance(
+    settings: action_state_cleanup::kafka::KafkaSettings,
+    target: action_state_cleanup::cleanup::conformance::Target,
+    existing_topic: Option<String>,
+    lie: Option<action_state_cleanup::cleanup::Lie>,
+) -> Vec<(String, bool, String)> {
+    use action_state_cleanup::cleanup::conformance::{Inputs, run_with};
+    let engine = action_state_cleanup::engine::new_engine().unwrap();
+    let inputs = Inputs {
+        target,
+        topic_prefix: format!("{}-", unique("conformance")),
+        existing_topic,
+    };
+    let report = run_with(
+        &engine,
+        action_state_cleanup::CONFORMANCE_COMPONENT_PATH,
+        KafkaClients::new(settings).unwrap(),
+        &inputs,
+        lie,
+    )
+    .unwrap();
+    report
+        .checks
+        .into_iter()
+        .map(|c| (c.name, c.passed, c.detail))
+        .collect()
+}
+
+#[test]
+fn the_rust_host_passes_the_unauthorized_and_unauthenticated_conformance_targets() {
+    use action_state_cleanup::cleanup::Lie;
+    use action_state_cleanup::cleanup::conformance::Target;
+    let cluster = Cluster::start(1, true);
+    let topic = unique("forbidden");
+    support::create_topic(&mut cluster.kafka(), &topic, 1, &[]);
+    let wrong_password = || {
+        let mut settings = cluster.settings_as(None);
+        for pair in Cluster::sasl_pairs("alice") {
+            let pair = if pair.starts_with("sasl.password=") {
+                "sasl.password=not-her-password".to_owned()
+            } else {
+                pair
+            };
+            settings.set_pair(&pair).unwrap();
+        }
+        settings.timeout = std::time::Duration::from_secs(10);
+        settings
+    };
+    let failures = |checks: &[(String, bool, String)]| -> Vec<String> {
+        checks
+            .iter()
+            .filter(|(_, passed, _)| !passed)
+            .map(|(name, _, detail)| format!("{name}: {detail}"))
+            .collect()
+    };
+
+    // bob holds no ACL at all.
+    let bob = conformance(
+        cluster.settings_as(Some("bob")),
+        Target::Unauthorized,
+        Some(topic.clone()),
+        None,
+    );
+    assert!(bob.len() >= 3, "{bob:?}");
+    assert_eq!(failures(&bob), Vec::<String>::new());
+    let unauthenticated = conformance(wrong_password(), Target::Unauthenticated, None, None);
+    assert!(unauthenticated.len() >= 2, "{unauthenticated:?}");
+    assert_eq!(failures(&unauthenticated), Vec::<String>::new());
+
+    // The targets can fail: a host that reports every error as `other` fails both.
+    let lying = conformance(
+        cluster.settings_as(Some("bob")),
+        Target::Unauthorized,
+        Some(topic),
+        Some(Lie::EverythingIsOther),
+    );
+    assert!(!failures(&lying).is_empty(), "{lying:?}");
+    let lying = conformance(
+        wrong_password(),
+        Target::Unauthenticated,
+        None,
+        Some(Lie::EverythingIsOther),
+    );
+    assert!(!failures(&lying).is_empty(), "{lying:?}");
+}

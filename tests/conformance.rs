@@ -1,7 +1,7 @@
 //! The capability conformance suite (guest/conformance, world `conformance`) against this host's
-//! imports and a real broker: every check passes against the real capabilities, a dead address
-//! and (when the SASL cluster is available, see tests/authorization.rs) wrong credentials; and
-//! the suite fails against a host that lies in each way it checks.
+//! imports and a real broker: every check passes against the real capabilities and a dead
+//! address (the `unauthorized` and `unauthenticated` targets run on the SASL broker of
+//! tests/authorization.rs); and the suite fails against a host that lies in each way it checks.
 
 #![allow(
     clippy::unwrap_used,

@@ -44,6 +44,9 @@ fn plan(dir: &Path, name: &str, topic: &str, id: &str, p0: u64, p1: u64) -> Path
 fn spawn_apply(cluster: &Cluster, plan: &Path, control: &str) -> std::process::Child {
     cluster
         .apply_command(plan, control)
+        // Each round creates its own control topic for the one data topic, which the earlier
+        // rounds cleaned: a new history, which must be asked for.
+        .arg("--start-new-history")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

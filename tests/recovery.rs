@@ -444,7 +444,7 @@ fn snapshot_refuses_when_the_topic_changed_while_the_job_was_running() {
 }
 
 #[test]
-fn a_failed_restore_keeps_the_restored_offsets_of_the_unfinished_replay() {
+fn a_failed_restore_of_other_markers_refuses_checkpoints_until_a_restore_completes() {
     let dir = scratch("failed-restore");
     let (topic, _c0, c1) = story(&dir);
     let c1_text = std::fs::read_to_string(&c1).unwrap();
@@ -461,7 +461,7 @@ fn a_failed_restore_keeps_the_restored_offsets_of_the_unfinished_replay() {
         .unwrap();
     let first = runtime.next_batch(&session, 10).unwrap().unwrap();
     assert!(!first.done, "replay is under way");
-    // The retried restore fails (its marker asks for offset 500 of partition 0, past the end).
+    // Another restore fails (its marker asks for offset 500 of partition 0, past the end).
     let beyond = c1_text.replace("\"0\":150", "\"0\":500");
     assert_ne!(beyond, c1_text);
     let error = runtime
@@ -470,10 +470,14 @@ fn a_failed_restore_keeps_the_restored_offsets_of_the_unfinished_replay() {
         .unwrap_err();
     let message = runtime.message(&error).unwrap();
     assert!(message.contains("is not available"), "{message}");
-    // A checkpoint now still carries C1's offsets: the state replayed only part of [C1, end).
-    let marker = runtime.session_snapshot(&session).unwrap().unwrap();
-    let json: serde_json::Value = serde_json::from_str(&marker).unwrap();
-    assert_eq!(json["offsets"], serde_json::json!({"0": 150, "1": 60}));
+    // The runtime may already hold the other point's state, which replayed nothing: C1's
+    // offsets may not be checkpointed, nor the live ends.
+    let refused = runtime.session_snapshot(&session).unwrap().unwrap_err();
+    let message = runtime.message(&refused).unwrap();
+    assert!(
+        message.contains("failed") && message.contains("restore again"),
+        "{message}"
+    );
     // The interrupted replay cannot continue; a new restore can, and after it completes the
     // session is live again.
     let refused = runtime.next_batch(&session, 10).unwrap().unwrap_err();
@@ -487,6 +491,61 @@ fn a_failed_restore_keeps_the_restored_offsets_of_the_unfinished_replay() {
     let live = runtime.session_snapshot(&session).unwrap().unwrap();
     let json: serde_json::Value = serde_json::from_str(&live).unwrap();
     assert_eq!(json["offsets"], serde_json::json!({"0": 180, "1": 60}));
+}
+
+#[test]
+fn a_restore_whose_consumer_cannot_be_opened_refuses_checkpoints_through_the_component() {
+    // Through wasmtime and the component's adapter: the consumer open fails before the core
+    // session sees the restore. A checkpoint must not then carry the live end offsets (the
+    // state was never replayed), and neither must one after markers that do not parse.
+    let dir = scratch("consumer-open-fails");
+    let (topic, _c0, c1) = story(&dir);
+    let c1_text = std::fs::read_to_string(&c1).unwrap();
+    let policy = RecoveryPolicy {
+        topic: Some(topic.clone()),
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    for broken in ["consumer", "markers"] {
+        let mut runtime = instance(bootstrap());
+        let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
+        let markers = if broken == "consumer" {
+            runtime.misbehave(Some(action_state_cleanup::cleanup::Lie::ConsumerOpenFails));
+            vec![c1_text.clone()]
+        } else {
+            vec!["{\"topic\": ".to_owned()]
+        };
+        let error = runtime
+            .restore(&session, &markers, REPLAY)
+            .unwrap()
+            .unwrap_err();
+        let message = runtime.message(&error).unwrap();
+        assert!(!message.is_empty(), "{broken}");
+        runtime.misbehave(None);
+        let refused = runtime.session_snapshot(&session).unwrap().unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                action_state_cleanup::cleanup::CleanupError::RecoveryRefused(_)
+            ),
+            "{broken}: {}",
+            runtime.message(&refused).unwrap()
+        );
+        assert!(
+            runtime.next_batch(&session, 10).unwrap().is_err(),
+            "{broken}"
+        );
+        // A restore that completes makes checkpoints possible again.
+        runtime
+            .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+            .unwrap()
+            .unwrap();
+        while !runtime.next_batch(&session, 1_000).unwrap().unwrap().done {}
+        assert!(
+            runtime.session_snapshot(&session).unwrap().is_ok(),
+            "{broken}"
+        );
+    }
 }
 
 #[test]

@@ -120,6 +120,9 @@ pub enum Lie {
     DataAlways,
     /// `sleep-ms` returns at once.
     NoSleep,
+    /// `consumer.open` fails with a transport error (a host that cannot reach the cluster
+    /// when a restore needs its consumer): the component's failure rules must still hold.
+    ConsumerOpenFails,
 }
 
 impl HostState {
@@ -361,6 +364,14 @@ impl kafka_consumer::Host for HostState {}
 
 impl kafka_consumer::HostConsumer for HostState {
     fn open(&mut self, topic: String) -> Answer<Resource<Consumer>> {
+        if self.lying(Lie::ConsumerOpenFails) {
+            return Ok(Err(self.error(crate::kafka::HostError {
+                kind: crate::kafka::ErrorKind::Transport,
+                code: -195,
+                name: "_TRANSPORT".into(),
+                message: "the consumer could not be opened (test host)".into(),
+            })));
+        }
         match self.kafka.open_consumer(&topic) {
             Ok(consumer) => Ok(Ok(self.table.push(consumer)?)),
             Err(error) => Ok(Err(self.error(error))),
@@ -550,6 +561,13 @@ pub struct CleanupInstance {
 impl CleanupInstance {
     fn reset_deadline(&mut self) {
         self.store.set_epoch_deadline(epoch_ticks(CALL_LIMIT));
+    }
+
+    /// Makes one capability misbehave from now on (`None`: behave), for tests of the
+    /// component's rules against a failing or lying host.
+    #[cfg(feature = "testing")]
+    pub fn misbehave(&mut self, lie: Option<Lie>) {
+        self.store.data_mut().lie = lie;
     }
 
     /// The Kafka settings this instance's capabilities use.

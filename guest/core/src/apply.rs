@@ -431,7 +431,7 @@ impl Session<'_> {
             _ => String::new(),
         };
         Err(CleanupError::InvalidControlTopic(format!(
-            "Kafka cleanup control topic {} does not exist, but data topic {} was already cleaned (partition {shown}{more} begins past offset 0), so its cleanup history is in another control topic; name that control topic, or set start-new-history (CLI: --start-new-history) to begin a second history here",
+            "Kafka cleanup control topic {} does not exist, but data topic {} already begins past offset 0 (partition {shown}{more}), so records were deleted before: by an earlier cleanup whose history is in another control topic (check the name), or by retention before it was turned off; set start-new-history (CLI: --start-new-history) to begin a new history here",
             self.control, plan.topic
         )))
     }

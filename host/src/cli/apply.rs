@@ -23,7 +23,7 @@ impl OperatorEvents for PreviewPrinter {
         preview: &[PartitionPreview],
         created: Option<&NewControlTopic>,
     ) {
-        eprintln!("{}", preview_text(plan_id, preview, created));
+        errln!("{}", preview_text(plan_id, preview, created));
     }
 }
 
@@ -131,9 +131,9 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
             .as_ref()
             .filter(|_| args.dry_run)
         {
-            println!("{}", creation_text(created, true));
+            outln!("{}", creation_text(created, true));
         }
-        println!("{}", outcome_text(&report));
+        outln!("{}", outcome_text(&report));
     }
     Ok(())
 }

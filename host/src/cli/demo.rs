@@ -67,7 +67,7 @@ struct Narrator {
 impl Narrator {
     fn say(&self, text: &str) {
         if !self.json {
-            println!("{text}");
+            outln!("{text}");
         }
     }
 }
@@ -80,7 +80,7 @@ impl OperatorEvents for Printer {
         preview: &[action_state_cleanup::cleanup::PartitionPreview],
         created: Option<&action_state_cleanup::cleanup::NewControlTopic>,
     ) {
-        println!("{}", super::apply::preview_text(plan_id, preview, created));
+        outln!("{}", super::apply::preview_text(plan_id, preview, created));
     }
 }
 
@@ -201,7 +201,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
             "c1Allowed": true, "c0Refusal": refusal,
         }));
     } else {
-        println!(
+        outln!(
             "Done: C1 and newer stay restorable; C0 is refused instead of silently repeating 100..149's side effects."
         );
     }

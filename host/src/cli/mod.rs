@@ -3,13 +3,16 @@
 //! Exit codes scripts can rely on: 0 success; 2 usage error; 3 input rejected or refused by a
 //! safety check; 4 Kafka, I/O or internal failure.
 
+// First: its printing macros are used by every module below.
+#[macro_use]
+mod output;
+
 mod apply;
 mod args;
 mod demo;
 mod failure;
 mod inputs;
 mod offline;
-mod output;
 mod query;
 mod recover;
 mod session;
@@ -57,9 +60,9 @@ pub fn run() -> ExitCode {
                     "error": { "kind": failure.kind, "message": failure.message, "hint": failure.hint, "exitCode": failure.code }
                 }));
             }
-            eprintln!("error: {}", failure.message);
+            errln!("error: {}", failure.message);
             if let Some(hint) = &failure.hint {
-                eprintln!("hint: {hint}");
+                errln!("hint: {hint}");
             }
             ExitCode::from(failure.code)
         }

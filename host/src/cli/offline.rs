@@ -33,7 +33,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
                 &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan) }),
             );
         } else {
-            print!("{text}");
+            out!("{text}");
         }
         return Ok(());
     };
@@ -55,12 +55,12 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan) }),
         );
     } else {
-        println!(
+        outln!(
             "Created cleanup plan {} at {}",
             plan.plan_id,
             absolute.display()
         );
-        eprintln!("{}", summary(&plan, markers as usize));
+        errln!("{}", summary(&plan, markers as usize));
     }
     Ok(())
 }
@@ -76,8 +76,8 @@ pub fn verify(args: &VerifyArgs) -> Result<(), Failure> {
     if args.out.json {
         print_json(&json!({ "valid": true, "planId": plan.plan_id, "plan": plan_json(&plan) }));
     } else {
-        println!("{}", plan.plan_id);
-        eprintln!("{}", summary(&plan, 0));
+        outln!("{}", plan.plan_id);
+        errln!("{}", summary(&plan, 0));
     }
     Ok(())
 }

@@ -1,11 +1,69 @@
 //! Output a person can review (aligned tables) and output a script can parse (`--json`).
+//!
+//! Everything the CLI prints goes through `outln!`/`out!` (stdout) and `errln!`/`err!`
+//! (stderr): a reader that went away (`… | head`, `… | true`) ends the process quietly with the
+//! status a shell reports for a Unix tool killed by SIGPIPE, instead of a panic.
+
+use std::fmt;
+use std::io::{self, Write};
 
 use action_state_cleanup::cleanup::PartitionOffset;
 use serde_json::{Value, json};
 
+/// `println!` to stdout that exits quietly when the reader is gone.
+macro_rules! outln {
+    () => { $crate::cli::output::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::output::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` to stdout that exits quietly when the reader is gone.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::output::write_out(format_args!($($arg)*)) };
+}
+
+/// `eprintln!` that exits quietly when stderr's reader is gone.
+macro_rules! errln {
+    () => { $crate::cli::output::write_err(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::output::write_err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprint!` that exits quietly when stderr's reader is gone.
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::cli::output::write_err(format_args!($($arg)*)) };
+}
+
+/// 128 + SIGPIPE: what a shell reports for a command whose output pipe closed.
+const READER_GONE: i32 = 141;
+
+pub fn write_out(text: fmt::Arguments<'_>) {
+    let mut stdout = io::stdout().lock();
+    if let Err(error) = stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        output_failed(&error);
+    }
+}
+
+pub fn write_err(text: fmt::Arguments<'_>) {
+    let mut stderr = io::stderr().lock();
+    if let Err(error) = stderr.write_fmt(text) {
+        output_failed(&error);
+    }
+}
+
+/// Nobody reads any more: stop where we are. A command that prints does so after its work
+/// (or, for `apply`, its review before COMMITTED), so stopping here never leaves more done than
+/// the output already said.
+fn output_failed(error: &io::Error) -> ! {
+    if error.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(READER_GONE);
+    }
+    // Any other write error (a full disk behind a redirect): say so once, if stderr still can.
+    let _ = writeln!(io::stderr(), "error: cannot write the output: {error}");
+    std::process::exit(4);
+}
+
 pub fn print_json(value: &Value) {
     // Serialising a Value cannot fail.
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_default()
     );

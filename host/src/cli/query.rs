@@ -35,15 +35,15 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
         return Ok(());
     }
     if let Some(sentence) = &report.broken_history {
-        eprintln!("warning: {sentence}");
+        errln!("warning: {sentence}");
     }
-    println!(
+    outln!(
         "Control topic {}: {} plan(s)",
         report.control_topic,
         report.operations.len()
     );
     for op in &report.operations {
-        println!(
+        outln!(
             "  {} {:9} from {} {}",
             op.plan.plan_id,
             status_name(op.status),
@@ -52,18 +52,18 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
         );
     }
     let Some(topic) = &report.topic else {
-        println!("No boundary committed yet.");
+        outln!("No boundary committed yet.");
         return Ok(());
     };
-    println!("Effective boundary: {}", offsets_text(&report.boundary));
+    outln!("Effective boundary: {}", offsets_text(&report.boundary));
     let recorded = report.topic_id.as_deref().unwrap_or("?");
     match report.live_topic_id.as_deref() {
-        None => println!("Data topic {topic} (ID {recorded}) does not exist any more."),
+        None => outln!("Data topic {topic} (ID {recorded}) does not exist any more."),
         Some(live) if live != recorded => {
-            println!("Data topic {topic} was recreated: recorded ID {recorded}, live ID {live}.")
+            outln!("Data topic {topic} was recreated: recorded ID {recorded}, live ID {live}.")
         }
         Some(_) => {
-            println!("Data topic {topic} (ID {recorded}):");
+            outln!("Data topic {topic} (ID {recorded}):");
             let rows: Vec<Vec<String>> = report
                 .live
                 .iter()
@@ -76,7 +76,7 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
                     ]
                 })
                 .collect();
-            println!(
+            outln!(
                 "{}",
                 table(&["partition", "beginning", "boundary", "end"], &rows)
             );
@@ -112,12 +112,12 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
         return Ok(());
     }
     match &verdict.boundary {
-        Some(boundary) => println!(
+        Some(boundary) => outln!(
             "Restore allowed: every partition of {} is at or above the committed boundary {}",
             verdict.topic,
             offsets_text(boundary)
         ),
-        None => println!(
+        None => outln!(
             "Restore allowed (standard recovery, no control topic configured) for {}",
             verdict.topic
         ),
@@ -135,7 +135,7 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
             ]
         })
         .collect();
-    println!(
+    outln!(
         "{}",
         table(
             &["partition", "restore from", "beginning", "end", "to replay"],
@@ -154,7 +154,7 @@ pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {
             serde_json::from_str(&marker).map_err(|e| Failure::failed(e.to_string()))?;
         print_json(&json!({ "marker": value }));
     } else {
-        println!("{marker}");
+        outln!("{marker}");
     }
     Ok(())
 }

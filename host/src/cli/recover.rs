@@ -71,15 +71,15 @@ impl Progress {
         );
         let line = format!("replay {bar} {done}/{} records ({percent:.1}%)", self.total);
         if self.terminal {
-            eprint!("\r{line}");
+            err!("\r{line}");
         } else {
-            eprintln!("{line}");
+            errln!("{line}");
         }
     }
 
     fn finish(&self) {
         if self.terminal && self.shown {
-            eprintln!();
+            errln!();
         }
     }
 }
@@ -198,7 +198,7 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     } else {
         "standard recovery, no boundary enforced"
     };
-    println!(
+    outln!(
         "Restore of {topic} allowed ({mode}); replayed {replayed} records in {:.2} s ({rate:.0} records/s).",
         elapsed.as_secs_f64()
     );
@@ -213,13 +213,13 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
             ]
         })
         .collect();
-    println!(
+    outln!(
         "{}",
         table(
             &["partition", "replayed range", "records", "tombstones"],
             &rows
         )
     );
-    println!("{} action states recovered.", state.len());
+    outln!("{} action states recovered.", state.len());
     Ok(())
 }

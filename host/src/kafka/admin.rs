@@ -11,6 +11,9 @@ use rdkafka::{Offset, TopicPartitionList};
 use super::errors::{ErrorKind, KafkaResult, from_code, from_rd, invalid};
 use super::ffi;
 
+/// librdkafka's `RD_KAFKA_RESP_ERR__NOENT`.
+const NO_ENTRY: i32 = -156;
+
 /// One existing topic as `describe` answers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicInfo {
@@ -178,7 +181,32 @@ impl Admin {
     ) -> KafkaResult<Vec<(u32, u64)>> {
         self.refresh_if_stale(Some(topic))?;
         ffi::list_offsets(self.client.inner(), topic, partitions, spec, self.timeout)
-            .map_err(|e| self.noted(e.into()))
+            .map_err(|e| self.noted(self.reason_for_no_entry(topic, e.into())))
+    }
+
+    /// librdkafka answers a partition request for a topic the principal may not describe with
+    /// `_NOENT` ("no leaders found"), as for a missing topic: the authorization failure is in
+    /// the metadata it dropped. One DescribeTopics of that topic recovers the broker's answer,
+    /// so that the error maps to the WIT case it is (`authorization`, not `unknown-topic`).
+    /// This classifies one failed call; it retries nothing.
+    fn reason_for_no_entry(
+        &self,
+        topic: &str,
+        error: super::errors::HostError,
+    ) -> super::errors::HostError {
+        if error.code != NO_ENTRY {
+            return error;
+        }
+        match ffi::describe_topics(self.client.inner(), &[topic.to_owned()], self.timeout) {
+            Err(described) => {
+                let described: super::errors::HostError = described.into();
+                if described.kind == ErrorKind::Authorization {
+                    return described;
+                }
+                error
+            }
+            Ok(_) => error,
+        }
     }
 
     /// Returns each partition's log start offset after the deletion.
@@ -202,13 +230,13 @@ impl Admin {
         let result = self
             .runtime
             .block_on(future)
-            .map_err(|e| self.noted(from_rd(&e)))?;
+            .map_err(|e| self.noted(self.reason_for_no_entry(topic, from_rd(&e))))?;
         let mut beginnings = Vec::with_capacity(before.len());
         for element in result.elements() {
             element.error().map_err(|e| {
                 let mut error = from_rd(&e);
                 error.message = format!("{topic}-{}: {}", element.partition(), error.message);
-                self.noted(error)
+                self.noted(self.reason_for_no_entry(topic, error))
             })?;
             if let (Ok(p), Offset::Offset(o)) =
                 (u32::try_from(element.partition()), element.offset())
