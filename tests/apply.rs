@@ -124,6 +124,18 @@ fn commit_is_written_before_delete_and_applied_after() {
             .unwrap()
             .contains("\"status\":\"COMMITTED\"")
     );
+    // `status` flags the unfinished plan for a monitoring script: exit 5 and its ID.
+    let flagged = cli(&[
+        "status",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--json",
+    ]);
+    expect_code(&flagged, 5);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&flagged)).unwrap();
+    assert_eq!(json["unfinished"], serde_json::json!([id]));
 
     let resumed = apply(&plan, &control, &[]);
     expect_code(&resumed, 0);
@@ -231,6 +243,18 @@ fn unsafe_data_topic_configuration_is_refused_before_commit() {
     let refused = apply_json(&plan, &control);
     expect_code(&refused, 3);
     assert_eq!(error_kind(&refused), "unsafe-topic-config");
+    // The hint is the way out: the exact Kafka tools' command, and that nothing happened
+    // (no dead end: the control topic does not exist yet, which says nothing was committed).
+    let json: serde_json::Value = serde_json::from_str(&stdout(&refused)).unwrap();
+    let hint = json["error"]["hint"].as_str().unwrap_or("");
+    assert!(
+        hint.contains("nothing durable happened")
+            && hint.contains(&format!(
+                "kafka-configs.sh --bootstrap-server {} --alter --entity-type topics --entity-name {topic} --add-config 'cleanup.policy=[compact,delete],retention.ms=-1,retention.bytes=-1'",
+                bootstrap()
+            )),
+        "{hint}"
+    );
     assert_eq!(beginnings(&mut kafka, &topic, &[0]), [(0, 0)]);
     assert!(
         kafka
@@ -515,7 +539,8 @@ fn a_mistyped_control_topic_does_not_start_a_second_history() {
         "--control-topic",
         &control,
     ]);
-    expect_code(&status, 0);
+    // 5: the history needs an operator.
+    expect_code(&status, 5);
     assert!(
         stderr(&status).contains("Broken cleanup history")
             && stderr(&status).contains("partition 0 begins at 180, boundary 150"),

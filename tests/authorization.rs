@@ -257,6 +257,41 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
     assert_nothing_committed(&cluster, &control, "after the --kafka-config refusal");
     assert_eq!(beginnings(&cluster, &topic), untouched, "nothing deleted");
 
+    // 2b. The Kafka tools' own client.properties (a JAAS login) and spelling
+    // (--bootstrap-server, --command-config) work as they are: alice reads the status.
+    let tools = dir.join("client-alice.properties");
+    std::fs::write(
+        &tools,
+        format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n  username=\"alice\" password=\"{}\";\n",
+            password("alice")
+        ),
+    )
+    .unwrap();
+    let status = cli(&strings(&[
+        "status",
+        "--bootstrap-server",
+        &cluster.bootstrap,
+        "--command-config",
+        tools.to_str().unwrap(),
+        "--control-topic",
+        &control,
+        "--json",
+    ]));
+    assert!(
+        status.status.code() == Some(0) || status.status.code() == Some(3),
+        "alice logs in with the tools' JAAS file\n{}{}",
+        stdout(&status),
+        stderr(&status)
+    );
+    assert!(
+        !stderr(&status).contains("authentication")
+            && !stdout(&status).contains(&password("alice")),
+        "{}{}",
+        stdout(&status),
+        stderr(&status)
+    );
+
     // 3. bob has no ACL at all; a wrong password does not even authenticate.
     let bob = apply(&plan, &control, &cluster.cli_args(Some("bob")));
     let (kind, message, _) = kafka_error(&bob, "bob without any ACL");

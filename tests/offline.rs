@@ -354,3 +354,139 @@ fn check_recovery_names_a_marker_file_that_is_not_one_before_contacting_kafka() 
         )
     );
 }
+
+/// Every way a configuration can be refused or fail, with a planted secret in it: the secret
+/// never reaches stdout or stderr, in human or `--json` output.
+#[test]
+fn no_output_ever_shows_a_configured_secret() {
+    const SECRET: &str = "PLANTED-SECRET-7f3a";
+    let dir = scratch("secrets");
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let jaas = |module: &str| {
+        format!("sasl.jaas.config={module} required username=\"alice\" password=\"{SECRET}\";\n")
+    };
+    let unknown_module = file("custom.properties", &jaas("com.example.CustomLoginModule"));
+    let kerberos = file(
+        "kerberos.properties",
+        &format!(
+            "sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required keyTab=\"/k\" password=\"{SECRET}\";\n"
+        ),
+    );
+    let jks = file(
+        "jks.properties",
+        &format!("ssl.truststore.location=/etc/trust.jks\nssl.truststore.password={SECRET}\n"),
+    );
+    let bad_value = file(
+        "bad.properties",
+        &format!("sasl.password={SECRET}\nsocket.timeout.ms=not-a-number\n"),
+    );
+    // A JAAS login that translates, then a dead address: the failure is a Kafka one.
+    let plain = file(
+        "plain.properties",
+        &format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n{}",
+            jaas("org.apache.kafka.common.security.plain.PlainLoginModule")
+        ),
+    );
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (vec!["--command-config".into(), unknown_module], 2),
+        (vec!["--kafka-config".into(), kerberos], 2),
+        (vec!["--kafka-config".into(), jks], 2),
+        (vec!["--kafka-config".into(), bad_value], 2),
+        (vec!["-X".into(), format!("sasl.password{SECRET}")], 2),
+        (
+            vec![
+                "-X".into(),
+                format!("ssl.key.password={SECRET}"),
+                "-X".into(),
+                format!("bogus.property={SECRET}"),
+            ],
+            2,
+        ),
+        (vec!["--kafka-config".into(), plain], 4),
+    ];
+    for (config, code) in cases {
+        for json in [false, true] {
+            let mut args = vec![
+                "status".to_owned(),
+                "--control-topic".into(),
+                "c".into(),
+                "--bootstrap-server".into(),
+                "127.0.0.1:1".into(),
+                "--timeout".into(),
+                "2".into(),
+            ];
+            args.extend(config.iter().cloned());
+            if json {
+                args.push("--json".into());
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let output = cli(&args);
+            expect_code(&output, code);
+            let all = format!("{}{}", stdout(&output), stderr(&output));
+            assert!(!all.contains(SECRET), "{args:?} shows the secret:\n{all}");
+            assert!(!all.trim().is_empty(), "{args:?} says nothing");
+        }
+    }
+}
+
+/// Runs the CLI with `input` on its standard input.
+fn with_stdin(args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(CLI)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_dash_reads_the_plan_or_the_markers_from_standard_input() {
+    let marker = r#"{"schemaVersion":1,"topic":"orders","topicId":"AAAAAAAAAAAAAAAAAAAAAQ","offsets":{"0":10,"1":20}}"#;
+    let planned = with_stdin(
+        &["plan", "--markers", "-", "--recovery-point", "C1"],
+        marker,
+    );
+    expect_code(&planned, 0);
+    let plan = stdout(&planned);
+    let verified = with_stdin(&["verify", "--plan", "-"], &plan);
+    expect_code(&verified, 0);
+    assert!(plan.contains(stdout(&verified).trim()), "{plan}");
+    // A refusal names standard input as the source.
+    let refused = with_stdin(&["plan", "--markers", "-", "--recovery-point", "C1"], "[]");
+    expect_code(&refused, 3);
+    assert!(
+        stderr(&refused).contains("(standard input)"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_usage_error_in_json_mode_is_json_too() {
+    let output = cli(&["verify", "--json", "--no-such-flag"]);
+    expect_code(&output, 2);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["error"]["kind"], "usage");
+    assert_eq!(json["error"]["exitCode"], 2);
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--no-such-flag"),
+        "{json}"
+    );
+}

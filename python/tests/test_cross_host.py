@@ -65,6 +65,8 @@ def python_status_json(cleanup: Cleanup) -> dict:
             for op in status.operations
         ],
         "live": [{"partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary} for l in status.live],
+        "brokenHistory": status.broken_history,
+        "unfinished": [op.plan_id for op in status.operations if op.status == "COMMITTED"],
     }
 
 

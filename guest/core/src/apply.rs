@@ -195,8 +195,11 @@ fn apply_attempts(
     outcome
 }
 
-/// How often an apply that keeps being fenced by concurrent applies decides again.
-const MAX_ATTEMPTS: usize = 4;
+/// How often an apply that keeps being fenced by concurrent applies decides again. With the
+/// doubling pause the last decision comes 1.55 s after the first fence: on a loaded machine the
+/// apply that took over needs several hundred milliseconds from its fence to its commit, and
+/// two applies of one plan must not run out of attempts by taking the writer from each other.
+const MAX_ATTEMPTS: usize = 6;
 
 /// The first wait after being fenced before committing (then doubling): longer than a commit
 /// takes on a healthy cluster.
@@ -236,6 +239,16 @@ fn apply_once(
         }
         return decide_and_act(&mut session, observer, history, known, options);
     }
+}
+
+/// What an apply found in place of a missing control topic.
+enum Missing {
+    /// It exists after all (created concurrently).
+    Found(TopicState),
+    /// A dry run: nothing is created.
+    DryRun,
+    /// Created now (or by a concurrent apply a moment earlier); its state, if visible.
+    Created(Option<TopicState>),
 }
 
 /// Acts on the plan's known status: nothing, resume, or the full commit-before-delete path.
@@ -342,7 +355,6 @@ impl Session<'_> {
     /// inspection, fences the control topic when this run may write, and replays its whole log.
     fn inspect_and_read(&mut self, options: &ApplyOptions, fence: bool) -> Result<ControlHistory> {
         let control = self.control;
-        let may_write = !options.dry_run;
         let states = self
             .kafka
             .inspect_topics(&[&self.plan.topic, control], &CHECKED_CONFIGS)
@@ -351,45 +363,11 @@ impl Session<'_> {
         let (data, mut control_state) = (states.next().flatten(), states.next().flatten());
         self.check_data_state(data.as_ref(), "checked before commit")?;
         if control_state.is_none() {
-            if !options.start_new_history {
-                self.refuse_second_history()?;
+            match self.missing_control_topic(options)? {
+                Missing::Found(state) => control_state = Some(state),
+                Missing::DryRun => return Ok(ControlHistory::default()),
+                Missing::Created(state) => control_state = state,
             }
-            let replication_factor = options.replication_factor;
-            // With three or more replicas, a COMMITTED record acknowledged by acks=all is on at
-            // least two of them, so losing one broker cannot lose a binding boundary.
-            let new = NewControlTopic {
-                topic: control.to_owned(),
-                partitions: 1,
-                replication_factor,
-                min_insync_replicas: if replication_factor >= 3 { 2 } else { 1 },
-            };
-            if !may_write {
-                // A dry run against a missing control topic sees an empty history.
-                self.run.created = Some(new);
-                return Ok(ControlHistory::default());
-            }
-            let compact = ConfigEntry {
-                name: CLEANUP_POLICY.into(),
-                value: Some("compact".into()),
-            };
-            let min_isr = ConfigEntry {
-                name: "min.insync.replicas".into(),
-                value: Some(new.min_insync_replicas.to_string()),
-            };
-            let created = self
-                .kafka
-                .create_topic(control, 1, replication_factor, &[compact, min_isr])
-                .map_err(CleanupError::Kafka)?;
-            if created {
-                self.run.created = Some(new);
-            }
-            control_state = self
-                .kafka
-                .inspect_topics(&[control], &CHECKED_CONFIGS)
-                .map_err(CleanupError::Kafka)?
-                .into_iter()
-                .next()
-                .flatten();
         }
         let Some(control_state) = control_state else {
             return Err(CleanupError::InvalidControlTopic(format!(
@@ -403,37 +381,95 @@ impl Session<'_> {
         self.read_history()
     }
 
-    /// A missing control topic for a data topic that was already cleaned is not a first apply:
-    /// with retention off, only an earlier DeleteRecords moved a beginning past offset 0, so
-    /// that cleanup's history (and the boundary restores are checked against) is elsewhere.
-    fn refuse_second_history(&mut self) -> Result<()> {
+    /// The control topic is missing: create it (a dry run only says it would), unless the data
+    /// topic was already cleaned, which is not a first apply. With retention off, only an
+    /// earlier DeleteRecords moved a beginning past offset 0, so that cleanup's history (and the
+    /// boundary restores are checked against) is elsewhere: refused without start-new-history.
+    fn missing_control_topic(&mut self, options: &ApplyOptions) -> Result<Missing> {
+        let control = self.control;
+        if !options.start_new_history {
+            let cleaned = self.cleaned_partitions()?;
+            if !cleaned.is_empty() {
+                // Asked again after the beginnings were read: a concurrent first apply creates
+                // its control topic before it deletes anything, so if this one exists now, it
+                // is the history that cleaned the topic.
+                if let Some(state) = self.inspect_control()? {
+                    return Ok(Missing::Found(state));
+                }
+                return Err(self.second_history(&cleaned));
+            }
+        }
+        let replication_factor = options.replication_factor;
+        // With three or more replicas, a COMMITTED record acknowledged by acks=all is on at
+        // least two of them, so losing one broker cannot lose a binding boundary.
+        let new = NewControlTopic {
+            topic: control.to_owned(),
+            partitions: 1,
+            replication_factor,
+            min_insync_replicas: if replication_factor >= 3 { 2 } else { 1 },
+        };
+        if options.dry_run {
+            // A dry run against a missing control topic sees an empty history.
+            self.run.created = Some(new);
+            return Ok(Missing::DryRun);
+        }
+        let compact = ConfigEntry {
+            name: CLEANUP_POLICY.into(),
+            value: Some("compact".into()),
+        };
+        let min_isr = ConfigEntry {
+            name: "min.insync.replicas".into(),
+            value: Some(new.min_insync_replicas.to_string()),
+        };
+        let created = self
+            .kafka
+            .create_topic(control, 1, replication_factor, &[compact, min_isr])
+            .map_err(CleanupError::Kafka)?;
+        if created {
+            self.run.created = Some(new);
+        }
+        Ok(Missing::Created(self.inspect_control()?))
+    }
+
+    fn inspect_control(&mut self) -> Result<Option<TopicState>> {
+        Ok(self
+            .kafka
+            .inspect_topics(&[self.control], &CHECKED_CONFIGS)
+            .map_err(CleanupError::Kafka)?
+            .into_iter()
+            .next()
+            .flatten())
+    }
+
+    /// (partition, beginning) of every plan partition that no longer begins at offset 0.
+    fn cleaned_partitions(&mut self) -> Result<Vec<(u32, u64)>> {
         let plan = self.plan;
         let ranges = self
             .kafka
             .offset_range(&plan.topic, &plan.offsets.partitions())
             .map_err(CleanupError::Kafka)?;
-        let cleaned: Vec<String> = ranges
+        Ok(ranges
             .iter()
             .filter(|(_, beginning, _)| *beginning > 0)
-            .map(|(partition, beginning, _)| format!("{partition} at {beginning}"))
-            .collect();
-        if cleaned.is_empty() {
-            return Ok(());
-        }
+            .map(|(partition, beginning, _)| (*partition, *beginning))
+            .collect())
+    }
+
+    fn second_history(&self, cleaned: &[(u32, u64)]) -> CleanupError {
         let shown = cleaned
             .iter()
             .take(5)
-            .cloned()
+            .map(|(partition, beginning)| format!("{partition} at {beginning}"))
             .collect::<Vec<_>>()
             .join(", ");
         let more = match cleaned.len() {
             n if n > 5 => format!(" and {} more", n - 5),
             _ => String::new(),
         };
-        Err(CleanupError::InvalidControlTopic(format!(
+        CleanupError::InvalidControlTopic(format!(
             "Kafka cleanup control topic {} does not exist, but data topic {} already begins past offset 0 (partition {shown}{more}), so records were deleted before: by an earlier cleanup whose history is in another control topic (check the name), or by retention before it was turned off; set start-new-history (CLI: --start-new-history) to begin a new history here",
-            self.control, plan.topic
-        )))
+            self.control, self.plan.topic
+        ))
     }
 
     /// Fences before reading: any concurrent apply that has not committed yet can no longer

@@ -996,3 +996,22 @@ fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_
     // A restore whose records are all still there is allowed.
     assert!(check_recovery(&mut kafka, &[marker(15, 20)], &enforced()).is_ok());
 }
+
+#[test]
+fn a_control_topic_created_concurrently_by_the_apply_that_cleaned_the_topic_is_used() {
+    // Two first applies at once: this one found no control topic, the other created it and
+    // deleted before this one read the beginnings. The control topic is asked for again after
+    // the beginnings: it exists, so this is no second history.
+    let mut kafka = FakeKafka::new();
+    kafka.data().beginnings = [(0, 10), (1, 10)].into_iter().collect();
+    kafka.fail_on(
+        "describe_topics",
+        2,
+        Fault::CreateControlTopic(CONTROL.into()),
+    );
+    assert_eq!(
+        run(&mut kafka, &plan("same", 10, 20)),
+        Ok(ApplyOutcome::Applied)
+    );
+    assert!(!kafka.events.iter().any(|e| e.starts_with("create:")));
+}

@@ -29,6 +29,9 @@ pub enum Fault {
     /// The call has its effect, then fails as if its answer were lost (a leader died after
     /// writing). Only `append_control` honours it.
     LostAnswer,
+    /// Before the call runs, a concurrent apply creates this control topic (one partition,
+    /// compact).
+    CreateControlTopic(String),
 }
 
 #[derive(Debug, Default)]
@@ -105,6 +108,13 @@ impl FakeKafka {
                     self.data().configs.insert("cleanup.policy".into(), policy);
                 }
                 Fault::LostAnswer => {}
+                Fault::CreateControlTopic(name) => {
+                    let mut topic = safe_topic(&format!("id-{name}"), &[0], 0);
+                    topic
+                        .configs
+                        .insert("cleanup.policy".into(), "compact".into());
+                    self.topics.insert(name, topic);
+                }
             }
         }
         Ok(())

@@ -2,8 +2,8 @@
 //! sees before the point of no return.
 
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
-    Status,
+    ApplyOptions, ApplyOutcome, ApplyReport, CleanupError, NewControlTopic, OperatorEvents,
+    PartitionPreview, Status,
 };
 use serde_json::json;
 
@@ -177,6 +177,14 @@ pub fn status_name(status: Status) -> &'static str {
     }
 }
 
+/// For a data topic whose configuration is refused: the Kafka tools' command that makes it safe
+/// (nothing was committed, so applying again afterwards starts over).
+fn config_fix(failure: &Failure, topic: &str, bootstrap: &str) -> Option<String> {
+    (failure.kind == "unsafe-topic-config").then(|| format!(
+        "nothing durable happened; to let reviewed plans be the only deletions, run: kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type topics --entity-name {topic} --add-config 'cleanup.policy=[compact,delete],retention.ms=-1,retention.bytes=-1' (add --command-config FILE on a secured cluster), then apply again"
+    ))
+}
+
 /// After a failed apply, says whether the plan is COMMITTED (retry finishes it) or nothing
 /// durable happened: from the status the component reports with the failure, or, when it does
 /// not know it (it stopped before reading, or a COMMITTED append's outcome is unknown), by
@@ -197,7 +205,9 @@ fn explain_state(
         Some(status) => Some(status),
         None => match instance.status(control_topic) {
             Ok(Ok(report)) => report.operations.into_iter().find(|op| op.plan.plan_id == plan.plan_id).map(|op| op.status),
-            _ => return failure.with_hint(format!("the control topic {control_topic} could not be read to tell whether the plan was committed; run `status` before retrying")),
+            // No control topic: nothing can have been committed.
+            Ok(Err(CleanupError::RecoveryRefused(_))) => None,
+            _ => return failure.with_hint(format!("whether plan {} was committed is unknown: control topic {control_topic} could not be read either; once Kafka answers, run `status --control-topic {control_topic}`: if it lists the plan COMMITTED, run the same apply again to finish it, otherwise nothing durable happened", plan.plan_id)),
         },
     };
     match status {
@@ -206,6 +216,11 @@ fn explain_state(
             plan.plan_id
         )),
         Some(Status::Applied) => failure.with_hint(format!("plan {} is APPLIED in {control_topic}", plan.plan_id)),
-        None => failure.with_hint("nothing durable happened: the plan was not committed"),
+        None => {
+            let bootstrap = instance.settings().bootstrap_servers().to_owned();
+            let hint = config_fix(&failure, &plan.topic, &bootstrap)
+                .unwrap_or_else(|| "nothing durable happened: the plan was not committed".to_owned());
+            failure.with_hint(hint)
+        }
     }
 }

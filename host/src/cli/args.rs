@@ -93,14 +93,18 @@ pub struct OutputArgs {
 /// How to reach Kafka: the usual client settings.
 #[derive(Debug, Args, Clone)]
 pub struct KafkaArgs {
-    /// Kafka bootstrap servers, e.g. broker1:9092,broker2:9092.
-    #[arg(long, value_name = "SERVERS")]
+    /// Kafka bootstrap servers, e.g. broker1:9092,broker2:9092 (--bootstrap-server, the Kafka
+    /// tools' spelling, works too).
+    #[arg(long, value_name = "SERVERS", visible_alias = "bootstrap-server")]
     pub bootstrap_servers: Option<String>,
     /// A librdkafka client property, e.g. -X security.protocol=SASL_SSL (repeatable; wins over the file).
     #[arg(short = 'X', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
-    /// A Java-style .properties file with client settings (key=value lines).
-    #[arg(long, value_name = "FILE")]
+    /// A .properties file with client settings (key=value lines): librdkafka properties, or the
+    /// Kafka tools' client.properties (--command-config works too): a sasl.jaas.config with
+    /// PlainLoginModule or ScramLoginModule and PEM or PKCS#12 stores are translated; anything
+    /// else is refused with the exact property to use. No output ever shows a password or key.
+    #[arg(long, value_name = "FILE", visible_alias = "command-config")]
     pub kafka_config: Option<PathBuf>,
     /// How long one Kafka step may take, retries included, in seconds; each single request gets a
     /// third of it, so a request to a leader that died leaves time to ask the new one.
@@ -111,7 +115,7 @@ pub struct KafkaArgs {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Marker sources: a marker file (one marker, a JSON array of markers, or markers one per
-    /// line) or a directory of *.json marker files.
+    /// line), a directory of *.json marker files, or - for standard input.
     #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
     pub markers: Vec<PathBuf>,
     /// The checkpoint or savepoint the markers come from, exactly as you will name it later.
@@ -126,7 +130,7 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The plan file to check.
+    /// The plan file to check (- reads standard input).
     #[arg(long, value_name = "FILE")]
     pub plan: PathBuf,
     #[command(flatten)]
@@ -135,7 +139,7 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// The reviewed plan file.
+    /// The reviewed plan file (- reads standard input).
     #[arg(long, value_name = "FILE")]
     pub plan: PathBuf,
     /// The control topic holding this job's cleanup history. Created if missing, but only

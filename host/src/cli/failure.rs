@@ -7,6 +7,10 @@ pub const REFUSED: u8 = 3;
 /// Exit code 4: Kafka, I/O or internal failure.
 pub const FAILED: u8 = 4;
 
+/// Exit code 5 of `status`: it read the history, and the history needs an operator (a plan
+/// left COMMITTED by an interrupted apply, or a broken history). Monitoring alerts on it.
+pub const ATTENTION: u8 = 5;
+
 /// Exit code 2: the command line itself is wrong.
 pub const USAGE: u8 = 2;
 

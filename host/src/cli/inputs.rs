@@ -9,6 +9,9 @@ use action_state_cleanup::cleanup::{CleanupInstance, MarkerFilesPlan};
 use super::failure::Failure;
 use super::session::answer;
 
+/// The path that names standard input.
+pub const STDIN: &str = "-";
+
 /// Plans and marker sets are small; anything larger than this is not one of ours and is refused
 /// before it reaches the guest's memory.
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
@@ -28,20 +31,29 @@ pub fn read_text_into<'a>(
 ) -> Result<&'a str, Failure> {
     let cannot_read =
         |e: std::io::Error| Failure::failed(format!("cannot read {what} {}: {e}", path.display()));
-    let mut file = fs::File::open(path).map_err(cannot_read)?;
-    let length = file.metadata().map_err(cannot_read)?.len();
-    if length > MAX_INPUT_BYTES {
-        return Err(Failure::refused(format!(
-            "{what} {} is {length} bytes, more than the {MAX_INPUT_BYTES} bytes a {what} may have",
-            path.display(),
-        )));
-    }
     bytes.clear();
-    // At most one byte past the limit: a file that grew since is refused, not read whole.
-    (&mut file)
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_end(bytes)
-        .map_err(cannot_read)?;
+    if path == Path::new(STDIN) {
+        // `-`: the text comes from standard input (`… | action-state-cleanup verify --plan -`).
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(bytes)
+            .map_err(cannot_read)?;
+    } else {
+        let mut file = fs::File::open(path).map_err(cannot_read)?;
+        let length = file.metadata().map_err(cannot_read)?.len();
+        if length > MAX_INPUT_BYTES {
+            return Err(Failure::refused(format!(
+                "{what} {} is {length} bytes, more than the {MAX_INPUT_BYTES} bytes a {what} may have",
+                path.display(),
+            )));
+        }
+        // At most one byte past the limit: a file that grew since is refused, not read whole.
+        (&mut file)
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(bytes)
+            .map_err(cannot_read)?;
+    }
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(Failure::refused(format!(
             "{what} {} is more than the {MAX_INPUT_BYTES} bytes a {what} may have",
@@ -55,6 +67,15 @@ pub fn read_text_into<'a>(
             e.valid_up_to()
         ))
     })
+}
+
+/// How a marker source is named in messages.
+fn source_name(path: &Path) -> String {
+    if path == Path::new(STDIN) {
+        "(standard input)".to_owned()
+    } else {
+        path.display().to_string()
+    }
 }
 
 /// The files of marker sources, in a stable order: files as given, directories as their
@@ -104,7 +125,7 @@ pub fn plan_marker_files(
     let mut bytes = Vec::new();
     for path in &paths {
         let text = read_text_into(path, "marker file", &mut bytes)?;
-        let added = instance.add_marker_file(&planner, &path.display().to_string(), text);
+        let added = instance.add_marker_file(&planner, &source_name(path), text);
         answer(instance, added)?;
     }
     let planned = instance.finish_marker_files(planner);
@@ -122,7 +143,7 @@ pub fn load_markers(
     let mut bytes = Vec::new();
     for path in marker_paths(paths)? {
         let text = read_text_into(&path, "marker file", &mut bytes)?;
-        let split = instance.split_marker_file(&path.display().to_string(), text);
+        let split = instance.split_marker_file(&source_name(&path), text);
         markers.extend(answer(instance, split)?);
     }
     Ok(markers)

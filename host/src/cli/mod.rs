@@ -1,7 +1,9 @@
 //! Command-line parsing, dispatch and exit codes.
 //!
 //! Exit codes scripts can rely on: 0 success; 2 usage error; 3 input rejected or refused by a
-//! safety check; 4 Kafka, I/O or internal failure.
+//! safety check; 4 Kafka, I/O or internal failure; 5 (`status` only) the history needs an
+//! operator: a plan COMMITTED but not APPLIED, or a broken history; 141 the output's reader
+//! went away.
 
 // First: its printing macros are used by every module below.
 #[macro_use]
@@ -22,11 +24,26 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command};
+use failure::Failure;
 
 pub fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
+            // A script that asked for --json gets its usage error as JSON too (the command line
+            // did not parse, so the flag is looked for among the raw arguments).
+            if error.use_stderr() && std::env::args().any(|a| a == "--json") {
+                let rendered = error.render().to_string();
+                let message = rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_owned();
+                output::print_json(&serde_json::json!({
+                    "error": { "kind": "usage", "message": message, "hint": "see --help", "exitCode": failure::USAGE }
+                }));
+            }
             // clap prints help and version to stdout with success, usage errors with code 2.
             let _ = error.print();
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
@@ -42,18 +59,19 @@ pub fn run() -> ExitCode {
         Command::Recover(a) => a.out.json,
         Command::Demo(a) => a.out.json,
     };
+    let done = |result: Result<(), Failure>| result.map(|()| 0);
     let result = match cli.command {
-        Command::Plan(args) => offline::plan(&args),
-        Command::Verify(args) => offline::verify(&args),
-        Command::Apply(args) => apply::apply(&args),
+        Command::Plan(args) => done(offline::plan(&args)),
+        Command::Verify(args) => done(offline::verify(&args)),
+        Command::Apply(args) => done(apply::apply(&args)),
         Command::Status(args) => query::status(&args),
-        Command::CheckRecovery(args) => query::check_recovery(&args),
-        Command::Marker(args) => query::marker(&args),
-        Command::Recover(args) => recover::recover(&args),
-        Command::Demo(args) => demo::demo(&args),
+        Command::CheckRecovery(args) => done(query::check_recovery(&args)),
+        Command::Marker(args) => done(query::marker(&args)),
+        Command::Recover(args) => done(recover::recover(&args)),
+        Command::Demo(args) => done(demo::demo(&args)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(failure) => {
             if json {
                 output::print_json(&serde_json::json!({

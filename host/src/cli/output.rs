@@ -6,6 +6,9 @@
 
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::OnceLock;
+
+use action_state_cleanup::kafka::config::redact;
 
 use action_state_cleanup::cleanup::PartitionOffset;
 use serde_json::{Value, json};
@@ -35,16 +38,41 @@ macro_rules! err {
 /// 128 + SIGPIPE: what a shell reports for a command whose output pipe closed.
 const READER_GONE: i32 = 141;
 
+/// Configured secrets (passwords, keys, JAAS credentials) that no output may show.
+static SECRETS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// From now on every line the CLI prints has these values replaced by `[redacted]`: a Kafka
+/// client's or a broker's message may echo a configuration value.
+pub fn hide_secrets(secrets: Vec<String>) {
+    if !secrets.is_empty() {
+        let _ = SECRETS.set(secrets);
+    }
+}
+
+/// The text as it may be shown.
+fn shown(text: fmt::Arguments<'_>) -> Option<String> {
+    let secrets = SECRETS.get()?;
+    Some(redact(&text.to_string(), secrets))
+}
+
 pub fn write_out(text: fmt::Arguments<'_>) {
     let mut stdout = io::stdout().lock();
-    if let Err(error) = stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+    let written = match shown(text) {
+        Some(text) => stdout.write_all(text.as_bytes()),
+        None => stdout.write_fmt(text),
+    };
+    if let Err(error) = written.and_then(|()| stdout.flush()) {
         output_failed(&error);
     }
 }
 
 pub fn write_err(text: fmt::Arguments<'_>) {
     let mut stderr = io::stderr().lock();
-    if let Err(error) = stderr.write_fmt(text) {
+    let written = match shown(text) {
+        Some(text) => stderr.write_all(text.as_bytes()),
+        None => stderr.write_fmt(text),
+    };
+    if let Err(error) = written {
         output_failed(&error);
     }
 }

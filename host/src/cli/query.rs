@@ -1,19 +1,38 @@
 //! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
 
-use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy};
+use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, Status, StatusReport};
 use serde_json::json;
 
 use super::apply::status_name;
 use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
-use super::failure::Failure;
+use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
 use super::output::{offsets_json, offsets_text, print_json, table};
 use super::session::{answer, instance, kafka_settings};
 
-pub fn status(args: &StatusArgs) -> Result<(), Failure> {
+/// `status`: exits 0 when the history is whole and every plan APPLIED, `ATTENTION` when a plan
+/// is COMMITTED but unfinished (an apply stopped after its point of no return) or the history
+/// is broken.
+pub fn status(args: &StatusArgs) -> Result<u8, Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
     let result = instance.status(&args.control_topic);
     let report = answer(&mut instance, result)?;
+    let unfinished: Vec<&str> = report
+        .operations
+        .iter()
+        .filter(|op| op.status == Status::Committed)
+        .map(|op| op.plan.plan_id.as_str())
+        .collect();
+    let code = if unfinished.is_empty() && report.broken_history.is_none() {
+        0
+    } else {
+        ATTENTION
+    };
+    print_status(args, &report, &unfinished);
+    Ok(code)
+}
+
+fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
     if args.out.json {
         print_json(&json!({
             "controlTopic": report.control_topic,
@@ -31,11 +50,17 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
                 "partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary
             })).collect::<Vec<_>>(),
             "brokenHistory": report.broken_history,
+            "unfinished": unfinished,
         }));
-        return Ok(());
+        return;
     }
     if let Some(sentence) = &report.broken_history {
         errln!("warning: {sentence}");
+    }
+    for plan_id in unfinished {
+        errln!(
+            "warning: plan {plan_id} is COMMITTED but not APPLIED: an apply stopped after its point of no return (its boundary is binding); run the same apply again to finish the deletion"
+        );
     }
     outln!(
         "Control topic {}: {} plan(s)",
@@ -53,7 +78,7 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
     }
     let Some(topic) = &report.topic else {
         outln!("No boundary committed yet.");
-        return Ok(());
+        return;
     };
     outln!("Effective boundary: {}", offsets_text(&report.boundary));
     let recorded = report.topic_id.as_deref().unwrap_or("?");
@@ -82,7 +107,6 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
             );
         }
     }
-    Ok(())
 }
 
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {

@@ -28,6 +28,11 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
             .properties
             .insert("bootstrap.servers".into(), servers.clone());
     }
+    // From here on no output shows a secret the operator configured, whatever echoes it.
+    super::output::hide_secrets(settings.secrets());
+    action_state_cleanup::kafka::java_client::translate(&mut settings.properties)
+        .map_err(|e| Failure::usage(format!("Kafka client configuration: {e}")))?;
+    check_client_properties(&settings)?;
     if settings.bootstrap_servers().trim().is_empty() {
         return Err(Failure::usage(
             "no Kafka bootstrap servers: pass --bootstrap-servers, -X bootstrap.servers=… or set it in --kafka-config",
@@ -38,6 +43,19 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
     }
     settings.timeout = std::time::Duration::from_secs(args.timeout);
     Ok(settings)
+}
+
+/// librdkafka checks every property name and value now, so that a local configuration mistake
+/// is a usage error (exit 2) before any Kafka call, not a failed request.
+fn check_client_properties(settings: &KafkaSettings) -> Result<(), Failure> {
+    let mut config = rdkafka::ClientConfig::new();
+    for (key, value) in &settings.properties {
+        config.set(key, value);
+    }
+    config.create_native_config().map(|_| ()).map_err(|e| {
+        Failure::usage(format!("Kafka client configuration is not valid: {e}"))
+            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN and SCRAM logins and PEM or PKCS#12 stores")
+    })
 }
 
 /// An instance of the embedded cleanup component wired to `settings`.

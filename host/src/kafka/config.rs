@@ -22,16 +22,15 @@ impl KafkaSettings {
         }
     }
 
-    /// Applies `key=value` (from `-X`); later settings win.
+    /// Applies `key=value` (from `-X`); later settings win. The error never shows the value:
+    /// it may be a secret.
     pub fn set_pair(&mut self, pair: &str) -> Result<(), String> {
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| format!("-X expects key=value, but got {pair:?}"))?;
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            "-X expects key=value, but one argument has no '=' (its text is not shown: it may hold a secret)".to_owned()
+        })?;
         let key = key.trim();
         if key.is_empty() {
-            return Err(format!(
-                "-X expects key=value, but the key in {pair:?} is empty"
-            ));
+            return Err("-X expects key=value, but one argument has an empty key".to_owned());
         }
         self.properties
             .insert(key.to_owned(), value.trim().to_owned());
@@ -64,11 +63,54 @@ impl KafkaSettings {
             .min(self.timeout)
     }
 
+    /// The values no message may show: every property that holds a password, a private key or
+    /// a secret, and the credentials inside a Java `sasl.jaas.config`.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self
+            .properties
+            .iter()
+            .filter(|(key, _)| is_secret(key))
+            .map(|(_, value)| value.clone())
+            .collect();
+        if let Some(jaas) = self.properties.get("sasl.jaas.config") {
+            secrets.extend(super::java_client::jaas_secrets(jaas));
+        }
+        secrets.retain(|s| !s.trim().is_empty());
+        // Longest first, so that a secret containing another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        secrets
+    }
+
     pub fn bootstrap_servers(&self) -> &str {
         self.properties
             .get("bootstrap.servers")
             .map_or("", String::as_str)
     }
+}
+
+/// Whether a client property holds a secret (librdkafka's and the Java client's names).
+pub fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.contains("password")
+        || key.contains("secret")
+        || key == "sasl.jaas.config"
+        || key.starts_with("ssl.key.")
+        || key == "ssl.key"
+        || key.starts_with("ssl.keystore.key")
+        || key == "ssl_key"
+        || key.ends_with(".token")
+}
+
+/// `text` with every secret replaced by `[redacted]`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_owned();
+    for secret in secrets {
+        if text.contains(secret.as_str()) {
+            text = text.replace(secret.as_str(), "[redacted]");
+        }
+    }
+    text
 }
 
 /// Parses Java `.properties` text into key/value pairs, in order.
@@ -137,6 +179,27 @@ mod tests {
         assert_eq!(settings.request_timeout(), Duration::from_secs(1));
         settings.timeout = Duration::from_millis(500);
         assert_eq!(settings.request_timeout(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn secrets_are_every_password_key_and_jaas_credential_and_are_redacted() {
+        let mut settings = KafkaSettings::new("a:1");
+        for pair in [
+            "sasl.password=p4ss",
+            "ssl.key.password=k3y",
+            "sasl.jaas.config=x.PlainLoginModule required username=\"u\" password=\"j44s\";",
+            "sasl.username=alice",
+        ] {
+            settings.set_pair(pair).unwrap();
+        }
+        let secrets = settings.secrets();
+        let text = "user alice, p4ss k3y j44s";
+        assert_eq!(
+            redact(text, &secrets),
+            "user alice, [redacted] [redacted] [redacted]"
+        );
+        let error = settings.set_pair("sasl.password:no-equals").unwrap_err();
+        assert!(!error.contains("no-equals"), "{error}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod config;
 pub mod consumer;
 pub mod errors;
 pub mod ffi;
+pub mod java_client;
 pub mod writer;
 
 use rdkafka::config::ClientConfig;
