@@ -40,6 +40,19 @@ fn apply_json(plan: &Path, control: &str) -> std::process::Output {
     apply_with(plan, control, &["--json"], &[])
 }
 
+/// `status --control-topic C` against the test broker, with `extra` arguments.
+fn status(control: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "status",
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        control,
+    ];
+    args.extend_from_slice(extra);
+    cli(&args)
+}
+
 fn check_recovery(markers: &Path, control: &str) -> std::process::Output {
     cli(&[
         "check-recovery",
@@ -125,14 +138,7 @@ fn commit_is_written_before_delete_and_applied_after() {
             .contains("\"status\":\"COMMITTED\"")
     );
     // `status` flags the unfinished plan for a monitoring script: exit 5 and its ID.
-    let flagged = cli(&[
-        "status",
-        "--bootstrap-servers",
-        bootstrap(),
-        "--control-topic",
-        &control,
-        "--json",
-    ]);
+    let flagged = status(&control, &["--json"]);
     expect_code(&flagged, 5);
     let json: serde_json::Value = serde_json::from_str(&stdout(&flagged)).unwrap();
     assert_eq!(json["unfinished"], serde_json::json!([id]));
@@ -381,14 +387,7 @@ fn status_reports_history_boundary_and_live_offsets() {
     let control = format!("{topic}-control");
     let plan = plan_file(&dir, &c1, "C1");
     expect_code(&apply(&plan, &control, &[]), 0);
-    let output = cli(&[
-        "status",
-        "--bootstrap-servers",
-        bootstrap(),
-        "--control-topic",
-        &control,
-        "--json",
-    ]);
+    let output = status(&control, &["--json"]);
     expect_code(&output, 0);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(json["operations"][0]["planId"], plan_id(&plan).as_str());
@@ -532,20 +531,14 @@ fn a_mistyped_control_topic_does_not_start_a_second_history() {
         stderr(&second)
     );
     // The real history now sees its data topic begin past its boundary: a broken history.
-    let status = cli(&[
-        "status",
-        "--bootstrap-servers",
-        bootstrap(),
-        "--control-topic",
-        &control,
-    ]);
+    let broken = status(&control, &[]);
     // 5: the history needs an operator.
-    expect_code(&status, 5);
+    expect_code(&broken, 5);
     assert!(
-        stderr(&status).contains("Broken cleanup history")
-            && stderr(&status).contains("partition 0 begins at 180, boundary 150"),
+        stderr(&broken).contains("Broken cleanup history")
+            && stderr(&broken).contains("partition 0 begins at 180, boundary 150"),
         "{}",
-        stderr(&status)
+        stderr(&broken)
     );
     // A restore that history allows (C1, at its boundary) is refused as a broken history.
     let refused = check_recovery(&c1, &control);
