@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
 
-/// SASL/PLAIN password of a user of a `--sasl` cluster (see `scripts/kafka --help`).
+/// SASL password of a user of a `--sasl` or `--tls` cluster (see `scripts/kafka --help`).
 pub fn password(user: &str) -> String {
     format!("{user}-secret")
 }
@@ -94,7 +94,10 @@ pub struct Cluster {
     pub state: PathBuf,
     pub bootstrap: String,
     pub brokers: u32,
+    /// Clients must authenticate (`--sasl`, or `--tls`, which implies it) and ACLs apply.
     pub sasl: bool,
+    /// `--tls`: clients use SASL_SSL with SCRAM-SHA-512 and trust `ca_path()`.
+    pub tls: bool,
 }
 
 fn script_path() -> PathBuf {
@@ -104,6 +107,16 @@ fn script_path() -> PathBuf {
 impl Cluster {
     /// `scripts/kafka start --brokers N [--sasl] --state-dir <fresh temp dir>`.
     pub fn start(brokers: u32, sasl: bool) -> Cluster {
+        Self::launch(brokers, sasl, false)
+    }
+
+    /// `scripts/kafka start --brokers N --tls --state-dir <fresh temp dir>`: SASL_SSL with
+    /// SCRAM-SHA-512, a certificate signed by the script's CA (`ca_path()`), ACLs as `--sasl`.
+    pub fn start_tls(brokers: u32) -> Cluster {
+        Self::launch(brokers, true, true)
+    }
+
+    fn launch(brokers: u32, sasl: bool, tls: bool) -> Cluster {
         let state = std::env::temp_dir().join(super::support::unique("asc-kafka"));
         std::fs::create_dir_all(&state).expect("state dir");
         let mut cluster = Cluster {
@@ -111,10 +124,13 @@ impl Cluster {
             bootstrap: String::new(),
             brokers,
             sasl,
+            tls,
         };
         let brokers_arg = brokers.to_string();
         let mut args = vec!["start", "--brokers", brokers_arg.as_str()];
-        if sasl {
+        if tls {
+            args.push("--tls");
+        } else if sasl {
             args.push("--sasl");
         }
         let started = Instant::now();
@@ -131,7 +147,11 @@ impl Cluster {
             .to_owned();
         eprintln!(
             "cluster of {brokers} node(s){} at {} in {} ready after {:.1} s",
-            if sasl { " (SASL/PLAIN, ACLs)" } else { "" },
+            match (tls, sasl) {
+                (true, _) => " (SASL_SSL/SCRAM-SHA-512, ACLs)",
+                (false, true) => " (SASL/PLAIN, ACLs)",
+                (false, false) => "",
+            },
             cluster.bootstrap,
             cluster.state.display(),
             started.elapsed().as_secs_f64()
@@ -210,6 +230,11 @@ impl Cluster {
         }
     }
 
+    /// The CA certificate (PEM) that signed a `--tls` cluster's broker certificate.
+    pub fn ca_path(&self) -> PathBuf {
+        self.state.join("ca.pem")
+    }
+
     /// `scripts/kafka acls ARGS...` (as admin on a `--sasl` cluster), which must succeed.
     pub fn acls(&self, args: &[&str]) {
         let mut all = vec!["acls"];
@@ -217,12 +242,12 @@ impl Cluster {
         self.script_ok(&all);
     }
 
-    /// librdkafka settings that authenticate as `user` (SASL/PLAIN) on this cluster.
+    /// librdkafka settings that authenticate as `user` on this cluster (see `auth_pairs`).
     pub fn settings_as(&self, user: Option<&str>) -> KafkaSettings {
         let mut settings = KafkaSettings::new(&self.bootstrap);
         settings.timeout = Duration::from_secs(30);
         if let Some(user) = user {
-            for pair in Self::sasl_pairs(user) {
+            for pair in self.auth_pairs(user) {
                 settings.set_pair(&pair).unwrap();
             }
         }
@@ -245,11 +270,26 @@ impl Cluster {
         ]
     }
 
+    /// `key=value` librdkafka properties that log in as `user` on this cluster: SASL/PLAIN, or
+    /// on a `--tls` cluster SCRAM-SHA-512 over SASL_SSL trusting the cluster's CA.
+    pub fn auth_pairs(&self, user: &str) -> Vec<String> {
+        if !self.tls {
+            return Self::sasl_pairs(user);
+        }
+        vec![
+            "security.protocol=SASL_SSL".to_owned(),
+            "sasl.mechanism=SCRAM-SHA-512".to_owned(),
+            format!("sasl.username={user}"),
+            format!("sasl.password={}", password(user)),
+            format!("ssl.ca.location={}", self.ca_path().display()),
+        ]
+    }
+
     /// CLI arguments `--bootstrap-servers B` plus `-X ...` logging in as `user` (if any).
     pub fn cli_args(&self, user: Option<&str>) -> Vec<String> {
         let mut args = vec!["--bootstrap-servers".to_owned(), self.bootstrap.clone()];
         if let Some(user) = user {
-            for pair in Self::sasl_pairs(user) {
+            for pair in self.auth_pairs(user) {
                 args.push("-X".to_owned());
                 args.push(pair);
             }

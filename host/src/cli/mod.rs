@@ -21,13 +21,31 @@ mod session;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 use failure::Failure;
 
+/// `--version`: this CLI's version, then the librdkafka it runs on and that library's
+/// `builtin.features` (whether TLS, SCRAM, GSSAPI... are available), as the library reports them.
+fn version() -> String {
+    let (client, features) = action_state_cleanup::kafka::client_build();
+    format!(
+        "{}\nlibrdkafka {client}\nbuiltin.features: {features}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // clap wants the text for the whole run: leaking this one string is all that costs.
+    let version: &'static str = version().leak();
+    let mut command = Cli::command().version(version);
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut matches| {
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
+        });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             // A script that asked for --json gets its usage error as JSON too (the command line

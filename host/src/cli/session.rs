@@ -108,9 +108,9 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
     let CleanupError::Kafka(failure) = error else {
         return None;
     };
-    if !matches!(failure.cause, Some(KafkaError::Authentication(_))) {
+    let Some(KafkaError::Authentication(detail)) = &failure.cause else {
         return None;
-    }
+    };
     let property = |key: &str| {
         settings
             .properties
@@ -118,6 +118,14 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
             .map_or("(not set)", String::as_str)
             .to_owned()
     };
+    if detail.name == "_SSL" {
+        return Some(format!(
+            "TLS handshake failed over security.protocol {}: ssl.ca.location {} must hold the CA \
+             that signed the brokers' certificates",
+            property("security.protocol"),
+            property("ssl.ca.location")
+        ));
+    }
     Some(format!(
         "authentication failed: the brokers refused principal {} with sasl.mechanism {} over security.protocol {}",
         property("sasl.username"),

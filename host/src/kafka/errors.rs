@@ -20,10 +20,13 @@ pub fn kind_of(code: C) -> ErrorKind {
         | C::GroupAuthorizationFailed
         | C::ClusterAuthorizationFailed
         | C::TransactionalIdAuthorizationFailed => ErrorKind::Authorization,
+        // A failed TLS handshake (SSL) is an authentication error too, as in Kafka's Java
+        // client (SslAuthenticationException): a bad certificate does not heal on retry.
         C::SaslAuthenticationFailed
         | C::UnsupportedSASLMechanism
         | C::IllegalSASLState
-        | C::Authentication => ErrorKind::Authentication,
+        | C::Authentication
+        | C::SSL => ErrorKind::Authentication,
         C::RequestTimedOut | C::OperationTimedOut | C::MessageTimedOut | C::TimedOutQueue => {
             ErrorKind::Timeout
         }
@@ -57,15 +60,22 @@ pub fn kind_of(code: C) -> ErrorKind {
 }
 
 /// The code's name in Kafka's style, e.g. `UNKNOWN_TOPIC_OR_PARTITION`; the client's own codes
-/// (negative) start with `_`, e.g. `_OPERATION_TIMED_OUT`.
+/// (negative) start with `_`, e.g. `_OPERATION_TIMED_OUT`. An acronym stays one word: `_SSL`,
+/// `UNSUPPORTED_SASL_MECHANISM`.
 pub fn code_name(code: C) -> String {
-    let camel = format!("{code:?}");
+    let camel: Vec<char> = format!("{code:?}").chars().collect();
     let mut name = String::with_capacity(camel.len() + 4);
     if (code as i32) < 0 {
         name.push('_');
     }
-    for (i, ch) in camel.chars().enumerate() {
-        if ch.is_ascii_uppercase() && i > 0 {
+    for (i, &ch) in camel.iter().enumerate() {
+        // A word starts at an upper-case letter after a lower-case one, or at the last capital
+        // of an acronym that a lower-case letter follows ("SASLMechanism": before the "M").
+        let starts_word = i > 0
+            && ch.is_ascii_uppercase()
+            && (!camel[i - 1].is_ascii_uppercase()
+                || camel.get(i + 1).is_some_and(char::is_ascii_lowercase));
+        if starts_word {
             name.push('_');
         }
         name.push(ch.to_ascii_uppercase());
@@ -102,5 +112,26 @@ pub fn invalid(message: impl Into<String>) -> HostError {
 impl From<super::ffi::NativeError> for HostError {
     fn from(error: super::ffi::NativeError) -> Self {
         from_code(C::from(error.code), error.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_names_are_kafka_style_and_keep_acronyms_whole() {
+        assert_eq!(
+            code_name(C::UnknownTopicOrPartition),
+            "UNKNOWN_TOPIC_OR_PARTITION"
+        );
+        assert_eq!(code_name(C::OperationTimedOut), "_OPERATION_TIMED_OUT");
+        assert_eq!(code_name(C::SSL), "_SSL");
+        assert_eq!(
+            code_name(C::UnsupportedSASLMechanism),
+            "UNSUPPORTED_SASL_MECHANISM"
+        );
+        assert_eq!(code_name(C::PartitionEOF), "_PARTITION_EOF");
+        assert_eq!(kind_of(C::SSL), ErrorKind::Authentication);
     }
 }

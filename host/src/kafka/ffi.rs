@@ -182,7 +182,11 @@ impl Pending {
 }
 
 /// The first authentication failure among the error events waiting on the client's main
-/// queue (other events there are only informational for an admin client and are dropped).
+/// queue (other events there are only informational for an admin client and are dropped): a
+/// refused login, or a TLS handshake that failed (`_SSL`: an untrusted or unverifiable broker
+/// certificate, no common protocol; librdkafka reports disconnects as `_TRANSPORT` instead),
+/// which Kafka's Java client also reports as an authentication error and which, like a wrong
+/// password, no retry cures.
 fn authentication_failure(client: *mut rd::rd_kafka_t) -> Option<NativeError> {
     // SAFETY: `client` is live; the main queue reference is released by the guard.
     let main = Queue(unsafe { rd::rd_kafka_queue_get_main(client) });
@@ -203,7 +207,11 @@ fn authentication_failure(client: *mut rd::rd_kafka_t) -> Option<NativeError> {
         };
         if found.is_none()
             && kind == rd::RD_KAFKA_EVENT_ERROR
-            && code == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__AUTHENTICATION
+            && matches!(
+                code,
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__AUTHENTICATION
+                    | rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__SSL
+            )
         {
             // SAFETY: as above.
             found = Some(NativeError::new(

@@ -16,6 +16,17 @@ use rdkafka::config::ClientConfig;
 pub use config::KafkaSettings;
 pub use errors::{ErrorKind, HostError, KafkaResult};
 
+/// The librdkafka this host is linked with: its version and its `builtin.features` (e.g.
+/// `gzip,snappy,ssl,sasl,...,sasl_scram,...`), read from the library at run time.
+pub fn client_build() -> (String, String) {
+    let (_, version) = rdkafka::util::get_rdkafka_version();
+    let features = ClientConfig::new()
+        .create_native_config()
+        .and_then(|config| config.get("builtin.features"))
+        .unwrap_or_else(|e| format!("unknown ({e})"));
+    (version, features)
+}
+
 /// How many capability calls one operation made, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestCounts {
@@ -47,10 +58,16 @@ impl KafkaClients {
         &self.settings
     }
 
-    /// The operator's librdkafka properties.
+    /// The operator's librdkafka properties. Without a CA of the operator's (`ssl.ca.location`,
+    /// `ssl.ca.pem`), TLS trusts the system's CA certificates: librdkafka looks for them in the
+    /// usual places (`probe`), since the OpenSSL built into this binary knows no system paths.
     pub fn client_config(&self) -> ClientConfig {
         let mut config = ClientConfig::new();
-        for (key, value) in &self.settings.properties {
+        let properties = &self.settings.properties;
+        if !properties.contains_key("ssl.ca.location") && !properties.contains_key("ssl.ca.pem") {
+            config.set("ssl.ca.location", "probe");
+        }
+        for (key, value) in properties {
             config.set(key, value);
         }
         config

@@ -1,0 +1,267 @@
+//! End-to-end over TLS: on a private single-node broker that only speaks SASL_SSL with
+//! SCRAM-SHA-512 (`scripts/kafka start --tls`: a broker certificate signed by a CA the script
+//! makes), the CLI takes markers, applies a plan, and checks and replays restores, allowed and
+//! refused, with nothing but `-X` client properties. A principal without ACLs is refused by the
+//! authorizer (SCRAM identified it); a wrong SCRAM password, and a client without the cluster's
+//! CA, are refused at once as authentication failures that say what to check. `--version` names
+//! the client's TLS and SCRAM support.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
+#[path = "support/cluster.rs"]
+mod cluster;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use action_state_cleanup::kafka::ffi::Spec;
+use cluster::Cluster;
+use support::{CLI, expect_code, stderr, stdout, unique};
+
+/// Runs the CLI (never with a failpoint): `args`, then the connection arguments.
+fn cli(args: &[&str], connection: &[String]) -> Output {
+    Command::new(CLI)
+        .args(args)
+        .args(connection)
+        .env_remove("ASC_FAILPOINT")
+        .env_remove("ASC_FAILPOINT_PAUSE")
+        .env_remove("ASC_FAILPOINT_PAUSE_FILE")
+        .output()
+        .expect("the CLI runs")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
+            stdout(output),
+            stderr(output)
+        )
+    })
+}
+
+/// `--bootstrap-servers B` and `-X` for every pair.
+fn connection(cluster: &Cluster, pairs: &[String]) -> Vec<String> {
+    let mut args = vec!["--bootstrap-servers".to_owned(), cluster.bootstrap.clone()];
+    for pair in pairs {
+        args.extend(["-X".to_owned(), pair.clone()]);
+    }
+    args
+}
+
+/// The `--json` error message of a run that exited 4, and how long it took.
+fn kafka_failure(args: &[&str], connection: &[String]) -> (String, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let output = cli(args, connection);
+    let took = started.elapsed();
+    expect_code(&output, 4);
+    let message = json(&output)["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    (message, took)
+}
+
+/// `marker --topic T` over the connection, written to `<dir>/<name>.json`.
+fn marker_file(dir: &Path, name: &str, topic: &str, connection: &[String]) -> PathBuf {
+    let output = cli(&["marker", "--topic", topic], connection);
+    expect_code(&output, 0);
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, stdout(&output).trim()).unwrap();
+    path
+}
+
+/// The comma-separated `builtin.features` line of `--version`.
+fn builtin_features(version: &str) -> Vec<String> {
+    version
+        .lines()
+        .find_map(|line| line.strip_prefix("builtin.features:"))
+        .unwrap_or_else(|| panic!("no builtin.features line in:\n{version}"))
+        .trim()
+        .split(',')
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn version_names_the_client_library_and_its_tls_and_scram_support() {
+    let output = support::cli(&["--version"]);
+    expect_code(&output, 0);
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(&format!(
+            "action-state-cleanup {}\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
+    );
+    assert!(text.contains("\nlibrdkafka 2."), "{text}");
+    let features = builtin_features(&text);
+    for wanted in ["ssl", "sasl_plain", "sasl_scram"] {
+        assert!(
+            features.iter().any(|f| f == wanted),
+            "{wanted} in {features:?}"
+        );
+    }
+    eprintln!("{text}");
+}
+
+#[test]
+fn markers_apply_and_restores_work_over_sasl_ssl_with_scram() {
+    let cluster = Cluster::start_tls(1);
+    let dir = support::scratch("tls");
+    let topic = unique("tls");
+    let control = format!("{topic}-control");
+    let admin = cluster.cli_args(Some("admin"));
+    assert!(
+        admin.iter().any(|a| a == "security.protocol=SASL_SSL")
+            && admin.iter().any(|a| a == "sasl.mechanism=SCRAM-SHA-512"),
+        "{admin:?}"
+    );
+
+    // As admin, through the host library (which speaks SASL_SSL too): a data topic safe for
+    // cleanup; C0 taken after 100/40 records, C1 after 150/60, then 30 more on partition 0.
+    let mut kafka = cluster.kafka();
+    support::create_topic(&mut kafka, &topic, 2, &support::SAFE);
+    support::produce(&mut kafka, &topic, 0, 100);
+    support::produce(&mut kafka, &topic, 1, 40);
+    let c0 = marker_file(&dir, "c0", &topic, &admin);
+    support::produce(&mut kafka, &topic, 0, 50);
+    support::produce(&mut kafka, &topic, 1, 20);
+    let c1 = marker_file(&dir, "c1", &topic, &admin);
+    support::produce(&mut kafka, &topic, 0, 30);
+    let (c0, c1) = (c0.to_str().unwrap(), c1.to_str().unwrap());
+
+    // Plan from C1 (offline) and apply it over TLS.
+    let plan = support::plan_file(&dir, Path::new(c1), "C1");
+    let applied = cli(
+        &[
+            "apply",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--control-topic",
+            &control,
+            "--json",
+        ],
+        &admin,
+    );
+    expect_code(&applied, 0);
+    assert_eq!(json(&applied)["outcome"], "applied", "{}", stdout(&applied));
+    let beginnings = kafka
+        .list_offsets(&topic, &[0, 1], Spec::Earliest)
+        .expect("list offsets");
+    assert_eq!(beginnings, [(0, 150), (1, 60)], "the beginnings moved");
+
+    // check-recovery: C1 is allowed, C0 refused naming partition, offset and boundary.
+    let check = |markers: &str| {
+        cli(
+            &[
+                "check-recovery",
+                "--markers",
+                markers,
+                "--control-topic",
+                &control,
+            ],
+            &admin,
+        )
+    };
+    expect_code(&check(c1), 0);
+    let refused = check(c0);
+    expect_code(&refused, 3);
+    let because =
+        format!("{topic}-0 from offset 100 because the committed cleanup boundary is 150");
+    assert!(stderr(&refused).contains(&because), "{}", stderr(&refused));
+
+    // recover: C1 replays [150, 180) and [60, 60); C0 is refused the same way.
+    let recover = |markers: &str| {
+        cli(
+            &[
+                "recover",
+                "--markers",
+                markers,
+                "--control-topic",
+                &control,
+                "--json",
+            ],
+            &admin,
+        )
+    };
+    let recovered = recover(c1);
+    expect_code(&recovered, 0);
+    assert_eq!(
+        json(&recovered)["recordsReplayed"],
+        30,
+        "{}",
+        stdout(&recovered)
+    );
+    let refused = recover(c0);
+    expect_code(&refused, 3);
+    assert!(stdout(&refused).contains(&because), "{}", stdout(&refused));
+
+    // SCRAM names the principal the authorizer checks: bob holds no ACL.
+    let marker = ["marker", "--topic", &topic, "--json", "--timeout", "60"];
+    let (message, _) = kafka_failure(&marker, &cluster.cli_args(Some("bob")));
+    assert!(
+        message.to_lowercase().contains("authorization"),
+        "bob is refused by the authorizer: {message}"
+    );
+
+    // A wrong SCRAM password, and a client that does not trust the cluster's CA (the system's
+    // CAs, which the CLI falls back to, did not sign the broker's certificate), both end at the
+    // first refusal, not after the request timeout (a third of --timeout, 20 s), and say why.
+    let wrong_password: Vec<String> = cluster
+        .auth_pairs("alice")
+        .into_iter()
+        .map(|pair| {
+            if pair.starts_with("sasl.password=") {
+                "sasl.password=not-her-password".to_owned()
+            } else {
+                pair
+            }
+        })
+        .collect();
+    let untrusted: Vec<String> = cluster
+        .auth_pairs("admin")
+        .into_iter()
+        .filter(|pair| !pair.starts_with("ssl.ca.location="))
+        .collect();
+    for (pairs, expected) in [
+        (
+            wrong_password,
+            &[
+                "(authentication)",
+                "authentication failed",
+                "principal alice",
+                "sasl.mechanism SCRAM-SHA-512",
+                "security.protocol SASL_SSL",
+            ][..],
+        ),
+        (
+            untrusted,
+            &[
+                "_SSL",
+                "certificate verify failed",
+                "(authentication)",
+                "TLS handshake failed over security.protocol SASL_SSL",
+                "ssl.ca.location (not set)",
+            ][..],
+        ),
+    ] {
+        let (message, took) = kafka_failure(&marker, &connection(&cluster, &pairs));
+        for said in expected {
+            assert!(message.contains(said), "{said:?} in: {message}");
+        }
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "a refusal must not wait out the request timeout: {took:?}\n{message}"
+        );
+    }
+
+    let _ = std::fs::remove_dir_all(&dir);
+}
