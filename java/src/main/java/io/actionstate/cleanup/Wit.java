@@ -125,8 +125,13 @@ final class Wit {
    * {@code action-state:cleanup/plans@0.3.0#verify-plan}.
    */
   static String plansExport(String function) {
+    return interfaceName("plans") + "#" + function;
+  }
+
+  /** The versioned name of an interface, e.g. {@code action-state:cleanup/clock@0.3.0}. */
+  static String interfaceName(String iface) {
     int at = PACKAGE.indexOf('@');
-    return PACKAGE.substring(0, at) + "/plans" + PACKAGE.substring(at) + "#" + function;
+    return PACKAGE.substring(0, at) + "/" + iface + PACKAGE.substring(at);
   }
 
   // --- to Java -------------------------------------------------------------------------------

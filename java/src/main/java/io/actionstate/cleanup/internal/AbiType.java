@@ -94,6 +94,28 @@ public sealed interface AbiType {
     }
   }
 
+  /**
+   * A resource handle, {@code own<r>} or {@code borrow<r>}: one {@code i32}. Java values are
+   * {@code Long}. Handles of resources the host implements index the host's table; a borrow of a
+   * resource the component exports carries the component's representation.
+   */
+  record Handle(String resource, boolean own) implements AbiType {
+    @Override
+    public int size() {
+      return 4;
+    }
+
+    @Override
+    public int alignment() {
+      return 4;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      return List.of(CoreType.I32);
+    }
+  }
+
   /** A record: Java values are {@code Object[]}, one element per field in declaration order. */
   record Record(List<AbiType> fields) implements AbiType {
     @Override
