@@ -15,7 +15,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * {@code kafka-writer.writer} over one {@link KafkaProducer} (acks=all, idempotent,
- * linger.ms=0, request and delivery timeout = the operation timeout), kept until the component
+ * linger.ms=0, request and delivery timeout = the operation timeout, blocking for metadata bounded
+ * by one request's bound), kept until the component
  * drops the writer. A transactional writer is initialised (InitProducerId, which fences earlier
  * producers of the id) before {@link #open} returns and wraps each append in a transaction of its
  * own. Nothing here retries beyond what the producer's delivery timeout bounds.
@@ -34,7 +35,10 @@ final class ClientWriter implements Writer {
   }
 
   static ClientWriter open(
-      Map<String, Object> client, int operationTimeoutMs, Optional<String> transactionalId)
+      Map<String, Object> client,
+      int operationTimeoutMs,
+      int requestBoundMs,
+      Optional<String> transactionalId)
       throws KafkaFailure {
     Map<String, Object> config = new HashMap<>(client);
     config.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -42,7 +46,10 @@ final class ClientWriter implements Writer {
     config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, operationTimeoutMs);
     config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, operationTimeoutMs);
-    config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, operationTimeoutMs);
+    // How long send() may wait for metadata and InitProducerId or a commit may block: one
+    // request's bound. (Java's producer waits out this bound for a topic that does not exist,
+    // where librdkafka answers at once; the component's next attempt follows within the step.)
+    config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, requestBoundMs);
     transactionalId.ifPresent(
         id -> {
           config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id);

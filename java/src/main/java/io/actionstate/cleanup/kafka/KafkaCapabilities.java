@@ -69,7 +69,7 @@ public final class KafkaCapabilities {
     return new Capabilities(
         clock,
         new ClientAdmin(settings, bound),
-        (Optional<String> transactionalId) -> ClientWriter.open(settings, timeout, transactionalId),
+        (Optional<String> transactionalId) -> ClientWriter.open(settings, timeout, bound, transactionalId),
         topic -> new ClientConsumer(settings, bound, topic));
   }
 
