@@ -35,7 +35,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * values) over the same records; and fresh applies ({@code Cleanup.connect} plus {@code apply} of
  * a new plan) timed end to end.
  *
- * <p>Arguments: bootstrap address, record count.
+ * <p>Arguments: bootstrap address, record count, and optionally the Rust CLI binary, whose
+ * {@code apply} (a process end to end, on a plan of the same shape) then alternates with the Java
+ * apply.
  */
 public final class ReplayBench {
   private ReplayBench() {}
@@ -82,9 +84,36 @@ public final class ReplayBench {
     }
 
     // Fresh applies: a new Cleanup (instantiation, admin client) and one apply, end to end.
+    String cli = args.length > 2 ? args[2] : null;
     double[] applies = new double[5];
+    double[] cliApplies = new double[5];
     Plans plans = Plans.load();
+    java.nio.file.Path work = java.nio.file.Files.createTempDirectory("java-bench-apply");
     for (int i = 0; i < applies.length; i++) {
+      if (cli != null) {
+        String data = "cli-bench-apply-" + UUID.randomUUID().toString().substring(0, 8);
+        createTopic(client, data, 8);
+        produce(client, data, 800);
+        String marker;
+        try (Cleanup cleanup = Cleanup.connect(client, Duration.ofSeconds(60))) {
+          marker = cleanup.snapshotMarker(data);
+        }
+        java.nio.file.Path planFile = work.resolve(data + ".json");
+        java.nio.file.Files.writeString(
+            planFile, plans.render(plans.fromMarkers("bench", List.of(marker))));
+        long t0 = System.nanoTime();
+        Process p =
+            new ProcessBuilder(
+                    cli, "apply", "--plan", planFile.toString(), "--control-topic",
+                    data + "-control", "--bootstrap-servers", bootstrap)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        if (p.waitFor() != 0) {
+          throw new IllegalStateException(cli + " apply exited with " + p.exitValue());
+        }
+        cliApplies[i] = (System.nanoTime() - t0) / 1e6;
+      }
       String data = "java-bench-apply-" + UUID.randomUUID().toString().substring(0, 8);
       createTopic(client, data, 8);
       produce(client, data, 800);
@@ -100,6 +129,14 @@ public final class ReplayBench {
       applies[i] = (System.nanoTime() - t0) / 1e6;
     }
     Arrays.sort(applies);
+    Arrays.sort(cliApplies);
+    if (cli != null) {
+      System.out.printf(
+          Locale.ROOT,
+          "Rust CLI `apply` (same plan shape, process end to end), 5 runs: median %.0f ms, min %.0f"
+              + " ms, max %.0f ms.%nJava / CLI, medians: %.2fx (goal <= 1.5x)%n",
+          cliApplies[2], cliApplies[0], cliApplies[4], applies[2] / cliApplies[2]);
+    }
     System.out.printf(
         Locale.ROOT,
         "Fresh apply (8 partitions, new control topic; Cleanup.connect + snapshotMarker + apply +"
