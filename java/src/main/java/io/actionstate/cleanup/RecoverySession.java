@@ -3,11 +3,6 @@ package io.actionstate.cleanup;
 import io.actionstate.cleanup.capability.Capabilities;
 import io.actionstate.cleanup.internal.CanonicalAbi;
 import io.actionstate.cleanup.internal.GuestFault;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetDecoder;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -101,11 +96,6 @@ public final class RecoverySession implements AutoCloseable {
         }
         Capabilities.Consumer consumer =
             owner.host.consumers().get(owner.host.lastPolled, "consumer");
-        CharsetDecoder decoder =
-            StandardCharsets.UTF_8
-                .newDecoder()
-                .onMalformedInput(CodingErrorAction.REPORT)
-                .onUnmappableCharacter(CodingErrorAction.REPORT);
         for (Object index : indices) {
           Capabilities.PolledRecord r;
           try {
@@ -113,15 +103,14 @@ public final class RecoverySession implements AutoCloseable {
           } catch (IndexOutOfBoundsException e) {
             throw new GuestFault("next-batch returned index " + index + " outside the poll", e);
           }
-          if (r.key() == null) {
-            throw new GuestFault("next-batch handed over a record without a key");
+          if (r.key() == null || r.keyText() == null
+              || (r.value() != null && r.valueText() == null)) {
+            throw new GuestFault(
+                "next-batch handed over the record at offset " + r.offset()
+                    + " without a key or with bytes that are not UTF-8");
           }
           records.add(
-              new ReplayBatch.Record(
-                  r.partition(),
-                  r.offset(),
-                  text(decoder, r.key()),
-                  r.value() == null ? null : text(decoder, r.value())));
+              new ReplayBatch.Record(r.partition(), r.offset(), r.keyText(), r.valueText()));
         }
       }
       List<ReplayBatch.Progress> progress = new ArrayList<>();
@@ -134,14 +123,6 @@ public final class RecoverySession implements AutoCloseable {
                 Wit.u64AsLong(p[2], "target")));
       }
       return new ReplayBatch(List.copyOf(records), (Boolean) batch[1], List.copyOf(progress));
-    }
-  }
-
-  private static String text(CharsetDecoder decoder, byte[] bytes) {
-    try {
-      return decoder.reset().decode(ByteBuffer.wrap(bytes)).toString();
-    } catch (CharacterCodingException e) {
-      throw new GuestFault("next-batch handed over a record that is not UTF-8");
     }
   }
 

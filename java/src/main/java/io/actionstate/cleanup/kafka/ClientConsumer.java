@@ -143,7 +143,7 @@ final class ClientConsumer implements Consumer {
         keys.add(valid ? keyText : null);
         values.add(valid ? valueText : null);
       }
-      records.add(new PolledRecord(r.partition(), r.offset(), key, value));
+      records.add(new PolledRecord(r.partition(), r.offset(), key, value, keyText, valueText));
     }
     latest = records;
     return new PolledBatch(partitions, offsets, flags, keys, values);
@@ -151,15 +151,11 @@ final class ClientConsumer implements Consumer {
 
   /** The text of {@code bytes}, or {@code null} when they are not strictly UTF-8. */
   private static String utf8(CharsetDecoder decoder, byte[] bytes) {
-    boolean ascii = true;
-    for (byte b : bytes) {
-      if (b < 0) {
-        ascii = false;
-        break;
-      }
-    }
-    if (ascii) {
-      return new String(bytes, StandardCharsets.ISO_8859_1);
+    // The JDK's decoder (vectorised for ASCII) replaces what is not UTF-8 with U+FFFD; only a
+    // text holding U+FFFD, rare and possibly genuine, is decoded again strictly.
+    String text = new String(bytes, StandardCharsets.UTF_8);
+    if (text.indexOf('\uFFFD') < 0) {
+      return text;
     }
     try {
       return decoder.reset().decode(ByteBuffer.wrap(bytes)).toString();
