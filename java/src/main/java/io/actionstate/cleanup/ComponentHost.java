@@ -122,7 +122,6 @@ final class ComponentHost implements AutoCloseable {
   }
 
   private void instantiate() {
-    generation++;
     var memory = module.memorySection().orElseThrow().getMemory(0).limits();
     var limits =
         new MemoryLimits(
@@ -258,6 +257,9 @@ final class ComponentHost implements AutoCloseable {
 
   /** Throws away the instance and every resource it held. */
   void discard() {
+    // Resources of the discarded instance are gone from this moment: a session holding one
+    // compares generations and refuses.
+    generation++;
     guest = null;
     exported.clear();
     for (Capabilities.Writer w : writers.clear()) {
