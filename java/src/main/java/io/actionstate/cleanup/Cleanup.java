@@ -185,6 +185,17 @@ public final class Cleanup implements AutoCloseable {
     }
   }
 
+  /**
+   * Plans from marker files handed over one at a time (WIT {@code marker-planning}): each text is
+   * planned and freed by its call, so the guest holds one file at a time.
+   */
+  public synchronized MarkerFilesPlanner planMarkerFiles(String recoveryPoint) {
+    open();
+    Objects.requireNonNull(recoveryPoint, "recoveryPoint");
+    long handle = (Long) host.call(CleanupWit.PLANNER_NEW, recoveryPoint);
+    return new MarkerFilesPlanner(this, handle, host.generation());
+  }
+
   static List<Object> texts(List<String> markers) {
     List<Object> texts = new ArrayList<>(markers.size());
     for (String m : markers) {

@@ -298,6 +298,29 @@ final class CleanupWit {
       f("recovery", "snapshot-marker", Variant.result(STRING, Wit.CLEANUP_ERROR), STRING);
   static final Function SUITE_RUN = f("suite", "run", SUITE_REPORT, SUITE_INPUTS);
 
+  // --- marker-planning -------------------------------------------------------------------------
+  static final AbiType MARKER_FILES_PLAN = new Record(List.of(Wit.PLAN, Prim.U32));
+  static final Function PLANNER_NEW =
+      f(
+          "marker-planning",
+          "[constructor]marker-files-planner",
+          own("marker-files-planner"),
+          STRING);
+  static final Function PLANNER_ADD_FILE =
+      f(
+          "marker-planning",
+          "[method]marker-files-planner.add-file",
+          Variant.result(null, Wit.CLEANUP_ERROR),
+          borrow("marker-files-planner"),
+          STRING,
+          STRING);
+  static final Function PLANNER_FINISH =
+      f(
+          "marker-planning",
+          "[method]marker-files-planner.finish",
+          Variant.result(MARKER_FILES_PLAN, Wit.CLEANUP_ERROR),
+          borrow("marker-files-planner"));
+
   /** Every export this library calls. */
   static final List<Function> EXPORTS =
       List.of(
@@ -309,7 +332,10 @@ final class CleanupWit {
           SESSION_NEXT_BATCH,
           SESSION_SNAPSHOT_MARKER,
           SNAPSHOT_MARKER,
-          SUITE_RUN);
+          SUITE_RUN,
+          PLANNER_NEW,
+          PLANNER_ADD_FILE,
+          PLANNER_FINISH);
 
   /** Every import and export, for the layout checks. */
   static List<Function> all() {

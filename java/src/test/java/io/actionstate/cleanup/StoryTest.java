@@ -33,6 +33,12 @@ class StoryTest {
       Broker.writeActions(topic, 0, 150, 180);
 
       Plan plan = plans.fromMarkers("C1", List.of(c1));
+      try (MarkerFilesPlanner planner = cleanup.planMarkerFiles("C1")) {
+        planner.addFile("c1-subtask-0.json", c1);
+        MarkerFilesPlanner.Result fromFiles = planner.finish();
+        assertEquals(plan, fromFiles.plan(), "the planner answers what plan-from-markers does");
+        assertEquals(1, fromFiles.markers());
+      }
       assertEquals(List.of(new PartitionOffset(0, 150), new PartitionOffset(1, 60)), plan.offsets());
       List<String> reviewed = new ArrayList<>();
       ApplyReport report =
