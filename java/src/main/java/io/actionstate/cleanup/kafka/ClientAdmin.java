@@ -37,21 +37,93 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * {@code kafka-admin} over kafka-clients' {@link org.apache.kafka.clients.admin.Admin}. The client
  * is configured with {@code retries=0} and every request bounded by the per-request bound (a third
  * of the operation timeout, at least one second): each call sends its requests once and reports
- * the first failure. The Admin client looks up partition leaders with a fresh Metadata request for
- * every {@code list-offsets} and {@code delete-records} call, so an attempt after a
- * {@code not-leader}, {@code transport} or {@code timeout} answer reaches the cluster as it is now.
+ * the first failure.
+ *
+ * <p>After a {@code not-leader}, {@code transport} or {@code timeout} answer the client is replaced
+ * by a fresh one before the next request: the Admin client caches partition leaders for
+ * {@code list-offsets} and {@code delete-records}, and a leader that was SIGKILLed stayed cached
+ * ({@code BrokerFailureTest}: every retry of {@code delete-records} went to the dead node until
+ * the step's deadline). A fresh client looks the leaders up again, so the component's next
+ * attempt reaches the leader the cluster elected.
  */
 final class ClientAdmin implements Admin {
-  private final org.apache.kafka.clients.admin.Admin admin;
+  private final Map<String, Object> config;
   private final int requestBoundMs;
+  private org.apache.kafka.clients.admin.Admin admin;
 
   ClientAdmin(Map<String, Object> client, int requestBoundMs) {
     Map<String, Object> config = new HashMap<>(client);
     config.put(AdminClientConfig.RETRIES_CONFIG, 0);
     config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, requestBoundMs);
     config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, requestBoundMs);
-    this.admin = org.apache.kafka.clients.admin.Admin.create(config);
+    this.config = Map.copyOf(config);
     this.requestBoundMs = requestBoundMs;
+    this.admin = org.apache.kafka.clients.admin.Admin.create(this.config);
+  }
+
+  /** The client for the next request: a fresh one after an answer that made the last stale. */
+  private synchronized org.apache.kafka.clients.admin.Admin admin() {
+    if (admin == null) {
+      admin = org.apache.kafka.clients.admin.Admin.create(config);
+    }
+    return admin;
+  }
+
+  /** Reports {@code failure}; drops the client when its metadata may be stale. */
+  private KafkaFailure stale(KafkaFailure failure) {
+    switch (failure.error().kind()) {
+      case NOT_LEADER, TRANSPORT, TIMEOUT -> {
+        synchronized (this) {
+          if (admin != null) {
+            admin.close(Duration.ZERO);
+            admin = null;
+          }
+        }
+      }
+      default -> {}
+    }
+    return failure;
+  }
+
+  @Override
+  public List<Optional<TopicMetadata>> describe(
+      List<String> topics, List<String> configNames, boolean withOffsets) throws KafkaFailure {
+    try {
+      return describeOnce(topics, configNames, withOffsets);
+    } catch (KafkaFailure e) {
+      throw stale(e);
+    }
+  }
+
+  @Override
+  public boolean createTopic(
+      String topic, int partitions, short replicationFactor, List<ConfigEntry> configs)
+      throws KafkaFailure {
+    try {
+      return createTopicOnce(topic, partitions, replicationFactor, configs);
+    } catch (KafkaFailure e) {
+      throw stale(e);
+    }
+  }
+
+  @Override
+  public List<PartitionOffset> listOffsets(String topic, List<Integer> partitions, OffsetSpec spec)
+      throws KafkaFailure {
+    try {
+      return listOffsetsOnce(topic, partitions, spec);
+    } catch (KafkaFailure e) {
+      throw stale(e);
+    }
+  }
+
+  @Override
+  public List<PartitionOffset> deleteRecords(String topic, List<PartitionOffset> before)
+      throws KafkaFailure {
+    try {
+      return deleteRecordsOnce(topic, before);
+    } catch (KafkaFailure e) {
+      throw stale(e);
+    }
   }
 
   private static <T> T await(KafkaFuture<T> future) throws KafkaFailure {
@@ -69,9 +141,9 @@ final class ClientAdmin implements Admin {
     return KafkaErrors.unwrap(e) instanceof UnknownTopicOrPartitionException;
   }
 
-  @Override
-  public List<Optional<TopicMetadata>> describe(
+  private List<Optional<TopicMetadata>> describeOnce(
       List<String> topics, List<String> configNames, boolean withOffsets) throws KafkaFailure {
+    org.apache.kafka.clients.admin.Admin admin = admin();
     // The description and the configurations are independent: both requests leave at once.
     Map<String, KafkaFuture<TopicDescription>> described =
         admin
@@ -200,10 +272,10 @@ final class ClientAdmin implements Admin {
     return partitions;
   }
 
-  @Override
-  public boolean createTopic(
+  private boolean createTopicOnce(
       String topic, int partitions, short replicationFactor, List<ConfigEntry> configs)
       throws KafkaFailure {
+    org.apache.kafka.clients.admin.Admin admin = admin();
     Map<String, String> values = new LinkedHashMap<>();
     for (ConfigEntry entry : configs) {
       entry.value().ifPresent(v -> values.put(entry.name(), v));
@@ -228,9 +300,9 @@ final class ClientAdmin implements Admin {
     }
   }
 
-  @Override
-  public List<PartitionOffset> listOffsets(String topic, List<Integer> partitions, OffsetSpec spec)
-      throws KafkaFailure {
+  private List<PartitionOffset> listOffsetsOnce(
+      String topic, List<Integer> partitions, OffsetSpec spec) throws KafkaFailure {
+    org.apache.kafka.clients.admin.Admin admin = admin();
     Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request = new LinkedHashMap<>();
     for (int p : partitions) {
       request.put(
@@ -249,9 +321,9 @@ final class ClientAdmin implements Admin {
     return out;
   }
 
-  @Override
-  public List<PartitionOffset> deleteRecords(String topic, List<PartitionOffset> before)
+  private List<PartitionOffset> deleteRecordsOnce(String topic, List<PartitionOffset> before)
       throws KafkaFailure {
+    org.apache.kafka.clients.admin.Admin admin = admin();
     Map<TopicPartition, RecordsToDelete> request = new LinkedHashMap<>();
     for (PartitionOffset po : before) {
       request.put(new TopicPartition(topic, po.partition()), RecordsToDelete.beforeOffset(po.offset()));
@@ -271,7 +343,10 @@ final class ClientAdmin implements Admin {
   }
 
   @Override
-  public void close() {
-    admin.close(Duration.ZERO);
+  public synchronized void close() {
+    if (admin != null) {
+      admin.close(Duration.ZERO);
+      admin = null;
+    }
   }
 }
