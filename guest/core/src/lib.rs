@@ -22,6 +22,7 @@ pub mod planning;
 pub mod policy;
 pub mod recovery;
 pub mod replay;
+pub mod snapshot;
 pub mod status;
 pub mod topics;
 
