@@ -41,7 +41,10 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
 };
-pub use bindings::exports::action_state::cleanup::plans::MarkerFilesPlan;
+pub use bindings::exports::action_state::cleanup::plans::{
+    MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,
+    SnapshotSource, SnapshotSummary, StoredMarker,
+};
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
 };
@@ -584,6 +587,44 @@ impl CleanupInstance {
         self.bindings
             .action_state_cleanup_plans()
             .call_verify_plan(&mut self.store, json)
+    }
+
+    /// The one planner (`plans.compute-plan`): markers from texts, marker files or a Flink snapshot.
+    pub fn plan(
+        &mut self,
+        recovery_point: &str,
+        source: &MarkerSource,
+    ) -> wasmtime::Result<Result<MarkerFilesPlan, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_compute_plan(&mut self.store, recovery_point, source)
+    }
+
+    /// The state files a snapshot's markers live in (`plans.snapshot-files`).
+    pub fn snapshot_files(
+        &mut self,
+        location: &str,
+        metadata: &[u8],
+        operator: Option<&OperatorRef>,
+    ) -> wasmtime::Result<Result<Vec<SnapshotFileRef>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_snapshot_files(&mut self.store, location, metadata, operator)
+    }
+
+    /// What a snapshot holds (`plans.inspect-snapshot`).
+    pub fn inspect_snapshot(
+        &mut self,
+        location: &str,
+        metadata: &[u8],
+        files: &[SnapshotFile],
+    ) -> wasmtime::Result<Result<SnapshotSummary, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_inspect_snapshot(&mut self.store, location, metadata, files)
     }
 
     pub fn render_plan(&mut self, plan: &Plan) -> wasmtime::Result<String> {

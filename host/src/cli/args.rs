@@ -32,11 +32,27 @@ pub enum Command {
     /// Compute a cleanup plan from the recovery markers of one checkpoint or savepoint (offline).
     #[command(
         long_about = "Compute a cleanup plan from the recovery markers of one checkpoint or \
-savepoint. Every marker must be versioned (schema 1) and name the same physical topic and \
-partition set; the plan keeps, per partition, the minimum offset any subtask still needs. \
-Without --output the plan JSON goes to stdout; with it, an existing file is never overwritten."
+savepoint: straight from the Flink snapshot (--checkpoint PATH with --operator-uid UID or \
+--operator-uid-hash HASH, the Flink Agents Java tool's command line, no JVM needed), or from \
+marker JSON files (--markers with --recovery-point). Every marker must be versioned (schema 1) \
+and name the same physical topic and partition set; the plan keeps, per partition, the minimum \
+offset any subtask still needs. Without --output the plan JSON goes to stdout; with it, an \
+existing file is never overwritten.",
+        after_help = "Example (a savepoint of a job whose action operator has uid agent-operator):\n  \
+action-state-cleanup plan --checkpoint /flink/savepoints/savepoint-3f2a1b-0123456789ab \\\n      \
+--operator-uid agent-operator --output cleanup-plan.json"
     )]
     Plan(PlanArgs),
+    /// List what a Flink checkpoint or savepoint holds: operators, uids, states, markers (offline).
+    #[command(
+        long_about = "List what a Flink checkpoint or savepoint holds, read straight from its \
+_metadata and state files: the format version and checkpoint ID, every operator with its \
+OperatorID (what --operator-uid-hash takes), uid and name (Flink 2.x records them), parallelism, \
+its operator states with their distribution and element counts, whether it has keyed, channel \
+(in-flight data of unaligned checkpoints) or coordinator state, and the recovery markers of the \
+Flink Agents action operator."
+    )]
+    Snapshot(SnapshotArgs),
     /// Check a plan file strictly and print its plan ID (offline).
     Verify(VerifyArgs),
     /// Apply a plan: commit the boundary, delete the older records, verify, mark APPLIED.
@@ -113,17 +129,40 @@ pub struct KafkaArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint"])))]
 pub struct PlanArgs {
     /// Marker sources: a marker file (one marker, a JSON array of markers, or markers one per
     /// line), a directory of *.json marker files, or - for standard input.
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, num_args = 1.., value_name = "PATH", requires = "recovery_point")]
     pub markers: Vec<PathBuf>,
-    /// The checkpoint or savepoint the markers come from, exactly as you will name it later.
-    #[arg(long, value_name = "ID")]
-    pub recovery_point: String,
+    /// The checkpoint or savepoint the markers come from, exactly as you will name it later
+    /// (with --markers; with --checkpoint it is the checkpoint path as given).
+    #[arg(long, value_name = "ID", conflicts_with = "checkpoint")]
+    pub recovery_point: Option<String>,
+    /// Read the markers straight from a Flink checkpoint or savepoint (its directory or its
+    /// _metadata file), as the Flink Agents Java tool's `plan --checkpoint` does, with no JVM.
+    /// The path, exactly as given, becomes the plan's sourceRecoveryPoint.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: the uid the job gave the Flink Agents action operator.
+    #[arg(long, value_name = "UID", requires = "checkpoint", conflicts_with = "operator_uid_hash")]
+    pub operator_uid: Option<String>,
+    /// With --checkpoint: the operator's 32-hex-digit OperatorID, for an operator without a uid
+    /// (`action-state-cleanup snapshot PATH` lists them).
+    #[arg(long, value_name = "HASH", requires = "checkpoint")]
+    pub operator_uid_hash: Option<String>,
     /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The checkpoint or savepoint directory, or its _metadata file.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
     #[command(flatten)]
     pub out: OutputArgs,
 }

@@ -101,5 +101,6 @@ pub fn kind(error: &CleanupError) -> &'static str {
         CleanupError::ReplayStalled(_) => "replay-stalled",
         CleanupError::ReplayRecordInvalid(_) => "replay-record-invalid",
         CleanupError::Kafka(_) => "kafka",
+        CleanupError::InvalidSnapshot(_) => "invalid-snapshot",
     }
 }

@@ -18,6 +18,7 @@ mod offline;
 mod query;
 mod recover;
 mod session;
+mod snapshot;
 
 use std::process::ExitCode;
 
@@ -70,6 +71,7 @@ pub fn run() -> ExitCode {
     let json = match &cli.command {
         Command::Plan(a) => a.out.json,
         Command::Verify(a) => a.out.json,
+        Command::Snapshot(a) => a.out.json,
         Command::Apply(a) => a.out.json,
         Command::Status(a) => a.out.json,
         Command::CheckRecovery(a) => a.out.json,
@@ -81,6 +83,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Plan(args) => done(offline::plan(&args)),
         Command::Verify(args) => done(offline::verify(&args)),
+        Command::Snapshot(args) => done(offline::snapshot(&args)),
         Command::Apply(args) => done(apply::apply(&args)),
         Command::Status(args) => query::status(&args),
         Command::CheckRecovery(args) => done(query::check_recovery(&args)),

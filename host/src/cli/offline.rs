@@ -7,7 +7,8 @@ use action_state_cleanup::cleanup::CleanupInstance;
 use action_state_cleanup::cleanup::{MarkerFilesPlan, Plan};
 use serde_json::json;
 
-use super::args::{PlanArgs, VerifyArgs};
+use super::args::{PlanArgs, SnapshotArgs, VerifyArgs};
+use super::snapshot::{SnapshotOnDisk, operator_ref};
 use super::failure::Failure;
 use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
@@ -22,8 +23,21 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         )));
     }
     let mut instance = offline_instance()?;
-    let MarkerFilesPlan { plan, markers } =
-        plan_marker_files(&mut instance, &args.recovery_point, &args.markers)?;
+    let MarkerFilesPlan { plan, markers } = match &args.checkpoint {
+        Some(checkpoint) => {
+            let operator = operator_ref(
+                args.operator_uid.as_deref(),
+                args.operator_uid_hash.as_deref(),
+            )?;
+            SnapshotOnDisk::open(checkpoint)?.plan(&mut instance, operator)?
+        }
+        None => {
+            let recovery_point = args.recovery_point.as_deref().ok_or_else(|| {
+                Failure::usage("--recovery-point is required with --markers")
+            })?;
+            plan_marker_files(&mut instance, recovery_point, &args.markers)?
+        }
+    };
     let text = instance
         .render_plan(&plan)
         .map_err(|e| Failure::internal(&e))?;
@@ -78,6 +92,18 @@ pub fn verify(args: &VerifyArgs) -> Result<(), Failure> {
     } else {
         outln!("{}", plan.plan_id);
         errln!("{}", summary(&plan, 0));
+    }
+    Ok(())
+}
+
+pub fn snapshot(args: &SnapshotArgs) -> Result<(), Failure> {
+    let snapshot = SnapshotOnDisk::open(&args.path)?;
+    let mut instance = offline_instance()?;
+    let summary = snapshot.inspect(&mut instance)?;
+    if args.out.json {
+        print_json(&super::snapshot::summary_json(&snapshot.location, &summary));
+    } else {
+        out!("{}", super::snapshot::summary_text(&snapshot.location, &summary));
     }
     Ok(())
 }

@@ -236,8 +236,7 @@ impl<'a> Snapshot<'a> {
             found_state = true;
             let (name, input) = match &handle.stream {
                 Stream::Inline { bytes, at } => {
-                    let _ = at;
-                    (self.metadata_name.clone(), *bytes)
+                    (format!("{} (inline state at byte {at})", self.metadata_name), *bytes)
                 }
                 Stream::Empty => {
                     if state.offsets.is_empty() {
@@ -316,6 +315,109 @@ impl<'a> Snapshot<'a> {
             element_label(marker)
         })?;
         Ok((plan, stored.len()))
+    }
+}
+
+/// One named operator state of an operator, over all its subtasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateSummary {
+    pub name: String,
+    pub distribution: &'static str,
+    pub elements: usize,
+}
+
+/// An operator as `inspect` shows it.
+#[derive(Debug, Clone)]
+pub struct OperatorSummary {
+    pub id: String,
+    pub uid: Option<String>,
+    pub name: Option<String>,
+    pub parallelism: i32,
+    pub max_parallelism: i32,
+    pub subtasks: usize,
+    pub finished_subtasks: usize,
+    pub states: Vec<StateSummary>,
+    pub keyed_state: bool,
+    pub channel_state: bool,
+    pub coordinator_state: bool,
+    /// The stored markers, when the operator has a marker state and its files were supplied.
+    pub markers: Option<Vec<StoredMarker>>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// The state files of every operator that keeps a `recoveryMarker` state.
+    pub fn all_marker_files(&self) -> Result<Vec<NeededFile>> {
+        let mut files: Vec<NeededFile> = Vec::new();
+        for operator in &self.metadata.operators {
+            for (_, handle, _) in marker_states(operator) {
+                if let Some(file) = self.needed(&handle.stream)?
+                    && !files.contains(&file)
+                {
+                    files.push(file);
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// Every operator with its states, and the markers of those whose files are in `files`.
+    pub fn summary(&self, files: &[StateFile<'_>]) -> Result<Vec<OperatorSummary>> {
+        let mut operators = Vec::new();
+        for operator in &self.metadata.operators {
+            let mut states: Vec<StateSummary> = Vec::new();
+            for subtask in &operator.subtasks {
+                let handles = subtask.managed_operator_state.iter();
+                for state in handles.flat_map(|handle| handle.states.iter()) {
+                    match states.iter_mut().find(|s| s.name == state.name) {
+                        Some(known) => known.elements += state.offsets.len(),
+                        None => states.push(StateSummary {
+                            name: state.name.clone(),
+                            distribution: state.distribution.name(),
+                            elements: state.offsets.len(),
+                        }),
+                    }
+                }
+            }
+            let has_markers = marker_states(operator).next().is_some();
+            let markers = if has_markers && self.files_present(operator, files)? {
+                let which = OperatorRef::UidHash(operator.id_hex());
+                Some(self.stored_markers(&which, files)?)
+            } else {
+                None
+            };
+            operators.push(OperatorSummary {
+                id: operator.id_hex(),
+                uid: operator.uid.clone(),
+                name: operator.name.clone(),
+                parallelism: operator.parallelism,
+                max_parallelism: operator.max_parallelism,
+                subtasks: operator.subtasks.len(),
+                finished_subtasks: operator.subtasks.iter().filter(|s| s.finished).count(),
+                states,
+                keyed_state: operator
+                    .subtasks
+                    .iter()
+                    .any(|s| s.managed_keyed_state || s.raw_keyed_state),
+                channel_state: operator
+                    .subtasks
+                    .iter()
+                    .any(|s| s.input_channel_handles > 0 || s.output_channel_handles > 0),
+                coordinator_state: operator.coordinator_state,
+                markers,
+            });
+        }
+        Ok(operators)
+    }
+
+    fn files_present(&self, operator: &OperatorState<'_>, files: &[StateFile<'_>]) -> Result<bool> {
+        for (_, handle, _) in marker_states(operator) {
+            if let Some(file) = self.needed(&handle.stream)?
+                && !files.iter().any(|f| f.path == file.path)
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 
