@@ -16,7 +16,10 @@ use crate::bindings::exports::action_state::cleanup::plans::{
 use crate::convert::{checked_offsets, from_offsets, to_offsets};
 
 impl Guest for Component {
-    fn compute_plan(recovery_point: String, source: MarkerSource) -> Result<MarkerFilesPlan, CleanupError> {
+    fn compute_plan(
+        recovery_point: String,
+        source: MarkerSource,
+    ) -> Result<MarkerFilesPlan, CleanupError> {
         let (plan, markers) = match source {
             MarkerSource::Texts(texts) => {
                 let mut planner = core::planning::MarkerPlanner::new();

@@ -145,7 +145,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
     /// With --checkpoint: the uid the job gave the Flink Agents action operator.
-    #[arg(long, value_name = "UID", requires = "checkpoint", conflicts_with = "operator_uid_hash")]
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "checkpoint",
+        conflicts_with = "operator_uid_hash"
+    )]
     pub operator_uid: Option<String>,
     /// With --checkpoint: the operator's 32-hex-digit OperatorID, for an operator without a uid
     /// (`action-state-cleanup snapshot PATH` lists them).

@@ -8,11 +8,11 @@ use action_state_cleanup::cleanup::{MarkerFilesPlan, Plan};
 use serde_json::json;
 
 use super::args::{PlanArgs, SnapshotArgs, VerifyArgs};
-use super::snapshot::{SnapshotOnDisk, operator_ref};
 use super::failure::Failure;
 use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{answer, offline_instance};
+use super::snapshot::{SnapshotOnDisk, operator_ref};
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     // Refuse an existing output before any work, not after it (the Java tool checks last).
@@ -32,9 +32,10 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             SnapshotOnDisk::open(checkpoint)?.plan(&mut instance, operator)?
         }
         None => {
-            let recovery_point = args.recovery_point.as_deref().ok_or_else(|| {
-                Failure::usage("--recovery-point is required with --markers")
-            })?;
+            let recovery_point = args
+                .recovery_point
+                .as_deref()
+                .ok_or_else(|| Failure::usage("--recovery-point is required with --markers"))?;
             plan_marker_files(&mut instance, recovery_point, &args.markers)?
         }
     };
@@ -103,7 +104,10 @@ pub fn snapshot(args: &SnapshotArgs) -> Result<(), Failure> {
     if args.out.json {
         print_json(&super::snapshot::summary_json(&snapshot.location, &summary));
     } else {
-        out!("{}", super::snapshot::summary_text(&snapshot.location, &summary));
+        out!(
+            "{}",
+            super::snapshot::summary_text(&snapshot.location, &summary)
+        );
     }
     Ok(())
 }

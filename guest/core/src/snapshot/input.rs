@@ -47,6 +47,17 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// A reader of a window of a file: `bytes` start at file offset `base` (inline state in
+    /// `_metadata`), so errors still name offsets of the file.
+    pub fn window(file: &'a str, bytes: &'a [u8], base: usize) -> Self {
+        Input {
+            file,
+            bytes,
+            base,
+            pos: 0,
+        }
+    }
+
     /// A reader of the same file starting at `offset` (a position written in the snapshot).
     pub fn at(&self, offset: u64, what: &str) -> Read<Input<'a>> {
         match usize::try_from(offset) {
@@ -59,7 +70,7 @@ impl<'a> Input<'a> {
             _ => Err(self.error_at(
                 self.pos,
                 format!(
-                    "{what} starts at offset {offset}, beyond the {} bytes of the file",
+                    "{what} starts at offset {offset}, beyond the {} bytes of its stream",
                     self.bytes.len()
                 ),
             )),

@@ -234,10 +234,8 @@ impl<'a> Snapshot<'a> {
         let mut found_state = false;
         for (subtask, handle, state) in marker_states(operator) {
             found_state = true;
-            let (name, input) = match &handle.stream {
-                Stream::Inline { bytes, at } => {
-                    (format!("{} (inline state at byte {at})", self.metadata_name), *bytes)
-                }
+            let (name, input, base) = match &handle.stream {
+                Stream::Inline { bytes, at } => (self.metadata_name.clone(), *bytes, *at),
                 Stream::Empty => {
                     if state.offsets.is_empty() {
                         continue;
@@ -261,12 +259,10 @@ impl<'a> Snapshot<'a> {
                             ))
                         })?
                         .bytes;
-                    (name, bytes)
+                    (name, bytes, 0)
                 }
             };
-            // Inline bytes are a window of `_metadata`: errors count from the window's start,
-            // which is named as such.
-            let stream = Input::new(&name, input);
+            let stream = Input::window(&name, input, base);
             for (element, offset) in state.offsets.iter().enumerate() {
                 let mut at = stream
                     .at(*offset, "a recoveryMarker element")
