@@ -38,6 +38,11 @@ class InvalidMarker(CleanupError):
     """A recovery marker breaks a rule of SPEC §2–§3; nothing was done."""
 
 
+class InvalidSnapshot(CleanupError):
+    """A Flink checkpoint or savepoint file cannot be read; the message names the file, the byte
+    offset and what was expected. Nothing was done."""
+
+
 class InvalidArgument(CleanupError):
     """An argument is out of range or contradicts another; nothing was done."""
 
@@ -142,6 +147,7 @@ class InternalError(CleanupError):
 ERROR_CASES: Dict[str, Tuple[Type[CleanupError], Optional[Tuple[str, ...]]]] = {
     "invalid-plan": (InvalidPlan, None),
     "invalid-marker": (InvalidMarker, None),
+    "invalid-snapshot": (InvalidSnapshot, None),
     "invalid-argument": (InvalidArgument, None),
     "boundary-violation": (BoundaryViolation, ("topic", "partition", "requested", "boundary")),
     "boundary-regression": (BoundaryRegression, ("plan-id", "partition", "planned", "boundary")),
