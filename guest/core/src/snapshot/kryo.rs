@@ -170,7 +170,7 @@ impl Reader {
         };
         if class != HASH_MAP_CLASS {
             return Err(at.error(format!(
-                "expected the marker's offsets as a {HASH_MAP_CLASS} but found {class}"
+                "expected the marker's offsets as a {HASH_MAP_CLASS} but found {class:?}"
             )));
         }
         let reference_at = input.clone();

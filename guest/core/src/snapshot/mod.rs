@@ -185,8 +185,9 @@ impl<'a> Snapshot<'a> {
                 written: path.clone(),
             })),
             Stream::Segment { path } => Err(CleanupError::InvalidSnapshot(format!(
-                "Snapshot {} keeps the markers in a merged state file segment ({path}), written with execution.checkpointing.file-merging.enabled; this reader does not read merged files: take a savepoint, which is never merged",
-                self.metadata_name
+                "Snapshot {} keeps the markers in a merged state file segment ({}), written with execution.checkpointing.file-merging.enabled; this reader does not read merged files: take a savepoint, which is never merged",
+                self.metadata_name,
+                printable(path)
             ))),
         }
     }
@@ -254,8 +255,9 @@ impl<'a> Snapshot<'a> {
                         .find(|f| f.path == file.path)
                         .ok_or_else(|| {
                             CleanupError::InvalidSnapshot(format!(
-                                "Snapshot {} keeps the markers of subtask {subtask} in {name}, which was not supplied",
-                                self.metadata_name
+                                "Snapshot {} keeps the markers of subtask {subtask} in {}, which was not supplied",
+                                self.metadata_name,
+                                printable(&name)
                             ))
                         })?
                         .bytes;
@@ -471,7 +473,7 @@ fn to_marker(stored: &StoredMarker) -> Result<Marker> {
     };
     match &stored.element_value {
         Element::Null => Err(unsupported("null")),
-        Element::Other(class) => Err(unsupported(class)),
+        Element::Other(class) => Err(unsupported(&printable(class))),
         Element::Legacy(_) => Err(unsupported(kryo::HASH_MAP_CLASS)),
         Element::Versioned {
             schema_version,
@@ -491,6 +493,13 @@ fn to_marker(stored: &StoredMarker) -> Result<Marker> {
             };
             let topic = topic.clone().ok_or_else(|| missing("topic"))?;
             let topic_id = topic_id.clone().ok_or_else(|| missing("topicId"))?;
+            // SPEC §2 refuses control characters in text fields; refused here, the sentences
+            // after this one never hold a raw line break.
+            if topic.chars().chain(topic_id.chars()).any(char::is_control) {
+                return Err(CleanupError::InvalidMarker(format!(
+                    "Recovery marker topic and topic ID must not contain control characters, but {label} has topic {topic:?} and topic ID {topic_id:?}"
+                )));
+            }
             let entries = offsets.as_ref().ok_or_else(|| missing("offsets"))?;
             if topic.trim().is_empty() || topic_id.trim().is_empty() {
                 return Err(CleanupError::InvalidMarker(format!(
@@ -522,6 +531,16 @@ fn to_marker(stored: &StoredMarker) -> Result<Marker> {
                 offsets: map,
             }))
         }
+    }
+}
+
+/// A name read from the snapshot, escaped when it holds control characters (a corrupt class
+/// name must not break the one-line message).
+fn printable(name: &str) -> String {
+    if name.chars().any(char::is_control) {
+        format!("{name:?}")
+    } else {
+        name.to_owned()
     }
 }
 
