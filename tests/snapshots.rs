@@ -15,6 +15,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+
 const CLI: &str = env!("CARGO_BIN_EXE_action-state-cleanup");
 
 fn repo() -> PathBuf {
@@ -291,4 +293,64 @@ fn a_directory_without_metadata_is_refused_by_name() {
     let output = cli(&["plan", "--checkpoint", "fixtures", "--operator-uid", "x"]);
     assert_eq!(output.status.code(), Some(3));
     assert!(text(&output.stderr).contains("fixtures/_metadata does not exist"));
+}
+
+/// `check-recovery --checkpoint` decides from the markers the snapshot holds: against a live
+/// `action-state` topic (whose broker-given ID is not the one the snapshot's job recorded) the
+/// restore is refused naming the snapshot's topic ID; legacy markers (standard recovery) are
+/// checked against the live range, naming the lowest offset the snapshot asks for.
+#[test]
+fn check_recovery_reads_the_markers_of_the_snapshot_the_job_would_restore() {
+    let bootstrap = support::bootstrap();
+    let mut kafka = support::kafka();
+    // The fixtures' jobs named their data topic action-state; created here once per broker.
+    let configs = support::configs(&[
+        ("cleanup.policy", "compact,delete"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]);
+    let _ = kafka.create_topic("action-state", 4, 1, &configs);
+    support::wait_for_topic(&mut kafka, "action-state", 4);
+    let canonical = "fixtures/snapshots/flink-1.20/savepoint-canonical/savepoint";
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join(canonical).join("../expected.json")).unwrap(),
+    )
+    .unwrap();
+    let recorded_id = expected["markers"][0]["topicId"].as_str().unwrap();
+    let output = cli(&[
+        "check-recovery",
+        "--checkpoint",
+        canonical,
+        "--operator-uid",
+        "agent-operator",
+        "--bootstrap-servers",
+        bootstrap,
+        "--timeout",
+        "15",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(recorded_id), "{stderr}");
+
+    let legacy = "fixtures/snapshots/flink-2.2/savepoint-legacy/savepoint";
+    let output = cli(&[
+        "check-recovery",
+        "--checkpoint",
+        legacy,
+        "--operator-uid",
+        "agent-operator",
+        "--topic",
+        "action-state",
+        "--bootstrap-servers",
+        bootstrap,
+        "--timeout",
+        "15",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    // Subtask 0 of the legacy savepoint asks for partition 0 from offset 100; the topic is empty.
+    assert!(
+        stderr.contains("Offset 100 of action-state-0 is not available"),
+        "{stderr}"
+    );
 }

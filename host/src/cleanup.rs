@@ -614,6 +614,17 @@ impl CleanupInstance {
             .call_snapshot_files(&mut self.store, location, metadata, operator)
     }
 
+    /// The OperatorID a uid or hash names (`plans.operator-id`).
+    pub fn operator_id(
+        &mut self,
+        operator: &OperatorRef,
+    ) -> wasmtime::Result<Result<String, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_operator_id(&mut self.store, operator)
+    }
+
     /// What a snapshot holds (`plans.inspect-snapshot`).
     pub fn inspect_snapshot(
         &mut self,

@@ -69,6 +69,10 @@ impl Guest for Component {
             .collect())
     }
 
+    fn operator_id(operator: OperatorRef) -> Result<String, CleanupError> {
+        Ok(operator_ref(operator).id_hex()?)
+    }
+
     fn inspect_snapshot(
         location: String,
         metadata: Vec<u8>,

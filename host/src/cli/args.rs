@@ -221,10 +221,26 @@ pub struct StatusArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint"])))]
 pub struct CheckRecoveryArgs {
     /// The markers of the recovery point to restore (same forms as `plan --markers`).
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub markers: Vec<PathBuf>,
+    /// Or the Flink checkpoint or savepoint the job would restore (its directory or _metadata):
+    /// the markers are read from it, as `plan --checkpoint` reads them.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: the uid of the Flink Agents action operator.
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "checkpoint",
+        conflicts_with = "operator_uid_hash"
+    )]
+    pub operator_uid: Option<String>,
+    /// With --checkpoint: the operator's OperatorID (32 hex digits), for an operator without a uid.
+    #[arg(long, value_name = "HASH", requires = "checkpoint")]
+    pub operator_uid_hash: Option<String>,
     /// The control topic the runtime is configured with; omit for standard recovery.
     #[arg(long, value_name = "TOPIC")]
     pub control_topic: Option<String>,

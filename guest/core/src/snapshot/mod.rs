@@ -38,6 +38,11 @@ impl OperatorRef {
         }
     }
 
+    /// The OperatorID as Flink prints it (32 lowercase hex digits).
+    pub fn id_hex(&self) -> Result<String> {
+        self.id().map(|id| hex(&id))
+    }
+
     fn describe(&self) -> String {
         match self {
             OperatorRef::Uid(uid) => format!("uid {uid:?}"),
