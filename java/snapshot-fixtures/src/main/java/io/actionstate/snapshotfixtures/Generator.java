@@ -109,10 +109,10 @@ public final class Generator {
           Topology.MULTI, MarkerSpec.Kind.VERSIONED, 4, 100, UID),
       new Case("checkpoint-unaligned", 4, false, null, "hashmap",
           Topology.UNALIGNED, MarkerSpec.Kind.VERSIONED, 4, 100, UID),
-      // Offsets above 2^32 so each entry takes 9 Kryo bytes: 3,000 of them exceed the 20 KB
-      // inline threshold, and the operator state goes to a file beside _metadata.
+      // 3,000 entries of 7 Kryo bytes each (offsets up to 30,101) exceed the default 20 KB inline
+      // threshold: each subtask's operator state goes to a file beside _metadata.
       new Case("savepoint-large-markers", 5, true, SavepointFormatType.CANONICAL, "hashmap",
-          Topology.BASIC, MarkerSpec.Kind.VERSIONED, 3000, 5_000_000_000L, UID),
+          Topology.BASIC, MarkerSpec.Kind.VERSIONED, 3000, 100, UID),
       new Case("savepoint-legacy", 6, true, SavepointFormatType.CANONICAL, "hashmap",
           Topology.BASIC, MarkerSpec.Kind.LEGACY, 4, 100, UID),
       new Case("savepoint-two-topic-ids", 7, true, SavepointFormatType.CANONICAL, "hashmap",
@@ -208,16 +208,21 @@ public final class Generator {
         SingleOutputStreamOperator<Long> marker = withUid(
             source(env, 100).keyBy(v -> v % 16, Types.LONG)
                 .process(new Functions.KeyedMarker(spec)).name("agent-operator"), c.uid);
+        // Parallelism 1 behind the marker operator: every RocksDB instance adds a ~20 KB OPTIONS
+        // file to the checkpoint, and the fixtures must stay small.
         SingleOutputStreamOperator<Long> enricher = marker.keyBy(v -> v % 7, Types.LONG)
-            .process(new Functions.Enricher()).uid("enricher").name("enricher");
+            .process(new Functions.Enricher()).uid("enricher").name("enricher").setParallelism(1);
         SingleOutputStreamOperator<Long> aggregator = enricher.keyBy(v -> v % 5, Types.LONG)
-            .process(new Functions.Aggregator()).uid("aggregator").name("aggregator");
-        aggregator.sinkTo(new DiscardingSink<>()).uid("sink").name("sink");
+            .process(new Functions.Aggregator()).uid("aggregator").name("aggregator").setParallelism(1);
+        aggregator.sinkTo(new DiscardingSink<>()).uid("sink").name("sink").setParallelism(1);
         break;
       }
       case UNALIGNED: {
+        // The slow end takes 200 records/s, the source offers 300/s: the backlog (and with it the
+        // in-flight data each unaligned checkpoint stores) grows by ~1.2 KB/s instead of filling
+        // every network buffer at once.
         SingleOutputStreamOperator<Long> marker =
-            withUid(source(env, 2000).process(new Functions.Marker(spec)).name("agent-operator"), c.uid);
+            withUid(source(env, 300).process(new Functions.Marker(spec)).name("agent-operator"), c.uid);
         SingleOutputStreamOperator<Long> slow = marker.rebalance()
             .process(new Functions.Slow(5)).uid("slow-sink").name("slow-sink").setParallelism(1);
         slow.sinkTo(new DiscardingSink<>()).uid("sink").name("sink").setParallelism(1);
@@ -272,7 +277,9 @@ public final class Generator {
       return Paths.get(new org.apache.flink.core.fs.Path(pointer).toUri().getPath());
     }
     Path jobDir = Paths.get(CHECKPOINT_ROOT, c.jobId());
-    long wanted = c.topology == Topology.UNALIGNED ? 4 : 3;
+    // Incremental: the 2nd completed checkpoint already references files the 1st uploaded to
+    // shared/. Unaligned: by the 4th, the slow end has built up a backlog.
+    long wanted = c.topology == Topology.UNALIGNED ? 4 : 2;
     for (int i = 0; i < 1200 && latestCheckpoint(jobDir) < wanted; i++) {
       Thread.sleep(100);
     }
@@ -409,6 +416,7 @@ public final class Generator {
         + ", " + metadataBytes.length + " bytes");
 
     checkShape(c, fixtureSnapshot, metadata, markerId, anyChannelState, metadataBytes);
+    checkFiles(c, caseDir, fixtureSnapshot, metadata);
 
     // The markers, as the Java tool reads them.
     List<Object> markers = readMarkers(readPath, c.uid != null ? OperatorIdentifier.forUid(c.uid)
@@ -560,6 +568,83 @@ public final class Generator {
         throw new IllegalStateException("fewer than 3 operators with keyed and operator state");
       }
     }
+  }
+
+  /**
+   * Every file handle in _metadata must point at a file of the fixture (checkpoints: by the job
+   * directory; savepoints: beside _metadata), and every file of the fixture must be referenced.
+   */
+  static void checkFiles(Case c, Path caseDir, Path snapshot, CheckpointMetadata metadata)
+      throws IOException {
+    List<Object> handles = new ArrayList<>();
+    for (OperatorState op : metadata.getOperatorStates()) {
+      for (OperatorSubtaskState s : op.getSubtaskStates().values()) {
+        handles.addAll(s.getManagedOperatorState());
+        handles.addAll(s.getRawOperatorState());
+        handles.addAll(s.getManagedKeyedState());
+        handles.addAll(s.getRawKeyedState());
+        handles.addAll(s.getInputChannelState());
+        handles.addAll(s.getResultSubpartitionState());
+      }
+    }
+    java.util.Set<Path> referenced = new java.util.TreeSet<>();
+    int inline = 0;
+    java.util.ArrayDeque<Object> todo = new java.util.ArrayDeque<>(handles);
+    java.util.Set<Object> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    while (!todo.isEmpty()) {
+      Object h = todo.pop();
+      if (h == null || !seen.add(h)) {
+        continue;
+      }
+      if (h instanceof org.apache.flink.runtime.state.filesystem.FileStateHandle) {
+        String path = ((org.apache.flink.runtime.state.filesystem.FileStateHandle) h).getFilePath().toUri().getPath();
+        Path local = path.startsWith(CHECKPOINT_ROOT + "/")
+            ? caseDir.resolve(path.substring(CHECKPOINT_ROOT.length() + 1))
+            : Paths.get(path);
+        if (!local.normalize().startsWith(caseDir)) {
+          throw new IllegalStateException("file handle outside the fixture: " + path);
+        }
+        if (!Files.isRegularFile(local)) {
+          throw new IllegalStateException("file handle without a file in the fixture: " + path);
+        }
+        referenced.add(local.normalize());
+        continue;
+      }
+      if (h instanceof org.apache.flink.runtime.state.memory.ByteStreamStateHandle) {
+        inline++;
+        continue;
+      }
+      for (String getter : List.of("getDelegateStateHandle", "getDelegate", "getMetaStateHandle",
+          "getMetaDataStateHandle", "getSharedState", "getPrivateState", "getHandle")) {
+        try {
+          java.lang.reflect.Method m = h.getClass().getMethod(getter);
+          Object v = m.invoke(h);
+          if (v instanceof java.util.Collection) {
+            todo.addAll((java.util.Collection<?>) v);
+          } else if (v != null) {
+            todo.add(v);
+          }
+        } catch (NoSuchMethodException e) {
+          // not this kind of handle
+        } catch (ReflectiveOperationException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    List<Path> files;
+    try (Stream<Path> s = Files.walk(caseDir)) {
+      files = s.filter(Files::isRegularFile)
+          .filter(p -> !p.getFileName().toString().equals("_metadata"))
+          .filter(p -> !p.getFileName().toString().equals("expected.json"))
+          .map(Path::normalize).sorted().collect(Collectors.toList());
+    }
+    for (Path f : files) {
+      if (!referenced.contains(f)) {
+        throw new IllegalStateException("unreferenced file in the fixture: " + f);
+      }
+    }
+    System.out.println("  " + referenced.size() + " files referenced and present, " + inline
+        + " inline byte-stream handles");
   }
 
   // ---------------------------------------------------------------- State Processor API
