@@ -154,6 +154,9 @@ public final class Generator {
     // Small network buffers keep in-flight (channel) state small.
     m.put("taskmanager.memory.segment-size", "4kb");
     m.put("rest.bind-port", "0");
+    // RocksDB's OPTIONS file (part of the state) records its working directory (wal_dir in
+    // 1.20): keep it under the neutral root too, not under the machine's temp directory.
+    m.put("state.backend.rocksdb.localdir", "/flink/rocksdb");
     if (!c.savepoint) {
       m.put("execution.checkpointing.interval", "1s");
       m.put("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
