@@ -1095,7 +1095,10 @@ pub fn check_snapshot(data: &[u8]) {
 
 fn check_snapshot_error(error: &CleanupError, longest_file: usize) {
     let message = error.to_string();
-    assert!(!message.is_empty() && !message.contains('\n'), "{message:?}");
+    assert!(
+        !message.is_empty() && !message.contains('\n'),
+        "{message:?}"
+    );
     if let CleanupError::InvalidSnapshot(_) = error
         && let Some(rest) = message.split(" is not readable at byte ").nth(1)
     {
