@@ -159,7 +159,10 @@ pub fn check_boundary(
     requested: &PartitionOffsets,
     boundary: &PartitionOffsets,
 ) -> Result<()> {
-    match boundary_violations(topic, requested, boundary).into_iter().next() {
+    match boundary_violations(topic, requested, boundary)
+        .into_iter()
+        .next()
+    {
         Some(first) => Err(CleanupError::BoundaryViolation(first)),
         None => Ok(()),
     }

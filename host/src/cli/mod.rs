@@ -14,6 +14,7 @@ mod args;
 mod demo;
 mod failure;
 mod inputs;
+mod interrupt;
 mod offline;
 mod query;
 mod recover;
@@ -92,9 +93,15 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             if json {
-                output::print_json(&serde_json::json!({
-                    "error": { "kind": failure.kind, "message": failure.message, "hint": failure.hint, "exitCode": failure.code }
-                }));
+                let mut error = serde_json::json!({
+                    "kind": failure.kind, "message": failure.message, "hint": failure.hint, "exitCode": failure.code
+                });
+                if let (Some(violations), Some(fields)) =
+                    (&failure.violations, error.as_object_mut())
+                {
+                    fields.insert("violations".into(), violations.clone());
+                }
+                output::print_json(&serde_json::json!({ "error": error }));
             }
             errln!("error: {}", failure.message);
             if let Some(hint) = &failure.hint {
