@@ -23,7 +23,7 @@ impl Guest for Component {
         markers: Vec<String>,
         policy: RecoveryPolicy,
     ) -> Result<RecoveryVerdict, RecoveryRefusal> {
-        let refused = |refusal: core::recovery::RecoveryRefusal| RecoveryRefusal {
+        let refused = |refusal: Box<core::recovery::RecoveryRefusal>| RecoveryRefusal {
             error: refusal.error.into(),
             violations: refusal
                 .violations
@@ -36,8 +36,8 @@ impl Guest for Component {
                 })
                 .collect(),
         };
-        let markers =
-            core::planning::parse_markers(&markers).map_err(|error| refused(error.into()))?;
+        let markers = core::planning::parse_markers(&markers)
+            .map_err(|error| refused(Box::new(error.into())))?;
         let check =
             core::recovery::check_recovery_detailed(&mut host_kafka(), &markers, &policy.into())
                 .map_err(refused)?;

@@ -286,7 +286,7 @@ pub fn check_recovery_detailed(
     kafka: &mut dyn KafkaOps,
     markers: &[Marker],
     policy: &RecoveryPolicy,
-) -> std::result::Result<RecoveryCheck, RecoveryRefusal> {
+) -> std::result::Result<RecoveryCheck, Box<RecoveryRefusal>> {
     let mut history = None;
     check_recovery_with(kafka, markers, policy, &mut history).map_err(|error| {
         let violations = match (&error, &history) {
@@ -314,7 +314,7 @@ pub fn check_recovery_detailed(
             (CleanupError::BoundaryViolation(first), None) => vec![first.clone()],
             _ => Vec::new(),
         };
-        RecoveryRefusal { error, violations }
+        Box::new(RecoveryRefusal { error, violations })
     })
 }
 
