@@ -329,7 +329,7 @@ fn check_recovery_reads_the_markers_of_the_snapshot_the_job_would_restore() {
         "15",
     ]);
     let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
     assert!(stderr.contains(recorded_id), "{stderr}");
 
     let legacy = "fixtures/snapshots/flink-2.2/savepoint-legacy/savepoint";
@@ -347,7 +347,7 @@ fn check_recovery_reads_the_markers_of_the_snapshot_the_job_would_restore() {
         "15",
     ]);
     let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
     // Subtask 0 of the legacy savepoint asks for partition 0 from offset 100; the topic is empty.
     assert!(
         stderr.contains("Offset 100 of action-state-0 is not available"),

@@ -32,8 +32,8 @@ mod bindings {
 }
 
 pub use bindings::action_state::cleanup::types::{
-    CleanupError, ControlRecord, KafkaDetail, KafkaError, KafkaFailure, PartitionOffset, Plan,
-    RecoveryMarker, Status, VersionedMarker,
+    BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError, KafkaFailure,
+    PartitionOffset, Plan, RecoveryMarker, Status, VersionedMarker,
 };
 use bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
@@ -46,22 +46,30 @@ pub use bindings::exports::action_state::cleanup::plans::{
     SnapshotSource, SnapshotSummary, StoredMarker,
 };
 pub use bindings::exports::action_state::cleanup::recovery::{
-    PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
+    PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryRefusal, RecoveryVerdict,
+    ReplayOptions,
 };
-pub use operator_events::{NewControlTopic, PartitionPreview};
+pub use operator_events::{NewControlTopic, PartitionPreview, Review};
 
-/// Receives what the component tells the operator.
+/// Receives what the component tells the operator (`operator-events`).
 pub trait OperatorEvents {
-    /// `created`: the control topic this apply created (a new cleanup history).
+    /// `created`: the control topic this apply created (a new cleanup history). The answer is
+    /// the operator's: `Review::Decline` and the component commits nothing.
     fn before_commit(
         &mut self,
         plan_id: &str,
         preview: &[PartitionPreview],
         created: Option<&NewControlTopic>,
-    );
+    ) -> Review;
+
+    /// The plan is COMMITTED (written by this apply or found so).
+    fn committed(&mut self, _plan_id: &str) {}
+
+    /// A Kafka step is being retried until its deadline, `remaining_ms` from now.
+    fn retrying(&mut self, _message: &str, _remaining_ms: u64) {}
 }
 
-/// Shows nothing.
+/// Shows nothing and never asks: every review proceeds.
 pub struct NoEvents;
 
 impl OperatorEvents for NoEvents {
@@ -70,7 +78,8 @@ impl OperatorEvents for NoEvents {
         _plan_id: &str,
         _preview: &[PartitionPreview],
         _created: Option<&NewControlTopic>,
-    ) {
+    ) -> Review {
+        Review::Proceed
     }
 }
 
@@ -434,9 +443,19 @@ impl operator_events::Host for HostState {
         plan_id: String,
         preview: Vec<PartitionPreview>,
         created: Option<NewControlTopic>,
-    ) -> wasmtime::Result<()> {
-        self.events
-            .before_commit(&plan_id, &preview, created.as_ref());
+    ) -> wasmtime::Result<Review> {
+        Ok(self
+            .events
+            .before_commit(&plan_id, &preview, created.as_ref()))
+    }
+
+    fn committed(&mut self, plan_id: String) -> wasmtime::Result<()> {
+        self.events.committed(&plan_id);
+        Ok(())
+    }
+
+    fn retrying(&mut self, message: String, remaining_ms: u64) -> wasmtime::Result<()> {
+        self.events.retrying(&message, remaining_ms);
         Ok(())
     }
 }
@@ -754,11 +773,22 @@ impl CleanupInstance {
             .call_control_status(&mut self.store, control_topic)
     }
 
+    /// `coordinator.preview-plan`: what the plan would delete now (read-only).
+    pub fn preview_plan(
+        &mut self,
+        plan_json: &str,
+    ) -> wasmtime::Result<Result<Vec<PartitionPreview>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_coordinator()
+            .call_preview_plan(&mut self.store, plan_json)
+    }
+
     pub fn check_recovery(
         &mut self,
         markers: &[String],
         policy: &RecoveryPolicy,
-    ) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
+    ) -> wasmtime::Result<Result<RecoveryVerdict, RecoveryRefusal>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_recovery()

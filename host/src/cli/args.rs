@@ -17,9 +17,12 @@ it durably in a control topic (COMMITTED) and only then asks Kafka to delete the
 verifies, and records APPLIED. Runtimes configured with the control topic refuse to restore \
 from any recovery point below the committed boundary; `check-recovery` asks the same question \
 from the command line.\n\n\
-Exit codes: 0 success; 2 usage error; 3 input rejected or refused by a safety check (nothing \
-durable happened, or the plan stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or \
-internal failure.",
+Exit codes: 0 success; 1 apply declined at the confirmation question (nothing committed); 2 \
+usage error; 3 input rejected or refused by a safety check (nothing durable happened, or the plan \
+stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or internal failure; 5 status: \
+the history needs an operator (a plan left COMMITTED, a broken history); 6 check-recovery and \
+recover: the restore is refused; 130 apply interrupted (^C), after saying where the plan stands; \
+141 the output's reader went away.",
     after_help = "Run `action-state-cleanup demo` to watch the whole story against a local broker."
 )]
 pub struct Cli {
@@ -37,7 +40,11 @@ savepoint: straight from the Flink snapshot (--checkpoint PATH with --operator-u
 marker JSON files (--markers with --recovery-point). Every marker must be versioned (schema 1) \
 and name the same physical topic and partition set; the plan keeps, per partition, the minimum \
 offset any subtask still needs. Without --output the plan JSON goes to stdout; with it, an \
-existing file is never overwritten.",
+existing file is never overwritten.\n\n\
+With --bootstrap-servers (or a Kafka configuration) the plan is also checked against the live \
+topic (identity, partitions, offsets within range) and the review shows, per partition, the \
+current beginning, the plan offset and how many records the plan would delete; nothing is \
+written to Kafka. Without it the review says how to see that (`apply --dry-run`).",
         after_help = "Example (a savepoint of a job whose action operator has uid agent-operator):\n  \
 action-state-cleanup plan --checkpoint /flink/savepoints/savepoint-3f2a1b-0123456789ab \\\n      \
 --operator-uid agent-operator --output cleanup-plan.json"
@@ -60,9 +67,14 @@ Flink Agents action operator."
         long_about = "Apply a reviewed plan with the commit-before-delete protocol. Before \
 anything durable happens the plan, the data topic (identity, partitions, cleanup.policy=compact,delete \
 with retention.ms=-1 and retention.bytes=-1), the control topic and every plan offset are checked, \
-and a per-partition preview is printed. Then COMMITTED is written, Kafka deletes the records below \
+and a per-partition preview is printed. On a terminal apply then asks for confirmation (the \
+question names the topic, the partitions and the records to delete; only y or yes proceeds, \
+anything else exits 1 with nothing committed); --yes, or a standard input that is not a terminal \
+(a script, a pipe, CI), skips the question. Then COMMITTED is written, Kafka deletes the records below \
 the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
-plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing.\n\n\
+plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing. \
+^C (SIGINT) stops at once and says where the plan stands: nothing committed before the point \
+of no return, or left COMMITTED (run the same apply again) after it; exit 130.\n\n\
 Kafka ACLs the principal needs: Describe, DescribeConfigs, Read and Delete on the data topic; \
 Describe, DescribeConfigs, Read, Write (and Create, to create it) on the control topic; Write and \
 Describe on the transactional id action-state-cleanup:<control topic>; IdempotentWrite on the \
@@ -73,15 +85,22 @@ group. A refused login ends at once with exit 4 naming the principal and SASL me
     /// Show a control topic's history, its effective boundary and the live data topic.
     Status(StatusArgs),
     /// Would a restore from these markers be allowed now? (decision table, no replay)
+    #[command(
+        long_about = "Would a restore from these markers be allowed now? Applies the decision \
+table of the cleanup boundary, topic identity and live ranges; replays nothing. Exit 0 when \
+allowed; 6 when the restore is refused (every partition below the committed boundary is listed, \
+and in --json as error.violations with partition, requested and boundary); 3 when the markers \
+or arguments are malformed; 4 when Kafka fails."
+    )]
     CheckRecovery(CheckRecoveryArgs),
     /// Replay a restore as a dry run: the decision table, then every record of the range.
     #[command(
         long_about = "Perform the full validated restore of a runtime as a dry run: the \
 decision table of the cleanup boundary, topic identity, live ranges, then a replay of exactly \
 [requested, captured end) per partition through the component, applying tombstones. Reports per \
-partition the replayed range, records and tombstones, and the number of states recovered. Exit 3 \
-when the restore is refused (the message names partition, requested offset and boundary), 4 when \
-Kafka fails or the replay stalls.\n\n\
+partition the replayed range, records and tombstones, and the number of states recovered. Exit 6 \
+when the restore is refused (the message names partition, requested offset and boundary), 3 for \
+malformed markers, 4 when Kafka fails or the replay stalls.\n\n\
 Kafka ACLs: Describe, DescribeConfigs and Read on the data topic and the control topic; no \
 consumer-group ACL (the consumers are assign-only and never join, commit or look up a group)."
     )]
@@ -159,6 +178,9 @@ pub struct PlanArgs {
     /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Optional: with --bootstrap-servers, review what the plan would delete on the live topic.
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -203,6 +225,10 @@ pub struct ApplyArgs {
     /// Make every check and print the preview, but commit and delete nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not ask for confirmation before COMMITTED. Without it apply asks only when standard
+    /// input is a terminal; a script's apply (stdin not a terminal) never asks.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub kafka: KafkaArgs,
     #[command(flatten)]

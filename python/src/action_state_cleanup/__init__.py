@@ -288,7 +288,8 @@ class Cleanup:
     `render`, `replay_control_log`, `effective_boundary`) work, and Kafka calls fail as
     `KafkaFailure`. `timeout` bounds each Kafka request (seconds). `on_before_commit(plan_id,
     preview)` is called once per apply after every check passed, right before COMMITTED is
-    written; raising from it aborts the apply with nothing durable done. Not thread-safe: use
+    written; returning False declines (the apply returns outcome "declined", nothing committed),
+    raising from it aborts the apply with nothing durable done. Not thread-safe: use
     one `Cleanup` per thread.
     """
 
@@ -321,11 +322,12 @@ class Cleanup:
 
     # --- plumbing ------------------------------------------------------------------------------
 
-    def _before_commit(self, plan_id: str, preview: List[Any]) -> None:
+    def _before_commit(self, plan_id: str, preview: List[Any]) -> bool:
         rows = [_preview(p) for p in preview]
         self.last_preview = (plan_id, rows)
         if self.on_before_commit is not None:
-            self.on_before_commit(plan_id, rows)
+            return self.on_before_commit(plan_id, rows) is not False
+        return True
 
     def _current_instance(self) -> ComponentInstance:
         if self._instance is None:
@@ -512,6 +514,7 @@ class Cleanup:
             # An apply-failure: the error, and the plan's status as the run last knew it.
             error = self._error(value.error)
             error.status = _status(value.status)
+            error.commit_attempted = bool(field(value, "commit_attempted"))
             raise error
         return ApplyReport(
             plan_id=field(value, "plan_id"),
@@ -544,7 +547,13 @@ class Cleanup:
         raises the refusal (e.g. `BoundaryViolation`). Enforcement uses this object's control
         topic; without one it is standard recovery."""
         policy = record(topic=topic, control_topic=self.control_topic, tombstones_enabled=bool(tombstones))
-        return _verdict(self._answer(self._call("recovery", "check-recovery", _texts(markers, "markers"), policy)))
+        tag, value = self._call("recovery", "check-recovery", _texts(markers, "markers"), policy)
+        if tag == "err":
+            # A recovery-refusal: the error, and every partition below the boundary.
+            error = self._error(value.error)
+            error.violations = [_plain(v) for v in value.violations]
+            raise error
+        return _verdict(value)
 
     def recovery_session(self, topic: str, *, control_topic: Optional[str] = _CONFIGURED, tombstones: bool = False) -> "RecoverySession":
         """Starts a runtime's recovery of `topic` (the WIT `recovery-session` resource): the

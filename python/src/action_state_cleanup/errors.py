@@ -25,6 +25,12 @@ class CleanupError(Exception):
         #: For a failed apply: the plan's status in the control topic as the run last knew it
         #: ("COMMITTED": a second apply finishes it, "APPLIED", or None).
         self.status: Optional[str] = None
+        #: For a failed apply: whether the run sent its COMMITTED record (False: this run
+        #: committed nothing).
+        self.commit_attempted: bool = False
+        #: For a refused check-recovery below the boundary: every violating partition, each a
+        #: dict with topic, partition, requested, boundary.
+        self.violations: list = []
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, message={self.message!r})"
