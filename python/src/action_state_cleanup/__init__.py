@@ -172,12 +172,12 @@ def _offset_records(offsets: Offsets) -> Any:
     return [record(partition=p, offset=o) for p, o in zip(partitions, values)]
 
 
-def _plain(value: Any) -> Any:
+def _snake(value: Any) -> Any:
     """A WIT value as plain Python data: records become dicts with snake_case keys."""
     if isinstance(value, Record):
-        return {name.replace("-", "_"): _plain(item) for name, item in vars(value).items()}
-    if isinstance(value, (list, tuple)) or type(value).__name__ == "RecordColumns":
-        return [_plain(item) for item in value]
+        return {name.replace("-", "_"): _snake(item) for name, item in vars(value).items()}
+    if isinstance(value, (list, tuple, _values.RecordColumns)):
+        return [_snake(item) for item in value]
     return value
 
 
@@ -453,7 +453,7 @@ class Cleanup:
         `channel_state`, and `markers` for the operators that keep recovery markers)."""
         location, directory, metadata = _read_snapshot(path)
         files = self._snapshot_files(location, directory, metadata, None)
-        return _plain(self._answer(self._call("plans", "inspect-snapshot", location, metadata, files)))
+        return _snake(self._answer(self._call("plans", "inspect-snapshot", location, metadata, files)))
 
     def _snapshot_files(self, location: str, directory: str, metadata: bytes, operator: Any) -> List[Any]:
         """Reads the state files the component asks for: this host only reads bytes."""
