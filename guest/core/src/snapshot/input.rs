@@ -140,14 +140,19 @@ impl<'a> Input<'a> {
         Ok(self.take(1, what)?[0])
     }
 
+    /// The next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self, what: &str) -> Read<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
     pub fn i32(&mut self, what: &str) -> Read<i32> {
-        let bytes = self.take(4, what)?;
-        Ok(i32::from_be_bytes(bytes.try_into().expect("four bytes")))
+        self.array(what).map(i32::from_be_bytes)
     }
 
     pub fn i64(&mut self, what: &str) -> Read<i64> {
-        let bytes = self.take(8, what)?;
-        Ok(i64::from_be_bytes(bytes.try_into().expect("eight bytes")))
+        self.array(what).map(i64::from_be_bytes)
     }
 
     /// A Java `int` count that must be `0..` and describe at least `min_width` bytes per item
@@ -174,7 +179,7 @@ impl<'a> Input<'a> {
     /// A string written by Java's `DataOutput.writeUTF`: a u16 length, then modified UTF-8.
     pub fn utf(&mut self, what: &str) -> Read<String> {
         let start = self.pos;
-        let length = u16::from_be_bytes(self.take(2, what)?.try_into().expect("two bytes"));
+        let length = u16::from_be_bytes(self.array(what)?);
         let bytes = self.take(usize::from(length), what)?;
         decode_modified_utf8(bytes).ok_or_else(|| {
             self.error_at(
@@ -189,7 +194,7 @@ impl<'a> Input<'a> {
 /// three-byte surrogates. A lone surrogate has no Rust `char` and is refused.
 fn decode_modified_utf8(bytes: &[u8]) -> Option<String> {
     if bytes.is_ascii() {
-        return Some(String::from_utf8(bytes.to_vec()).expect("ASCII is UTF-8"));
+        return Some(bytes.iter().map(|&b| char::from(b)).collect());
     }
     let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
     let mut i = 0;

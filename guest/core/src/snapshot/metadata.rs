@@ -183,10 +183,7 @@ fn read_operator<'a>(input: &mut Input<'a>, version: i32) -> Read<OperatorState<
     } else {
         (None, None)
     };
-    let id: [u8; 16] = input
-        .take(16, "an OperatorID")?
-        .try_into()
-        .expect("sixteen bytes");
+    let id: [u8; 16] = input.array("an OperatorID")?;
     let parallelism = input.i32("an operator's parallelism")?;
     let max_parallelism = input.i32("an operator's maximum parallelism")?;
     let coordinator_state = !matches!(read_stream(input, "coordinator state")?, Stream::Empty);

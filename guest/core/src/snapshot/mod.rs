@@ -60,10 +60,22 @@ fn parse_hash(hash: &str) -> Result<[u8; 16]> {
         )));
     }
     let mut id = [0u8; 16];
-    for (i, byte) in id.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).expect("hex digits");
+    for (byte, pair) in id.iter_mut().zip(digits.as_bytes().chunks_exact(2)) {
+        *byte = (hex_value(pair[0]) << 4) | hex_value(pair[1]);
     }
     Ok(id)
+}
+
+/// The value of one hex digit (already checked to be one).
+fn hex_value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        b'a'..=b'f' => digit - b'a' + 10,
+        _ => digit
+            .to_ascii_lowercase()
+            .wrapping_sub(b'a')
+            .wrapping_add(10),
+    }
 }
 
 /// A state file the markers live in: `path` is what to open, relative to the snapshot
@@ -253,7 +265,9 @@ impl<'a> Snapshot<'a> {
                     )));
                 }
                 stream => {
-                    let file = self.needed(stream)?.expect("a file stream");
+                    let Some(file) = self.needed(stream)? else {
+                        continue;
+                    };
                     let name = self.file_name(&file.path);
                     let bytes = files
                         .iter()

@@ -15,8 +15,8 @@ fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
     let (mut h1, mut h2) = (seed, seed);
     let mut blocks = data.chunks_exact(16);
     for block in &mut blocks {
-        let k1 = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
-        let k2 = u64::from_le_bytes(block[8..].try_into().expect("eight bytes"));
+        let k1 = le_u64(&block[..8]);
+        let k2 = le_u64(&block[8..]);
         h1 ^= k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
         h1 = h1
             .rotate_left(27)
@@ -55,6 +55,14 @@ fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
     h1 = h1.wrapping_add(h2);
     h2 = h2.wrapping_add(h1);
     (h1, h2)
+}
+
+/// Up to eight bytes as a little-endian integer.
+fn le_u64(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .rev()
+        .fold(0, |value, &byte| (value << 8) | u64::from(byte))
 }
 
 fn fmix(mut k: u64) -> u64 {
