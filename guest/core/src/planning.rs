@@ -65,14 +65,27 @@ impl MarkerPlanner {
     }
 
     pub fn add(&mut self, text: &str) {
+        self.add_labelled(text, position);
+    }
+
+    /// `add` where a refusal names the marker by `label(index)` (index: 0-based among all
+    /// markers added) instead of "marker N": a marker file's name and line, say. The label is
+    /// only made when the marker is refused or is the first.
+    pub fn add_labelled(&mut self, text: &str, label: impl Fn(usize) -> String) {
         let foldable =
             self.agreement.is_some() && self.parse_error.is_none() && self.plan_error.is_none();
         let parts = foldable.then(|| decode::marker_parts(text)).flatten();
-        self.add_decoded(text, parts);
+        self.add_decoded(text, parts, label);
     }
 
-    /// `add` for a text the caller already gave the fast decoder, whose answer is `parts`.
-    pub(crate) fn add_decoded(&mut self, text: &str, parts: Option<MarkerParts<'_>>) {
+    /// `add_labelled` for a text the caller already gave the fast decoder, whose answer is
+    /// `parts`.
+    pub(crate) fn add_decoded(
+        &mut self,
+        text: &str,
+        parts: Option<MarkerParts<'_>>,
+        label: impl Fn(usize) -> String,
+    ) {
         let index = self.markers;
         self.markers += 1;
         if self.parse_error.is_some() {
@@ -90,7 +103,7 @@ impl MarkerPlanner {
         let marker = match decode::marker(text).map_or_else(|| Marker::parse(text), Ok) {
             Ok(marker) => marker,
             Err(error) => {
-                self.parse_error = Some(numbered(index, error));
+                self.parse_error = Some(labelled(&label(index), error));
                 return;
             }
         };
@@ -98,9 +111,9 @@ impl MarkerPlanner {
             return;
         }
         let agreed = match self.agreement.as_mut() {
-            None => Agreement::start(&marker, position(index))
+            None => Agreement::start(&marker, label(index))
                 .map(|agreement| self.agreement = Some(agreement)),
-            Some(agreement) => agreement.add(&position(index), &marker),
+            Some(agreement) => agreement.add(&label(index), &marker),
         };
         self.plan_error = agreed.err();
     }
@@ -214,10 +227,13 @@ pub fn parse_markers<S: AsRef<str>>(markers: &[S]) -> Result<Vec<Marker>> {
 
 /// A marker's refusal, naming its position (1-based) among the markers.
 fn numbered(index: usize, error: CleanupError) -> CleanupError {
+    labelled(&position(index), error)
+}
+
+/// A marker's refusal, naming the marker.
+fn labelled(label: &str, error: CleanupError) -> CleanupError {
     match error {
-        CleanupError::InvalidMarker(why) => {
-            CleanupError::InvalidMarker(format!("marker {}: {why}", index + 1))
-        }
+        CleanupError::InvalidMarker(why) => CleanupError::InvalidMarker(format!("{label}: {why}")),
         other => other,
     }
 }
