@@ -94,7 +94,7 @@ fn spec_story_applies_c1_and_refuses_c0_naming_both_offsets() {
     assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
 
     let refused = check_recovery(&c0, &control);
-    expect_code(&refused, 3);
+    expect_code(&refused, 6);
     let message = stderr(&refused);
     assert!(
         message.contains(&format!(
@@ -182,7 +182,7 @@ fn policy_changed_after_commit_leaves_plan_committed_and_second_apply_finishes()
         "the re-check stopped the delete"
     );
     // A COMMITTED boundary is binding at once, before any deletion.
-    expect_code(&check_recovery(&c0, &control), 3);
+    expect_code(&check_recovery(&c0, &control), 6);
 
     kafka.alter_topic_configs(&topic, &configs(&SAFE)).unwrap();
     let finished = apply(&plan, &control, &[]);
@@ -329,7 +329,7 @@ fn tombstone_or_forged_record_in_control_topic_stops_apply_and_recovery() {
         expect_code(&refused, 3);
         assert_eq!(error_kind(&refused), "control-topic-corrupt", "{forgery}");
         let recovery = check_recovery(&c1, &control);
-        expect_code(&recovery, 3);
+        expect_code(&recovery, 6);
         assert!(
             stderr(&recovery).contains("Cleanup control record at offset"),
             "{forgery}: {}",
@@ -483,7 +483,7 @@ fn every_command_whose_reader_went_away_exits_quietly() {
             // printed nothing on stdout (a refusal explained on stderr) keeps its own code.
             let code = output.status.code();
             assert!(
-                matches!(code, Some(141) | Some(0) | Some(3)),
+                matches!(code, Some(141) | Some(0) | Some(3) | Some(6)),
                 "{args:?} (stderr closed: {close_stderr}): {code:?} {err}"
             );
             assert_ne!(code, Some(101), "{args:?}");
@@ -542,7 +542,7 @@ fn a_mistyped_control_topic_does_not_start_a_second_history() {
     );
     // A restore that history allows (C1, at its boundary) is refused as a broken history.
     let refused = check_recovery(&c1, &control);
-    expect_code(&refused, 3);
+    expect_code(&refused, 6);
     assert!(
         stderr(&refused).contains("Broken cleanup history"),
         "{}",

@@ -240,7 +240,10 @@ fn a_marker_with_the_zero_topic_id_is_an_invalid_marker_named_by_position() {
     assert_eq!(json["error"]["kind"], "invalid-marker");
     assert_eq!(
         json["error"]["message"],
-        "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but marker 1 names topic action-state with the unknown ID AAAAAAAAAAAAAAAAAAAAAA"
+        format!(
+            "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but the marker of file {} names topic action-state with the unknown ID AAAAAAAAAAAAAAAAAAAAAA",
+            file.display()
+        )
     );
 }
 
@@ -319,11 +322,14 @@ fn a_later_file_that_is_not_a_marker_file_is_reported_before_an_earlier_bad_mark
             not_markers.display()
         )
     );
-    // Alone, the bad marker is what is reported, by its position.
+    // Alone, the bad marker is what is reported, by its file.
     let (code, json) = plan_json(&[&bad_marker]);
     assert_eq!(code, 3, "{json}");
     let message = json["error"]["message"].as_str().unwrap();
-    assert!(message.starts_with("marker 1:"), "{message}");
+    assert!(
+        message.starts_with(&format!("the marker of file {}:", bad_marker.display())),
+        "{message}"
+    );
 }
 
 #[test]

@@ -91,7 +91,7 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
 
     // Configured, but the control topic does not exist / holds no committed plan yet.
     let missing = recover(&[&c1], &["--control-topic", &control], &[]);
-    expect_code(&missing, 3);
+    expect_code(&missing, 6);
     assert!(
         stderr(&missing).contains("does not exist"),
         "{}",
@@ -99,7 +99,7 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
     );
     create_topic(&mut kafka, &control, 1, &[("cleanup.policy", "compact")]);
     let empty = recover(&[&c1], &["--control-topic", &control], &[]);
-    expect_code(&empty, 3);
+    expect_code(&empty, 6);
     assert!(
         stderr(&empty).contains("contains no committed boundary"),
         "{}",
@@ -111,7 +111,7 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
     expect_code(&recover(&[&c1], &["--control-topic", &control], &[]), 0);
     // Below it: refused, naming partition, requested offset and boundary.
     let below = recover(&[&c0], &["--control-topic", &control], &[]);
-    expect_code(&below, 3);
+    expect_code(&below, 6);
     assert!(
         stderr(&below).contains(&format!(
             "{topic}-0 from offset 100 because the committed cleanup boundary is 150"
@@ -126,7 +126,7 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
         &["--topic", &topic, "--control-topic", &control],
         &[],
     );
-    expect_code(&refused, 3);
+    expect_code(&refused, 6);
     assert!(
         stderr(&refused).contains("requires versioned Kafka recovery markers"),
         "{}",
@@ -138,12 +138,12 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
         &["--control-topic", &control, "--tombstones", "--json"],
         &[],
     );
-    expect_code(&conflicting, 3);
+    expect_code(&conflicting, 6);
     let json: serde_json::Value = serde_json::from_str(&stdout(&conflicting)).unwrap();
     assert_eq!(json["error"]["kind"], "conflicting-policies");
     // Legacy mixed with versioned, with or without a control topic.
     let mixed = recover(&[&c1, &legacy], &[], &[]);
-    expect_code(&mixed, 3);
+    expect_code(&mixed, 6);
     assert!(
         stderr(&mixed).contains("mixture of versioned and legacy"),
         "{}",
@@ -157,7 +157,7 @@ fn offsets_below_the_beginning_after_an_apply_are_refused_even_without_enforceme
     let (topic, c0, c1) = story(&dir);
     apply_plan(&dir, &c1, &format!("{topic}-control"));
     let output = recover(&[&c0], &[], &[]);
-    expect_code(&output, 3);
+    expect_code(&output, 6);
     assert!(
         stderr(&output).contains("Offset 100 of")
             && stderr(&output).contains("available range is [150, 180]"),
@@ -173,7 +173,7 @@ fn recreated_topic_between_checkpoint_and_restore_is_reported_as_such() {
     let mut kafka = kafka();
     recreate_topic(&mut kafka, &topic, 2);
     let output = recover(&[&c1], &[], &[]);
-    expect_code(&output, 3);
+    expect_code(&output, 6);
     assert!(
         stderr(&output).contains("may have been recreated"),
         "{}",
@@ -658,8 +658,9 @@ fn a_recreated_topic_against_its_old_control_topic_is_reported_as_recreated() {
         fresh.to_str().unwrap(),
         "--json",
     ]);
-    for output in [&applied, &checked] {
-        expect_code(output, 3);
+    // apply refuses (3); check-recovery refuses the restore (6).
+    for (output, code) in [(&applied, 3), (&checked, 6)] {
+        expect_code(output, code);
         assert_eq!(error_kind(output), "topic-changed", "{}", stdout(output));
         let text = stdout(output);
         assert!(text.contains("the topic was recreated"), "{text}");

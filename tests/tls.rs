@@ -173,7 +173,7 @@ fn markers_apply_and_restores_work_over_sasl_ssl_with_scram() {
     };
     expect_code(&check(c1), 0);
     let refused = check(c0);
-    expect_code(&refused, 3);
+    expect_code(&refused, 6);
     let because =
         format!("{topic}-0 from offset 100 because the committed cleanup boundary is 150");
     assert!(stderr(&refused).contains(&because), "{}", stderr(&refused));
@@ -201,7 +201,7 @@ fn markers_apply_and_restores_work_over_sasl_ssl_with_scram() {
         stdout(&recovered)
     );
     let refused = recover(c0);
-    expect_code(&refused, 3);
+    expect_code(&refused, 6);
     assert!(stdout(&refused).contains(&because), "{}", stdout(&refused));
 
     // SCRAM names the principal the authorizer checks: bob holds no ACL.

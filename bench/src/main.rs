@@ -9,6 +9,7 @@ mod plan;
 mod python;
 mod replay;
 mod report;
+mod snapshot;
 mod startup;
 mod stats;
 
@@ -109,12 +110,14 @@ fn env_usize(name: &str, default: usize) -> R<usize> {
 }
 
 const USAGE: &str =
-    "usage: action-state-bench [--only plan,apply,replay,startup,python] [--report FILE]
+    "usage: action-state-bench [--only plan,apply,replay,startup,python,snapshot] [--report FILE]
 Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
 ASC_BENCH_REPLAY_ROUNDS (5), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
 ASC_BENCH_KAFKA_PROPERTIES (k=v,… librdkafka properties for every harness client; experiments),
+ASC_BENCH_SNAPSHOT_LINES (flink-2.2,flink-1.20), ASC_BENCH_SNAPSHOT_CLI_RUNS (60),
+ASC_BENCH_SNAPSHOT_JVM_RUNS (3; 0 skips the JVM side),
 ASC_CACHE_DIR (warm component cache).";
 
 fn main() {
@@ -136,7 +139,7 @@ fn main() {
 fn run(args: &[String]) -> R<()> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let repo = repo.canonicalize().unwrap_or(repo);
-    let mut only: Vec<String> = ["plan", "apply", "replay", "startup", "python"]
+    let mut only: Vec<String> = ["plan", "apply", "replay", "startup", "python", "snapshot"]
         .map(String::from)
         .to_vec();
     let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
@@ -208,6 +211,9 @@ fn run(args: &[String]) -> R<()> {
     if wants("python") {
         sections.push((5, python::run(&ctx, &mut report)?));
     }
+    if wants("snapshot") {
+        sections.push((6, snapshot::run(&ctx, &mut report)?));
+    }
     for (name, number) in [("apply", 2), ("replay", 3)] {
         if !wants(name) {
             continue;
@@ -269,6 +275,7 @@ fn goal_order(goal: &str) -> usize {
         "Resumed",
         "Replay",
         "`verify`",
+        "Snapshot",
     ]
     .iter()
     .position(|p| goal.starts_with(p))

@@ -32,8 +32,8 @@ mod bindings {
 }
 
 pub use bindings::action_state::cleanup::types::{
-    CleanupError, ControlRecord, KafkaDetail, KafkaError, KafkaFailure, PartitionOffset, Plan,
-    RecoveryMarker, Status, VersionedMarker,
+    BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError, KafkaFailure,
+    PartitionOffset, Plan, RecoveryMarker, Status, VersionedMarker,
 };
 use bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
@@ -41,24 +41,35 @@ use bindings::action_state::cleanup::{
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
 };
-pub use bindings::exports::action_state::cleanup::plans::MarkerFilesPlan;
-pub use bindings::exports::action_state::cleanup::recovery::{
-    PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryVerdict, ReplayOptions,
+pub use bindings::exports::action_state::cleanup::plans::{
+    MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,
+    SnapshotSource, SnapshotSummary, StoredMarker,
 };
-pub use operator_events::{NewControlTopic, PartitionPreview};
+pub use bindings::exports::action_state::cleanup::recovery::{
+    PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryRefusal, RecoveryVerdict,
+    ReplayOptions,
+};
+pub use operator_events::{NewControlTopic, PartitionPreview, Review};
 
-/// Receives what the component tells the operator.
+/// Receives what the component tells the operator (`operator-events`).
 pub trait OperatorEvents {
-    /// `created`: the control topic this apply created (a new cleanup history).
+    /// `created`: the control topic this apply created (a new cleanup history). The answer is
+    /// the operator's: `Review::Decline` and the component commits nothing.
     fn before_commit(
         &mut self,
         plan_id: &str,
         preview: &[PartitionPreview],
         created: Option<&NewControlTopic>,
-    );
+    ) -> Review;
+
+    /// The plan is COMMITTED (written by this apply or found so).
+    fn committed(&mut self, _plan_id: &str) {}
+
+    /// A Kafka step is being retried until its deadline, `remaining_ms` from now.
+    fn retrying(&mut self, _message: &str, _remaining_ms: u64) {}
 }
 
-/// Shows nothing.
+/// Shows nothing and never asks: every review proceeds.
 pub struct NoEvents;
 
 impl OperatorEvents for NoEvents {
@@ -67,7 +78,8 @@ impl OperatorEvents for NoEvents {
         _plan_id: &str,
         _preview: &[PartitionPreview],
         _created: Option<&NewControlTopic>,
-    ) {
+    ) -> Review {
+        Review::Proceed
     }
 }
 
@@ -431,9 +443,19 @@ impl operator_events::Host for HostState {
         plan_id: String,
         preview: Vec<PartitionPreview>,
         created: Option<NewControlTopic>,
-    ) -> wasmtime::Result<()> {
-        self.events
-            .before_commit(&plan_id, &preview, created.as_ref());
+    ) -> wasmtime::Result<Review> {
+        Ok(self
+            .events
+            .before_commit(&plan_id, &preview, created.as_ref()))
+    }
+
+    fn committed(&mut self, plan_id: String) -> wasmtime::Result<()> {
+        self.events.committed(&plan_id);
+        Ok(())
+    }
+
+    fn retrying(&mut self, message: String, remaining_ms: u64) -> wasmtime::Result<()> {
+        self.events.retrying(&message, remaining_ms);
         Ok(())
     }
 }
@@ -586,6 +608,55 @@ impl CleanupInstance {
             .call_verify_plan(&mut self.store, json)
     }
 
+    /// The one planner (`plans.compute-plan`): markers from texts, marker files or a Flink snapshot.
+    pub fn plan(
+        &mut self,
+        recovery_point: &str,
+        source: &MarkerSource,
+    ) -> wasmtime::Result<Result<MarkerFilesPlan, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_compute_plan(&mut self.store, recovery_point, source)
+    }
+
+    /// The state files a snapshot's markers live in (`plans.snapshot-files`).
+    pub fn snapshot_files(
+        &mut self,
+        location: &str,
+        metadata: &[u8],
+        operator: Option<&OperatorRef>,
+    ) -> wasmtime::Result<Result<Vec<SnapshotFileRef>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_snapshot_files(&mut self.store, location, metadata, operator)
+    }
+
+    /// The OperatorID a uid or hash names (`plans.operator-id`).
+    pub fn operator_id(
+        &mut self,
+        operator: &OperatorRef,
+    ) -> wasmtime::Result<Result<String, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_operator_id(&mut self.store, operator)
+    }
+
+    /// What a snapshot holds (`plans.inspect-snapshot`).
+    pub fn inspect_snapshot(
+        &mut self,
+        location: &str,
+        metadata: &[u8],
+        files: &[SnapshotFile],
+    ) -> wasmtime::Result<Result<SnapshotSummary, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_plans()
+            .call_inspect_snapshot(&mut self.store, location, metadata, files)
+    }
+
     pub fn render_plan(&mut self, plan: &Plan) -> wasmtime::Result<String> {
         self.reset_deadline();
         self.bindings
@@ -702,11 +773,22 @@ impl CleanupInstance {
             .call_control_status(&mut self.store, control_topic)
     }
 
+    /// `coordinator.preview-plan`: what the plan would delete now (read-only).
+    pub fn preview_plan(
+        &mut self,
+        plan_json: &str,
+    ) -> wasmtime::Result<Result<Vec<PartitionPreview>, CleanupError>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_coordinator()
+            .call_preview_plan(&mut self.store, plan_json)
+    }
+
     pub fn check_recovery(
         &mut self,
         markers: &[String],
         policy: &RecoveryPolicy,
-    ) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
+    ) -> wasmtime::Result<Result<RecoveryVerdict, RecoveryRefusal>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_recovery()

@@ -157,7 +157,7 @@ def produce(cleanup: Cleanup, topic: str, partition: int, start: int, count: int
 
 def run_cli(cli: Path, *args: str, timeout: float = 180) -> Tuple[int, dict]:
     """Runs the CLI with --json; returns (exit code, parsed stdout)."""
-    completed = subprocess.run([str(cli), *args, "--json"], capture_output=True, text=True, timeout=timeout)
+    completed = subprocess.run([str(cli), *args, "--json"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
     try:
         document = json.loads(completed.stdout) if completed.stdout.strip() else {}
     except json.JSONDecodeError:

@@ -96,7 +96,7 @@ def test_plan_applied_by_python_is_enforced_by_cli(scene, cli: Path, bootstrap: 
     assert beginning_offsets(admin, data, [0, 1]) == {0: 150, 1: 20}
 
     code, refused = run_cli(cli, "check-recovery", "--markers", str(files["c0"]), *kafka_args(bootstrap, control))
-    assert code == 3, refused
+    assert code == 6, refused
     assert refused["error"]["kind"] == "boundary-violation"
     with pytest.raises(BoundaryViolation) as python_refused:
         cleanup.check_recovery([markers["c0"]])
@@ -124,7 +124,7 @@ def test_recreated_data_topic_is_refused_like_the_cli(scene, cli: Path, bootstra
     assert recreated != markers["c1"]  # a new physical topic: a new topic ID
 
     code, cli_refused = run_cli(cli, "check-recovery", "--markers", str(files["c1"]), *kafka_args(bootstrap, control))
-    assert code == 3, cli_refused
+    assert code == 6, cli_refused
     with pytest.raises(TopicChanged) as refused:
         cleanup.check_recovery([markers["c1"]])
     assert cli_refused["error"]["kind"] == refused.value.kind == "topic-changed"
@@ -158,7 +158,7 @@ def test_control_topic_tombstone_is_refused_like_the_cli(scene, cli: Path, boots
     assert cli_status["error"]["kind"] == refused.value.kind == "control-topic-corrupt"
 
     code, cli_check = run_cli(cli, "check-recovery", "--markers", str(files["c1"]), *kafka_args(bootstrap, control))
-    assert code == 3, cli_check
+    assert code == 6, cli_check
     with pytest.raises(ControlTopicCorrupt) as refused_recovery:
         cleanup.check_recovery([markers["c1"]])
     assert cli_check["error"]["kind"] == refused_recovery.value.kind
@@ -207,6 +207,7 @@ def spawn_cli_apply(cli: Path, plan: Path, bootstrap: str, control: str, env: Op
     environment.update(env or {})
     return subprocess.Popen(
         [str(cli), "apply", "--plan", str(plan), *kafka_args(bootstrap, control), "--json"],
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -17,7 +17,8 @@ from conftest import FIXTURES
 Files = List[Tuple[str, str]]
 Outcome = Union[Files, CleanupError]
 
-SCENARIOS = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+# fixtures/snapshots holds Flink snapshots (test_snapshots.py), not a scenario.
+SCENARIOS = sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name != "snapshots") if FIXTURES.is_dir() else []
 
 
 def read(directory: Path, name: str) -> str:

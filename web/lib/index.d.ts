@@ -136,7 +136,8 @@ export type CleanupErrorCase =
   | { tag: 'fenced'; val: string }
   | { tag: 'replay-stalled'; val: string }
   | { tag: 'replay-record-invalid'; val: string }
-  | { tag: 'kafka'; val: KafkaError };
+  | { tag: 'kafka'; val: KafkaError }
+  | { tag: 'invalid-snapshot'; val: string };
 
 /** A WIT case name, e.g. `'invalid-plan'`. */
 export type CleanupErrorKind = CleanupErrorCase['tag'];
@@ -171,6 +172,140 @@ export function renderPlan(plan: Plan): string;
  * minimum offset. Throws CleanupError `invalid-marker` or `invalid-plan`.
  */
 export function planFromMarkers(recoveryPoint: string, markers: readonly string[]): Plan;
+
+/** A marker file (or paste) for `computePlan` with `files`: the name its refusals give it, and its text. */
+export interface MarkerFile {
+  name: string;
+  text: string;
+}
+
+/** The operator whose markers a snapshot plan reads: `--operator-uid` or `--operator-uid-hash` (32 hex digits). */
+export type OperatorRef = { tag: 'uid'; val: string } | { tag: 'uid-hash'; val: string };
+
+/** A state file the component needs to read a snapshot's markers. */
+export interface SnapshotFileRef {
+  /** Relative to the snapshot directory (`../shared/…` for a checkpoint's shared files) unless it starts with `/`. */
+  path: string;
+  /** The path as `_metadata` records it. */
+  written: string;
+}
+
+/** The bytes of a state file, under the `path` that `snapshotFiles` gave. */
+export interface SnapshotFile {
+  path: string;
+  bytes: Uint8Array;
+}
+
+/** A Flink checkpoint or savepoint: its `_metadata` bytes, the operator, and the state files `snapshotFiles` named. */
+export interface SnapshotSource {
+  metadata: Uint8Array;
+  operator: OperatorRef;
+  files: SnapshotFile[];
+}
+
+/** Where `computePlan` takes its markers from. */
+export type MarkerSource =
+  | { tag: 'texts'; val: string[] }
+  | { tag: 'files'; val: MarkerFile[] }
+  | { tag: 'snapshot'; val: SnapshotSource };
+
+/** A plan and how many markers it was computed from. */
+export interface MarkerFilesPlan {
+  plan: Plan;
+  markers: number;
+}
+
+/** One element of an operator's `recoveryMarker` state, as stored. */
+export interface StoredMarker {
+  subtask: number;
+  /** The element's Java class (`…KafkaActionStateRecoveryMarker`, `java.util.HashMap` for a legacy marker, …). */
+  class: string;
+  /** Set for the versioned marker class. */
+  schemaVersion?: number | undefined;
+  topic?: string | undefined;
+  topicId?: string | undefined;
+  /** Partition to offset; negative values are left out. */
+  offsets: PartitionOffset[];
+}
+
+/** One named operator state of a snapshot operator. */
+export interface OperatorStateInfo {
+  name: string;
+  /** `UNION`, `SPLIT_DISTRIBUTE` or `BROADCAST`. */
+  distribution: string;
+  /** Elements over all subtasks. */
+  elements: number;
+}
+
+/** One operator of a snapshot. */
+export interface SnapshotOperator {
+  /** The OperatorID's 32 hex digits (what `--operator-uid-hash` takes). */
+  id: string;
+  /** Written by Flink 2.x only. */
+  uid?: string | undefined;
+  name?: string | undefined;
+  parallelism: number;
+  maxParallelism: number;
+  subtasks: number;
+  finishedSubtasks: number;
+  operatorStates: OperatorStateInfo[];
+  keyedState: boolean;
+  channelState: boolean;
+  coordinatorState: boolean;
+  /** The `recoveryMarker` elements, when the operator has that state and its files were given. */
+  markers?: StoredMarker[] | undefined;
+}
+
+/** What a snapshot holds. */
+export interface SnapshotSummary {
+  /** The `_metadata` format version (Flink 1.20 writes 4, Flink 2.2 writes 6). */
+  formatVersion: number;
+  checkpointId: bigint;
+  operators: SnapshotOperator[];
+}
+
+/**
+ * The one planner: the plan of one recovery point from its markers, wherever they are kept, and
+ * how many markers there were. For a snapshot, `recoveryPoint` is the snapshot as the job names
+ * it (the Java tool's `--checkpoint`). Throws CleanupError `invalid-marker`, `invalid-plan`,
+ * `invalid-snapshot`, or `invalid-argument` (no such operator; the sentence lists those present).
+ */
+export function computePlan(recoveryPoint: string, source: MarkerSource): MarkerFilesPlan;
+
+/**
+ * The state files that hold the markers of `operator` (of every operator with a `recoveryMarker`
+ * state when `undefined`), for the host to read and pass to `computePlan`. Throws as `computePlan`.
+ */
+export function snapshotFiles(location: string, metadata: Uint8Array, operator: OperatorRef | undefined): SnapshotFileRef[];
+
+/** A snapshot's operators, their states, and the markers of those whose state files are in `files`. Throws `invalid-snapshot`. */
+export function inspectSnapshot(location: string, metadata: Uint8Array, files: readonly SnapshotFile[]): SnapshotSummary;
+
+/** A Blob or File (anything with `arrayBuffer()`), read only when its bytes are needed. */
+export interface BlobLike {
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/**
+ * A picked file: its path relative to the picked root (`webkitRelativePath`, or a bare name) and
+ * its bytes; a Blob (a `File`) is read only when it is `_metadata` or a file the snapshot needs.
+ */
+export interface PickedFile {
+  path: string;
+  bytes: Uint8Array | ArrayBuffer | BlobLike;
+}
+
+/**
+ * The plan of a picked Flink checkpoint or savepoint. Finds `_metadata` among `files` (of several,
+ * the one whose folder ends `location`), asks the component which state files it needs, resolves
+ * them against `_metadata`'s folder (`../shared/…` needs the job directory picked) and plans.
+ * `location` is the snapshot as the job names it and becomes `sourceRecoveryPoint`. Rejects with
+ * InputError (no or ambiguous `_metadata`, a needed file not picked) or CleanupError.
+ */
+export function planFromSnapshot(args: { location: string; files: readonly PickedFile[]; operator: OperatorRef }): Promise<MarkerFilesPlan>;
+
+/** `inspectSnapshot` of picked files, found and resolved as `planFromSnapshot` does; `location` defaults to `_metadata`'s folder. */
+export function inspectSnapshotFiles(args: { location?: string; files: readonly PickedFile[] }): Promise<SnapshotSummary>;
 
 /** Validates plan fields and returns the plan with its ID. Throws CleanupError `invalid-plan`. */
 export function sealPlan(sourceRecoveryPoint: string, topic: string, topicId: string, offsets: readonly PartitionOffset[]): Plan;

@@ -25,6 +25,24 @@ export const renderPlan = (plan) => plans.renderPlan(plan);
 /** The plan of one recovery point from its subtask markers (JSON texts). */
 export const planFromMarkers = (recoveryPoint, markers) => call(plans.planFromMarkers, recoveryPoint, markers);
 
+/**
+ * The one planner: `{ plan, markers }` of one recovery point from `source`, a marker-source
+ * variant: `{ tag: 'texts', val: [text…] }`, `{ tag: 'files', val: [{ name, text }…] }` or
+ * `{ tag: 'snapshot', val: { metadata, operator, files } }`. Throws `invalid-marker`,
+ * `invalid-plan`, `invalid-snapshot` or `invalid-argument` (no such operator).
+ */
+export const computePlan = (recoveryPoint, source) => call(plans.computePlan, recoveryPoint, source);
+
+/**
+ * The state files holding the markers of `operator` (all marker operators when `undefined`) in
+ * the snapshot at `location`, whose `_metadata` bytes are `metadata`: `[{ path, written }]`,
+ * `path` relative to the snapshot directory (`../shared/…` possible) unless it starts with `/`.
+ */
+export const snapshotFiles = (location, metadata, operator) => call(plans.snapshotFiles, location, metadata, operator);
+
+/** A snapshot's operators, their states, and the markers of those whose files are given. */
+export const inspectSnapshot = (location, metadata, files) => call(plans.inspectSnapshot, location, metadata, files);
+
 /** Validates plan fields and computes the plan ID. */
 export const sealPlan = (sourceRecoveryPoint, topic, topicId, offsets) =>
   call(plans.sealPlan, sourceRecoveryPoint, topic, topicId, offsets);

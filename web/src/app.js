@@ -1,6 +1,7 @@
 // The page: wires the form to the package (../dist/index.js, the same modules the npm package
 // ships). Nothing leaves the tab; the only requests are for the page's own files (the
 // Content-Security-Policy forbids anything else).
+import { wireSnapshotCard } from './snapshot.js';
 import { drawTable, partitionRows } from './table.js';
 
 const $ = (id) => document.getElementById(id);
@@ -232,16 +233,26 @@ function showBuilt(result, markerCount) {
   el.buildOutput.textContent = builtPlan.text;
 }
 
-function download() {
-  if (!builtPlan) return;
-  const url = URL.createObjectURL(new Blob([builtPlan.text], { type: 'application/json' }));
+/** Saves a built plan (`{ plan, text }`) as the exact bytes render-plan wrote. */
+function download(built) {
+  if (!built) return;
+  const url = URL.createObjectURL(new Blob([built.text], { type: 'application/json' }));
   const link = document.createElement('a');
   link.href = url;
-  link.download = `cleanup-plan-${builtPlan.plan.planId.slice(0, 12)}.json`;
+  link.download = `cleanup-plan-${built.plan.planId.slice(0, 12)}.json`;
   document.body.append(link);
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** Checks a built plan (`{ plan, text }`) in the validator of step 1. */
+function checkAbove(built, label) {
+  if (!built) return;
+  fileText = built.text;
+  showPlanText(built.text, label);
+  validate();
+  el.result.scrollIntoView({ behavior: 'smooth', block: 'start' });
 }
 
 /**
@@ -266,14 +277,12 @@ function wire() {
   for (const field of [el.planInput, el.boundaryInput, el.markersInput]) showPastesFromTheTop(field);
   el.validate.addEventListener('click', validate);
   el.build.addEventListener('click', build);
-  el.download.addEventListener('click', download);
+  el.download.addEventListener('click', () => download(builtPlan));
   el.showAll.addEventListener('click', () => pendingRows && drawRows(pendingRows.rows, pendingRows.withBoundary, Infinity));
-  el.checkBuilt.addEventListener('click', () => {
-    if (!builtPlan) return;
-    fileText = builtPlan.text;
-    showPlanText(builtPlan.text, 'the plan built below');
-    validate();
-    el.result.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  el.checkBuilt.addEventListener('click', () => checkAbove(builtPlan, 'the plan built below'));
+  wireSnapshotCard({
+    validator, attempt, setVerdict, plural, download,
+    checkAbove: (built) => checkAbove(built, 'the plan from the snapshot below'),
   });
   el.planInput.addEventListener('input', () => {
     fileText = null;
@@ -310,6 +319,7 @@ try {
   wire();
   el.validate.disabled = false;
   el.build.disabled = false;
+  document.getElementById('snapshot-plan').disabled = false;
   el.engine.dataset.ready = 'true';
   el.engine.textContent = 'Validator component loaded: it runs here, offline.';
 } catch (e) {

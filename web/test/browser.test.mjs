@@ -297,6 +297,121 @@ describe('browser plan validator in Chromium', () => {
     await shot(page, '10-empty-marker-set-refused');
   });
 
+  describe('plans from a Flink snapshot picked in the page', () => {
+    const snapshots = join(fixtures, 'snapshots');
+    const expectedOf = (id) => JSON.parse(readFileSync(join(snapshots, id, 'expected.json'), 'utf8'));
+    /** The snapshot's directory, from `checkpoint` (relative to the repository root). */
+    const snapshotDir = (expected) => join(fixtures, '..', expected.checkpoint);
+    const operatorRow = (page, id) => page.locator(`#snapshot-operators-body tr[data-id="${id}"]`);
+
+    async function planWith(page, location, kind, operator) {
+      await page.fill('#snapshot-location', location);
+      await page.selectOption('#operator-kind', kind);
+      await page.fill('#operator-id', operator);
+      await page.evaluate(() => document.getElementById('snapshot-verdict').removeAttribute('data-valid'));
+      await page.click('#snapshot-plan');
+      await until(page, '#snapshot-verdict[data-valid]');
+    }
+
+    it('a Flink 2.2 savepoint folder whose markers are in state files: the Java tool\'s plan', async (t) => {
+      const expected = expectedOf('flink-2.2/savepoint-large-markers');
+      const page = await openPage(t);
+      await page.setInputFiles('#snapshot-folder', snapshotDir(expected));
+      await until(page, '#snapshot-operators[data-inspected="ok"]');
+      assert.equal(await page.inputValue('#snapshot-location'), 'savepoint', 'the picked folder is the default path');
+      assert.match(await page.textContent('#snapshot-picked'), /^Folder: \d+ files, .*_metadata at savepoint\/_metadata$/);
+      const row = operatorRow(page, expected.operatorUidHash);
+      assert.equal(await row.locator('td').nth(1).textContent(), 'agent-operator');
+      assert.match(await row.locator('td').nth(4).textContent(), /^2 markers: 2 × KafkaActionStateRecoveryMarker, topic action-state .*3,000 partitions$/);
+      assert.equal(await page.locator('#snapshot-operators-body tr').count(), expected.operators.length);
+
+      await planWith(page, expected.checkpoint, 'uid', expected.operatorUid);
+      assert.equal(await page.getAttribute('#snapshot-verdict', 'data-valid'), 'true', await page.textContent('#snapshot-error'));
+      assert.equal(await page.textContent('#snapshot-output'), expected.plan);
+      assert.match(await page.textContent('#snapshot-verdict-title'), /from 2 markers over 3,000 partitions/);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#snapshot-download')]);
+      assert.deepEqual(readFileSync(await download.path()), Buffer.from(expected.plan, 'utf8'));
+      await shot(page, '11-snapshot-savepoint-planned');
+
+      await page.click('#snapshot-check');
+      await until(page, '#verdict[data-valid="true"]');
+      assert.equal(await page.textContent('#plan-source'), expected.checkpoint);
+      assert.equal(await page.isVisible('#canonical'), false);
+    });
+
+    it('a Flink 1.20 incremental checkpoint picked with its job directory, by uid and by uid hash', async (t) => {
+      const expected = expectedOf('flink-1.20/checkpoint-rocksdb-incremental');
+      const chk = snapshotDir(expected);
+      const job = join(chk, '..');
+      assert.ok(existsSync(join(job, 'shared')), 'the job directory holds shared/');
+      const page = await openPage(t);
+      await page.setInputFiles('#snapshot-folder', job);
+      await until(page, '#snapshot-operators[data-inspected="ok"]');
+      const jobName = expected.checkpoint.split('/').at(-2);
+      const chkName = expected.checkpoint.split('/').at(-1);
+      assert.equal(await page.inputValue('#snapshot-location'), `${jobName}/${chkName}`, "_metadata's folder is the default path");
+      const row = operatorRow(page, expected.operatorUidHash);
+      assert.equal(await row.locator('td').nth(1).textContent(), '—', 'Flink 1.20 records no uid');
+
+      await planWith(page, expected.checkpoint, 'uid', expected.operatorUid);
+      assert.equal(await page.getAttribute('#snapshot-verdict', 'data-valid'), 'true', await page.textContent('#snapshot-error'));
+      assert.equal(await page.textContent('#snapshot-output'), expected.plan);
+      await shot(page, '12-snapshot-checkpoint-planned');
+
+      // "Use" on the operator's row fills its uid hash, which plans the same.
+      await row.locator('button').click();
+      assert.equal(await page.inputValue('#operator-kind'), 'uid-hash');
+      assert.equal(await page.inputValue('#operator-id'), expected.operatorUidHash);
+      await planWith(page, expected.checkpoint, 'uid-hash', expected.operatorUidHash);
+      assert.equal(await page.textContent('#snapshot-output'), expected.plan);
+    });
+
+    it('plans from a dropped _metadata', async (t) => {
+      const expected = expectedOf('flink-2.2/savepoint-canonical');
+      const page = await openPage(t);
+      const bytes = [...readFileSync(join(snapshotDir(expected), '_metadata'))];
+      // A drop as the browser delivers it: a DataTransfer holding the file.
+      const dataTransfer = await page.evaluateHandle((b) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(b)], '_metadata'));
+        return dt;
+      }, bytes);
+      await page.dispatchEvent('#snapshot-drop', 'drop', { dataTransfer });
+      await until(page, '#snapshot-operators[data-inspected="ok"]');
+      assert.match(await page.textContent('#snapshot-picked'), /^Dropped: 1 file, .*_metadata at _metadata$/);
+      await planWith(page, expected.checkpoint, 'uid', expected.operatorUid);
+      assert.equal(await page.textContent('#snapshot-output'), expected.plan);
+    });
+
+    it('refuses legacy markers, an unknown operator and a missing state file with one sentence', async (t) => {
+      const legacy = expectedOf('flink-2.2/savepoint-legacy');
+      const page = await openPage(t);
+      // _metadata alone, through the multiple-files input.
+      await page.setInputFiles('#snapshot-files', [join(snapshotDir(legacy), '_metadata')]);
+      await until(page, '#snapshot-operators[data-inspected="ok"]');
+      assert.match(await operatorRow(page, legacy.operatorUidHash).locator('td').nth(4).textContent(), /2 × java\.util\.HashMap \(legacy\)/);
+      await planWith(page, legacy.checkpoint, 'uid', legacy.operatorUid);
+      assert.equal(await page.getAttribute('#snapshot-verdict', 'data-valid'), 'false');
+      const error = await page.textContent('#snapshot-error');
+      assert.ok(error.includes(legacy.error), `${error} lacks ${legacy.error}`);
+      assert.equal(await page.isVisible('#snapshot-output-block'), false);
+      await shot(page, '13-snapshot-legacy-refused');
+
+      await planWith(page, legacy.checkpoint, 'uid', 'no-such-operator');
+      assert.equal(await page.getAttribute('#snapshot-verdict', 'data-valid'), 'false');
+      assert.match(await page.textContent('#snapshot-error'), /agent-operator/, 'the sentence lists the operators present');
+
+      // A savepoint whose markers are in state files, with only its _metadata picked.
+      const large = expectedOf('flink-2.2/savepoint-large-markers');
+      await page.setInputFiles('#snapshot-files', [join(snapshotDir(large), '_metadata')]);
+      await until(page, '#snapshot-operators[data-inspected="error"]');
+      await planWith(page, large.checkpoint, 'uid', large.operatorUid);
+      assert.equal(await page.getAttribute('#snapshot-verdict', 'data-valid'), 'false');
+      assert.match(await page.textContent('#snapshot-error'), /^The snapshot needs \S+, which was not picked\.$/);
+      await shot(page, '14-snapshot-state-file-missing');
+    });
+  });
+
   it('the harness records an uncaught exception, an unhandled rejection and a console error', async () => {
     // The guard every other test relies on (openPage fails a test whose page logged any of these).
     const page = await context.newPage();

@@ -1,10 +1,13 @@
 // Runs every golden scenario in ../../fixtures through the package (../dist/index.js, the
 // jco-transpiled validator component), exactly as host/tests/fixtures.rs does through wasmtime: the same inputs, the same expected
 // bytes (expected.json, plan-id.txt, expected.txt) or the same error.txt substring. Each
-// scenario is its own test case, named `fixture::<directory>`.
+// scenario is its own test case, named `fixture::<directory>`. Every real Flink snapshot in
+// ../../fixtures/snapshots/<line>/<case>/ is planned as tests/snapshots.rs plans it with the CLI:
+// its whole case folder as picked files, its `checkpoint` as location, to the Java tool's exact
+// plan or refusal (`snapshot::<line>/<case>`).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -103,7 +106,8 @@ function checkExpected(dir, outcome) {
 }
 
 const scenarios = readdirSync(root, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
+  // `snapshots/` holds Flink snapshots, run below (a symlink in a worktree, a folder once merged).
+  .filter((entry) => entry.isDirectory() && entry.name !== 'snapshots')
   .map((entry) => entry.name)
   .sort();
 
@@ -133,4 +137,87 @@ test('marker pastes are split by the component, as the CLI splits marker files',
   assert.deepEqual(markerTexts(`${one}\n${two}\n`), [one, two]);
   assert.deepEqual(markerTexts(JSON.stringify([one])), [one]);
   assert.throws(() => markerTexts('[]'), (e) => e instanceof CleanupError && e.message === 'Recovery marker file holds an empty array');
+});
+
+// --- Flink snapshots -------------------------------------------------------------------------
+
+const snapshotsRoot = join(root, 'snapshots');
+const isDir = (path) => existsSync(path) && statSync(path).isDirectory();
+const snapshotCases = [];
+for (const line of isDir(snapshotsRoot) ? readdirSync(snapshotsRoot).sort() : []) {
+  if (!isDir(join(snapshotsRoot, line))) continue;
+  for (const name of readdirSync(join(snapshotsRoot, line)).sort()) {
+    const dir = join(snapshotsRoot, line, name);
+    if (existsSync(join(dir, 'expected.json'))) snapshotCases.push({ id: `${line}/${name}`, dir });
+  }
+}
+
+/** Every file under `dir` as picked: `{ path, bytes }`, path relative to `dir` with `/`. */
+function pickFolder(dir) {
+  const picked = [];
+  const walk = (folder) => {
+    for (const name of readdirSync(folder).sort()) {
+      const path = join(folder, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else picked.push({ path: relative(dir, path).split('\\').join('/'), bytes: readFileSync(path) });
+    }
+  };
+  walk(dir);
+  return picked;
+}
+
+const operatorOf = (expected) =>
+  expected.operatorUid != null ? { tag: 'uid', val: expected.operatorUid } : { tag: 'uid-hash', val: expected.operatorUidHash };
+
+test('the snapshot fixtures hold Flink 2.2 and Flink 1.20 cases', () => {
+  for (const line of ['flink-2.2', 'flink-1.20']) {
+    assert.ok(snapshotCases.some((c) => c.id.startsWith(`${line}/`)), `no ${line} case in ${snapshotsRoot}`);
+  }
+});
+
+for (const { id, dir } of snapshotCases) {
+  test(`snapshot::${id}`, async () => {
+    const expected = JSON.parse(read(dir, 'expected.json'));
+    // The case folder as picked: a checkpoint's job directory comes along, so `../shared` resolves.
+    const files = pickFolder(dir);
+    const location = expected.checkpoint;
+    let result;
+    try {
+      result = await validator.planFromSnapshot({ location, files, operator: operatorOf(expected) });
+    } catch (e) {
+      if (!(e instanceof CleanupError)) throw e;
+      assert.equal(e.message, validator.message(e.error), 'the error message is plans.message of its case');
+      assert.ok(expected.error !== undefined, `expected the plan, got the refusal: ${e.message}`);
+      assert.ok(e.message.includes(expected.error), `${e.message}\n lacks ${JSON.stringify(expected.error)}`);
+      return;
+    }
+    assert.equal(expected.error, undefined, `expected a refusal containing ${JSON.stringify(expected.error)}, got a plan`);
+    assert.equal(validator.renderPlan(result.plan), expected.plan, 'the Java tool\'s plan, byte for byte');
+    assert.equal(result.markers, expected.markers.length);
+
+    // The operators Flink's own reader listed, and the markers it read.
+    const summary = await validator.inspectSnapshotFiles({ location, files });
+    assert.equal(summary.formatVersion, expected.metadataVersion);
+    assert.equal(summary.checkpointId, BigInt(expected.checkpointId));
+    assert.deepEqual(summary.operators.map((o) => o.id).sort(), expected.operators.map((o) => o.id).sort());
+    const holder = summary.operators.find((o) => o.id === expected.operatorUidHash);
+    assert.deepEqual(
+      holder.markers.map((m) => m.class).sort(),
+      expected.markers.map((m) => m.class).sort(),
+    );
+  });
+}
+
+test('a truncated _metadata is refused as invalid-snapshot naming the file and the byte offset', async () => {
+  const dir = join(snapshotsRoot, 'flink-2.2', 'savepoint-canonical', 'savepoint');
+  const metadata = readFileSync(join(dir, '_metadata'));
+  const files = [{ path: 'savepoint/_metadata', bytes: metadata.subarray(0, Math.floor(metadata.length / 2)) }];
+  await assert.rejects(
+    validator.planFromSnapshot({ location: 'savepoint', files, operator: { tag: 'uid', val: 'agent-operator' } }),
+    (e) => e instanceof CleanupError && e.kind === 'invalid-snapshot' && /_metadata/.test(e.message) && /byte \d+/.test(e.message),
+  );
+  await assert.rejects(
+    validator.inspectSnapshotFiles({ location: 'savepoint', files }),
+    (e) => e instanceof CleanupError && e.kind === 'invalid-snapshot',
+  );
 });

@@ -56,7 +56,8 @@ describe('the packed npm package', () => {
   it('holds the ES modules, the declarations, the component and the page, and nothing else', () => {
     const files = packed.files.map((f) => f.path).sort();
     for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/errors.js', 'dist/plans.js',
-      'dist/inputs.js', 'dist/component/validator.js', 'index.html', 'src/app.js', 'src/table.js', 'src/style.css']) {
+      'dist/inputs.js', 'dist/snapshots.js', 'dist/component/validator.js', 'index.html', 'src/app.js', 'src/table.js',
+      'src/snapshot.js', 'src/style.css']) {
       assert.ok(files.includes(f), `${f} is not in the tarball: ${files.join(', ')}`);
     }
     assert.equal(files.filter((f) => /^dist\/component\/.*\.core\.wasm$/.test(f)).length, 1, 'one core module');
@@ -131,8 +132,10 @@ describe('the packed npm package', () => {
       files: ['consumer.ts'],
     }));
     writeFileSync(join(consumer, 'consumer.ts'), `
-      import { CleanupError, InputError, checkAdvance, markerTexts, parseBoundary, planFromMarkers, renderPlan, verifyPlan,
-        type CleanupErrorKind, type Plan, type PartitionAdvance } from '${NAME}';
+      import { CleanupError, InputError, checkAdvance, computePlan, inspectSnapshotFiles, markerTexts, parseBoundary,
+        planFromMarkers, planFromSnapshot, renderPlan, snapshotFiles, verifyPlan,
+        type CleanupErrorKind, type MarkerFilesPlan, type OperatorRef, type Plan, type PartitionAdvance,
+        type SnapshotSummary } from '${NAME}';
       declare const text: string;
       const plan: Plan = verifyPlan(text);
       const first: bigint = plan.offsets[0].offset;
@@ -149,6 +152,26 @@ describe('the packed npm package', () => {
           void kind; void sentence;
         } else if (e instanceof InputError) { const why: string = e.message; void why; }
       }
+      // Snapshots: the thin wrappers, and the helper over picked files (async: it reads Blobs lazily).
+      declare const metadata: Uint8Array;
+      const operator: OperatorRef = { tag: 'uid-hash', val: '327a323a2b5110fcc96c46bc0746e725' };
+      const refs = snapshotFiles('chk-2', metadata, operator);
+      const computed: MarkerFilesPlan = computePlan('chk-2', { tag: 'snapshot',
+        val: { metadata, operator, files: refs.map((r) => ({ path: r.path, bytes: metadata })) } });
+      async function fromPicks(): Promise<number> {
+        const { plan: picked, markers } = await planFromSnapshot({ location: 'chk-2', files: [{ path: 'job/chk-2/_metadata', bytes: metadata }], operator });
+        const summary: SnapshotSummary = await inspectSnapshotFiles({ files: [] });
+        const checkpoint: bigint = summary.checkpointId;
+        const uid: string | undefined = summary.operators[0].uid;
+        void picked; void checkpoint; void uid;
+        return markers + computed.markers;
+      }
+      try { verifyPlan(text); } catch (e) {
+        if (e instanceof CleanupError && e.error.tag === 'invalid-snapshot') { const why: string = e.error.val; void why; }
+      }
+      // @ts-expect-error not an operator-ref case
+      const byName: OperatorRef = { tag: 'name', val: 'agent-operator' };
+      void fromPicks; void byName;
       // The declarations are precise, not 'any':
       // @ts-expect-error a plan document is a string
       verifyPlan(42);

@@ -5,7 +5,8 @@ use action_state_core as core;
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::coordinator::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, Guest, LivePartition, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, Guest, LivePartition, PartitionPreview,
+    StatusReport,
 };
 use crate::convert::from_offsets;
 use crate::imports::{HostObserver, host_kafka};
@@ -15,6 +16,7 @@ impl Guest for Component {
         let plan = core::Plan::parse(&plan_json).map_err(|error| ApplyFailure {
             error: error.into(),
             status: None,
+            commit_attempted: false,
         })?;
         let options = core::ApplyOptions {
             control_topic: options.control_topic,
@@ -26,6 +28,7 @@ impl Guest for Component {
             .map_err(|failure| ApplyFailure {
                 error: failure.error.into(),
                 status: failure.status.map(Into::into),
+                commit_attempted: failure.commit_attempted,
             })?;
         Ok(ApplyReport {
             plan_id: report.plan_id,
@@ -34,6 +37,7 @@ impl Guest for Component {
                 core::ApplyOutcome::Resumed => ApplyOutcome::Resumed,
                 core::ApplyOutcome::AlreadyApplied => ApplyOutcome::AlreadyApplied,
                 core::ApplyOutcome::DryRun => ApplyOutcome::DryRun,
+                core::ApplyOutcome::Declined => ApplyOutcome::Declined,
             },
             status: report.status.map(Into::into),
             preview: report.preview.into_iter().map(Into::into).collect(),
@@ -42,6 +46,12 @@ impl Guest for Component {
             marked_applied: report.marked_applied,
             created_control_topic: report.created_control_topic.as_ref().map(Into::into),
         })
+    }
+
+    fn preview_plan(plan_json: String) -> Result<Vec<PartitionPreview>, CleanupError> {
+        let plan = core::Plan::parse(&plan_json)?;
+        let preview = core::preview::preview_plan(&mut host_kafka(), &plan)?;
+        Ok(preview.into_iter().map(Into::into).collect())
     }
 
     fn control_status(control_topic: String) -> Result<StatusReport, CleanupError> {

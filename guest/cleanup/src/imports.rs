@@ -124,6 +124,10 @@ impl Capabilities for HostCaps {
         clock::operation_timeout_ms()
     }
 
+    fn retrying(&mut self, message: &str, remaining_ms: u64) {
+        operator_events::retrying(message, remaining_ms);
+    }
+
     fn describe(
         &mut self,
         topics: &[&str],
@@ -198,10 +202,18 @@ impl core::apply::ApplyObserver for HostObserver {
         plan: &core::Plan,
         preview: &[core::PartitionPreview],
         created: Option<&core::apply::NewControlTopic>,
-    ) {
+    ) -> core::Review {
         let preview: Vec<operator_events::PartitionPreview> =
             preview.iter().map(|p| (*p).into()).collect();
-        operator_events::before_commit(&plan.plan_id, &preview, created.map(Into::into).as_ref());
+        let created = created.map(Into::into);
+        match operator_events::before_commit(&plan.plan_id, &preview, created.as_ref()) {
+            operator_events::Review::Proceed => core::Review::Proceed,
+            operator_events::Review::Decline => core::Review::Decline,
+        }
+    }
+
+    fn committed(&mut self, plan: &core::Plan) {
+        operator_events::committed(&plan.plan_id);
     }
 }
 

@@ -8,10 +8,10 @@ use core::replay::{PolledBatch, RecordSource, ReplayOptions as CoreReplayOptions
 
 use crate::Component;
 use crate::bindings::action_state::cleanup::kafka_consumer;
-use crate::bindings::action_state::cleanup::types::CleanupError;
+use crate::bindings::action_state::cleanup::types::{BoundaryViolation, CleanupError};
 use crate::bindings::exports::action_state::cleanup::recovery::{
     Guest, GuestRecoverySession, PartitionProgress, PartitionRange, RecoveryPolicy,
-    RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions,
+    RecoveryRefusal, RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions,
 };
 use crate::convert::{from_offsets, to_offsets};
 use crate::imports::{HostKafka, host_kafka};
@@ -22,9 +22,25 @@ impl Guest for Component {
     fn check_recovery(
         markers: Vec<String>,
         policy: RecoveryPolicy,
-    ) -> Result<RecoveryVerdict, CleanupError> {
-        let markers = core::planning::parse_markers(&markers)?;
-        let check = core::recovery::check_recovery(&mut host_kafka(), &markers, &policy.into())?;
+    ) -> Result<RecoveryVerdict, RecoveryRefusal> {
+        let refused = |refusal: Box<core::recovery::RecoveryRefusal>| RecoveryRefusal {
+            error: refusal.error.into(),
+            violations: refusal
+                .violations
+                .into_iter()
+                .map(|v| BoundaryViolation {
+                    topic: v.topic,
+                    partition: v.partition,
+                    requested: v.requested,
+                    boundary: v.boundary,
+                })
+                .collect(),
+        };
+        let markers = core::planning::parse_markers(&markers)
+            .map_err(|error| refused(Box::new(error.into())))?;
+        let check =
+            core::recovery::check_recovery_detailed(&mut host_kafka(), &markers, &policy.into())
+                .map_err(refused)?;
         Ok(verdict(check))
     }
 

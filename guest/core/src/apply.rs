@@ -58,6 +58,18 @@ pub enum ApplyOutcome {
     AlreadyApplied,
     /// Every check passed; nothing durable happened because a dry run was asked for.
     DryRun,
+    /// Every check passed, but the observer declined at the review before COMMITTED: nothing
+    /// was committed or deleted (a control topic this run created stays, empty).
+    Declined,
+}
+
+/// The operator's answer to the review before COMMITTED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// Commit the plan.
+    Proceed,
+    /// Do not commit: the apply ends as `Declined`.
+    Decline,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,15 +90,23 @@ pub struct ApplyReport {
     pub created_control_topic: Option<NewControlTopic>,
 }
 
-/// Receives the preview right before the point of no return, so a host can show it.
+/// Receives the preview right before the point of no return, so a host can show it (and ask
+/// the operator), and hears when the plan is COMMITTED.
 pub trait ApplyObserver {
-    /// `created` is the control topic this run created for the plan, if it did.
+    /// `created` is the control topic this run created for the plan, if it did. The answer
+    /// decides whether the plan is committed; in a dry run it is asked too (so a host shows the
+    /// same review) and its answer is ignored, since nothing is committed either way.
     fn before_commit(
         &mut self,
         plan: &Plan,
         preview: &[PartitionPreview],
         created: Option<&NewControlTopic>,
-    );
+    ) -> Review;
+
+    /// The plan is COMMITTED in the control topic: this run wrote it, or found it there (a
+    /// resumed apply). From here on an interrupted apply leaves the plan COMMITTED and the same
+    /// apply finishes it.
+    fn committed(&mut self, _plan: &Plan) {}
 }
 
 /// An observer for hosts that need no preview.
@@ -99,7 +119,8 @@ impl ApplyObserver for Silent {
         _plan: &Plan,
         _preview: &[PartitionPreview],
         _created: Option<&NewControlTopic>,
-    ) {
+    ) -> Review {
+        Review::Proceed
     }
 }
 
@@ -125,6 +146,9 @@ pub struct ApplyFailure {
     /// `Committed` when this run wrote or found COMMITTED; `None` when the plan was not found or
     /// the run stopped before reading the control topic.
     pub status: Option<Status>,
+    /// Whether this run sent its COMMITTED append. False: this run committed nothing, whatever
+    /// `status` says of earlier runs. True with `status` `None`: the append's outcome is unknown.
+    pub commit_attempted: bool,
 }
 
 /// `apply`, failing with the plan's last known status so a host needs no second read.
@@ -144,6 +168,7 @@ pub fn apply_with_status(
         Err(error) => Err(ApplyFailure {
             error,
             status: run.status,
+            commit_attempted: run.commit_attempted,
         }),
     }
 }
@@ -155,6 +180,8 @@ struct RunState {
     status: Option<Status>,
     /// Set when a COMMITTED append failed without a definite answer.
     commit_in_doubt: bool,
+    /// Set once this run sent a COMMITTED append (whatever its outcome).
+    commit_attempted: bool,
     /// The control topic this run created (or, dry, would create).
     created: Option<NewControlTopic>,
 }
@@ -277,6 +304,7 @@ fn decide_and_act(
             Ok(report(plan, ApplyOutcome::DryRun, Some(Status::Committed)))
         }
         Some(Status::Committed) => {
+            observer.committed(plan);
             let mut done = session.delete_and_mark_applied(&mut history)?;
             done.outcome = ApplyOutcome::Resumed;
             Ok(done)
@@ -284,14 +312,21 @@ fn decide_and_act(
         None => {
             check_advances(plan, &history.boundary())?;
             let preview = session.preview(&history)?;
-            observer.before_commit(plan, &preview, session.run.created.as_ref());
-            if options.dry_run {
-                let mut dry = report(plan, ApplyOutcome::DryRun, None);
-                dry.preview = preview;
-                return Ok(dry);
+            let review = observer.before_commit(plan, &preview, session.run.created.as_ref());
+            let stop = match (options.dry_run, review) {
+                (true, _) => Some(ApplyOutcome::DryRun),
+                (false, Review::Decline) => Some(ApplyOutcome::Declined),
+                (false, Review::Proceed) => None,
+            };
+            if let Some(outcome) = stop {
+                let mut stopped = report(plan, outcome, None);
+                stopped.preview = preview;
+                return Ok(stopped);
             }
             session.check_data_topic("checked immediately before commit")?;
+            session.run.commit_attempted = true;
             session.append(&mut history, Status::Committed)?;
+            observer.committed(plan);
             let mut done = session.delete_and_mark_applied(&mut history)?;
             done.preview = preview;
             Ok(done)

@@ -9,7 +9,7 @@ use crate::plan::Plan;
 use crate::recovery::{RecoveryMode, RecoveryPolicy, check_recovery};
 use crate::status::status;
 
-fn plan(source: &str, a: u64, b: u64) -> Plan {
+pub(crate) fn plan(source: &str, a: u64, b: u64) -> Plan {
     Plan::new(
         source,
         DATA,
@@ -668,6 +668,7 @@ fn a_failed_apply_reports_the_plan_status_it_last_knew() {
     let failure =
         crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
     assert_eq!(failure.status, None);
+    assert!(!failure.commit_attempted);
     // Failed after COMMITTED: the plan is COMMITTED.
     let mut kafka = FakeKafka::new();
     kafka.fail_on("delete_records", 2, Fault::Fail);
@@ -705,6 +706,7 @@ fn a_lost_answer_to_the_applied_append_is_settled_by_reading_the_history_again()
     let failure =
         crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
     assert_eq!(failure.status, None);
+    assert!(failure.commit_attempted, "unknown, not 'nothing committed'");
 }
 
 #[test]
@@ -940,8 +942,9 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
             _plan: &Plan,
             _preview: &[crate::apply::PartitionPreview],
             created: Option<&crate::apply::NewControlTopic>,
-        ) {
+        ) -> crate::apply::Review {
             self.0.push(created.cloned());
+            crate::apply::Review::Proceed
         }
     }
     let mut kafka = FakeKafka::new();
@@ -1014,4 +1017,115 @@ fn a_control_topic_created_concurrently_by_the_apply_that_cleaned_the_topic_is_u
         Ok(ApplyOutcome::Applied)
     );
     assert!(!kafka.events.iter().any(|e| e.starts_with("create:")));
+}
+
+/// Answers the review with `answer` and records what it was told.
+struct Reviewer {
+    answer: crate::apply::Review,
+    reviewed: usize,
+    committed: usize,
+}
+
+impl crate::apply::ApplyObserver for Reviewer {
+    fn before_commit(
+        &mut self,
+        _plan: &Plan,
+        _preview: &[crate::apply::PartitionPreview],
+        _created: Option<&crate::apply::NewControlTopic>,
+    ) -> crate::apply::Review {
+        self.reviewed += 1;
+        self.answer
+    }
+
+    fn committed(&mut self, _plan: &Plan) {
+        self.committed += 1;
+    }
+}
+
+#[test]
+fn a_declined_review_commits_and_deletes_nothing_and_a_later_apply_still_commits() {
+    let mut kafka = FakeKafka::new();
+    run(&mut kafka, &plan("first", 10, 20)).unwrap();
+    kafka.events.clear();
+    let mut no = Reviewer {
+        answer: crate::apply::Review::Decline,
+        reviewed: 0,
+        committed: 0,
+    };
+    let p = plan("second", 30, 40);
+    let report = apply(&mut kafka, &mut no, &p, &options()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Declined);
+    assert_eq!(report.status, None);
+    assert_eq!(report.preview.len(), 2);
+    assert_eq!((no.reviewed, no.committed), (1, 0));
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    let mut yes = Reviewer {
+        answer: crate::apply::Review::Proceed,
+        ..no
+    };
+    let report = apply(&mut kafka, &mut yes, &p, &options()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    assert_eq!((yes.reviewed, yes.committed), (2, 1));
+}
+
+#[test]
+fn a_dry_run_ignores_a_declined_review() {
+    let mut kafka = FakeKafka::new();
+    let mut no = Reviewer {
+        answer: crate::apply::Review::Decline,
+        reviewed: 0,
+        committed: 0,
+    };
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..options()
+    };
+    let report = apply(&mut kafka, &mut no, &plan("first", 10, 20), &dry).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::DryRun);
+    assert_eq!(no.reviewed, 1);
+}
+
+#[test]
+fn a_failure_before_the_commit_append_says_this_run_committed_nothing() {
+    let mut kafka = FakeKafka::new();
+    kafka.data().beginnings.insert(0, 11);
+    let failure = crate::apply::apply_with_status(
+        &mut kafka,
+        &mut Silent,
+        &plan("rp", 10, 20),
+        &new_history(),
+    )
+    .unwrap_err();
+    assert!(!failure.commit_attempted);
+    assert_eq!(failure.status, None);
+}
+
+#[test]
+fn a_refused_restore_lists_every_partition_below_the_boundary() {
+    let mut kafka = FakeKafka::new();
+    run(&mut kafka, &plan("c1", 150, 60)).unwrap();
+    let refusal = crate::recovery::check_recovery_detailed(
+        &mut kafka,
+        &[marker(100, 70), marker(120, 50)],
+        &enforced(),
+    )
+    .unwrap_err();
+    assert!(matches!(refusal.error, CleanupError::BoundaryViolation(_)));
+    let rows: Vec<(u32, u64, u64)> = refusal
+        .violations
+        .iter()
+        .map(|v| (v.partition, v.requested, v.boundary))
+        .collect();
+    assert_eq!(rows, [(0, 100, 150), (1, 50, 60)]);
+    // Any other refusal lists no violation.
+    let refusal = crate::recovery::check_recovery_detailed(
+        &mut kafka,
+        &[marker(150, 60)],
+        &RecoveryPolicy {
+            tombstones_enabled: true,
+            ..enforced()
+        },
+    )
+    .unwrap_err();
+    assert!(refusal.violations.is_empty());
 }

@@ -300,6 +300,12 @@ pub trait Capabilities {
     fn sleep_ms(&mut self, ms: u32);
     fn operation_timeout_ms(&mut self) -> u32;
 
+    /// `operator-events.retrying`: a step failed in a way that may pass and is tried again until
+    /// its deadline, `remaining_ms` from now; `message` is the step's failure sentence. Progress
+    /// for the operator, not a Kafka operation: a host without one (the conformance world, the
+    /// unit tests) shows nothing.
+    fn retrying(&mut self, _message: &str, _remaining_ms: u64) {}
+
     fn describe(
         &mut self,
         topics: &[&str],

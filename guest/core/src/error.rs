@@ -73,6 +73,9 @@ pub enum CleanupError {
     InvalidPlan(String),
     /// A recovery marker that breaks a rule of SPEC §2–§3; nothing was done.
     InvalidMarker(String),
+    /// A Flink checkpoint or savepoint file that this reader cannot read (truncated, corrupt,
+    /// or a format it does not know); nothing was done.
+    InvalidSnapshot(String),
     /// A command argument that is out of range or contradicts another (topic names, factors).
     InvalidArgument(String),
     /// A restore below the committed boundary (SPEC §6).
@@ -113,6 +116,7 @@ impl CleanupError {
         match self {
             CleanupError::InvalidPlan(_) => "invalid-plan",
             CleanupError::InvalidMarker(_) => "invalid-marker",
+            CleanupError::InvalidSnapshot(_) => "invalid-snapshot",
             CleanupError::InvalidArgument(_) => "invalid-argument",
             CleanupError::BoundaryViolation(_) => "boundary-violation",
             CleanupError::BoundaryRegression(_) => "boundary-regression",
@@ -145,6 +149,7 @@ impl fmt::Display for CleanupError {
         match self {
             CleanupError::InvalidPlan(message)
             | CleanupError::InvalidMarker(message)
+            | CleanupError::InvalidSnapshot(message)
             | CleanupError::InvalidArgument(message)
             | CleanupError::UnsafeTopicConfig(message)
             | CleanupError::InvalidControlTopic(message)

@@ -463,6 +463,8 @@ pub mod caps {
         /// List-offsets answers leave out partition 0.
         pub drop_partition_zero: bool,
         pub slept: Vec<u32>,
+        /// `retrying` reports: (message, remaining ms, clock when reported).
+        pub retried: Vec<(String, u64, u64)>,
         /// (operation, call number, topic): right before that call the topic is deleted and
         /// recreated under the same name (a new ID, every partition beginning at 0, the same
         /// ends), and the call answers `unknown-topic` (the broker no longer knows the old one).
@@ -682,6 +684,12 @@ pub mod caps {
 
         fn operation_timeout_ms(&mut self) -> u32 {
             self.0.borrow().timeout_ms
+        }
+
+        fn retrying(&mut self, message: &str, remaining_ms: u64) {
+            let mut c = self.0.borrow_mut();
+            let now = c.now;
+            c.retried.push((message.to_owned(), remaining_ms, now));
         }
 
         fn describe(

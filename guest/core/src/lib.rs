@@ -20,8 +20,10 @@ pub mod ops;
 pub mod plan;
 pub mod planning;
 pub mod policy;
+pub mod preview;
 pub mod recovery;
 pub mod replay;
+pub mod snapshot;
 pub mod status;
 pub mod topics;
 
@@ -35,7 +37,7 @@ mod policy_tests;
 mod replay_tests;
 
 pub use apply::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, apply,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, Review, apply,
     apply_with_status,
 };
 pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};

@@ -102,13 +102,16 @@ impl MarkerFilesPlanner {
         // splitting would give back exactly this text, so it is not scanned a second time.
         let whole = decode::marker_parts(text);
         if whole.is_some() {
-            self.markers.add_decoded(text, whole);
+            self.markers
+                .add_decoded(text, whole, |_| format!("the marker of file {name}"));
             return Ok(());
         }
         match marker_texts(text) {
             Ok(texts) => {
-                for text in &texts {
-                    self.markers.add(text);
+                let count = texts.len();
+                for (number, marker) in texts.iter().enumerate() {
+                    self.markers
+                        .add_labelled(marker, |_| file_label(name, text, marker, number, count));
                 }
                 Ok(())
             }
@@ -126,6 +129,24 @@ impl MarkerFilesPlanner {
             return Err(refused);
         }
         self.markers.finish(&self.recovery_point)
+    }
+}
+
+/// How a refusal names a marker of a file: the file, and for a file of several markers the
+/// marker's number and the line it starts on (when it is written out in the file, not decoded
+/// from a JSON string).
+fn file_label(name: &str, file: &str, marker: &str, number: usize, count: usize) -> String {
+    if count == 1 {
+        return format!("the marker of file {name}");
+    }
+    let start = (marker.as_ptr() as usize).wrapping_sub(file.as_ptr() as usize);
+    match file.get(..start) {
+        Some(before) if start <= file.len() => format!(
+            "marker {} of file {name} (line {})",
+            number + 1,
+            before.bytes().filter(|&b| b == b'\n').count() + 1
+        ),
+        _ => format!("marker {} of file {name}", number + 1),
     }
 }
 
@@ -453,7 +474,7 @@ mod tests {
         planner.add_file("a.json", "{\"x\":1}").unwrap();
         planner.add_file("c.json", &marker(1)).unwrap();
         let error = planner.finish().unwrap_err().to_string();
-        assert!(error.starts_with("marker 1:"), "{error}");
+        assert!(error.starts_with("the marker of file a.json:"), "{error}");
     }
 
     #[test]
@@ -487,7 +508,21 @@ mod tests {
             "Recovery marker file dir/b.json holds an empty array"
         );
         let planning = plan_from_marker_files("chk-1", &[("a.json", "{\"x\":1}")]).unwrap_err();
-        assert!(planning.to_string().starts_with("marker 1:"), "{planning}");
+        assert!(
+            planning
+                .to_string()
+                .starts_with("the marker of file a.json:"),
+            "{planning}"
+        );
+        // In a file of several markers, a refusal names the marker's number and line.
+        let lines = format!("{}\n{}\n", marker(1), "{\"x\":1}");
+        let planning = plan_from_marker_files("chk-1", &[("c.json", &lines)]).unwrap_err();
+        assert!(
+            planning
+                .to_string()
+                .starts_with("marker 2 of file c.json (line 2):"),
+            "{planning}"
+        );
     }
 
     #[test]

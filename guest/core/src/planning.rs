@@ -9,14 +9,29 @@ use crate::plan::{Plan, ZERO_TOPIC_ID};
 /// The plan for `recovery_point`: per partition, the minimum offset any subtask still needs.
 /// Every marker must be versioned and name the same physical topic and partition set.
 pub fn plan_from_markers(recovery_point: &str, markers: &[Marker]) -> Result<Plan> {
+    plan_from_labelled_markers(recovery_point, markers, position)
+}
+
+/// `plan_from_markers` where refusals name each marker by `label(index)` ("marker 2" for
+/// texts, a subtask and state element for markers read from a Flink snapshot).
+pub fn plan_from_labelled_markers(
+    recovery_point: &str,
+    markers: &[Marker],
+    label: impl Fn(usize) -> String,
+) -> Result<Plan> {
     let Some((first, rest)) = markers.split_first() else {
         return Err(no_markers(recovery_point));
     };
-    let mut agreement = Agreement::start(first)?;
+    let mut agreement = Agreement::start(first, label(0))?;
     for (index, marker) in rest.iter().enumerate() {
-        agreement.add(index + 1, marker)?;
+        agreement.add(&label(index + 1), marker)?;
     }
     agreement.plan(recovery_point)
+}
+
+/// The label of a marker text: its 1-based position.
+fn position(index: usize) -> String {
+    format!("marker {}", index + 1)
 }
 
 /// The plan of one recovery point from its marker texts: exactly
@@ -50,14 +65,27 @@ impl MarkerPlanner {
     }
 
     pub fn add(&mut self, text: &str) {
+        self.add_labelled(text, position);
+    }
+
+    /// `add` where a refusal names the marker by `label(index)` (index: 0-based among all
+    /// markers added) instead of "marker N": a marker file's name and line, say. The label is
+    /// only made when the marker is refused or is the first.
+    pub fn add_labelled(&mut self, text: &str, label: impl Fn(usize) -> String) {
         let foldable =
             self.agreement.is_some() && self.parse_error.is_none() && self.plan_error.is_none();
         let parts = foldable.then(|| decode::marker_parts(text)).flatten();
-        self.add_decoded(text, parts);
+        self.add_decoded(text, parts, label);
     }
 
-    /// `add` for a text the caller already gave the fast decoder, whose answer is `parts`.
-    pub(crate) fn add_decoded(&mut self, text: &str, parts: Option<MarkerParts<'_>>) {
+    /// `add_labelled` for a text the caller already gave the fast decoder, whose answer is
+    /// `parts`.
+    pub(crate) fn add_decoded(
+        &mut self,
+        text: &str,
+        parts: Option<MarkerParts<'_>>,
+        label: impl Fn(usize) -> String,
+    ) {
         let index = self.markers;
         self.markers += 1;
         if self.parse_error.is_some() {
@@ -75,7 +103,7 @@ impl MarkerPlanner {
         let marker = match decode::marker(text).map_or_else(|| Marker::parse(text), Ok) {
             Ok(marker) => marker,
             Err(error) => {
-                self.parse_error = Some(numbered(index, error));
+                self.parse_error = Some(labelled(&label(index), error));
                 return;
             }
         };
@@ -83,8 +111,9 @@ impl MarkerPlanner {
             return;
         }
         let agreed = match self.agreement.as_mut() {
-            None => Agreement::start(&marker).map(|agreement| self.agreement = Some(agreement)),
-            Some(agreement) => agreement.add(index, &marker),
+            None => Agreement::start(&marker, label(index))
+                .map(|agreement| self.agreement = Some(agreement)),
+            Some(agreement) => agreement.add(&label(index), &marker),
         };
         self.plan_error = agreed.err();
     }
@@ -111,33 +140,32 @@ fn no_markers(recovery_point: &str) -> CleanupError {
 /// set, and the running per-partition minimum, in ascending partition order.
 #[derive(Debug)]
 struct Agreement {
+    /// How refusals name the first marker.
+    first: String,
     topic: String,
     topic_id: String,
     minimum: Vec<(u32, u64)>,
 }
 
 impl Agreement {
-    /// Starts from the first marker (index 0), which must be versioned with a real topic ID.
-    fn start(first: &Marker) -> Result<Self> {
-        let first = versioned(first, 0)?;
+    /// Starts from the first marker, which must be versioned with a real topic ID.
+    fn start(marker: &Marker, label: String) -> Result<Self> {
+        let first = versioned(marker, &label)?;
         Ok(Agreement {
+            first: label,
             topic: first.topic.clone(),
             topic_id: first.topic_id.clone(),
             minimum: first.offsets.iter().collect(),
         })
     }
 
-    /// Takes the marker at `index` (0-based), refusing what `plan_from_markers` refuses.
-    fn add(&mut self, index: usize, marker: &Marker) -> Result<()> {
-        let marker = versioned(marker, index)?;
+    /// Takes one more marker, refusing what `plan_from_markers` refuses.
+    fn add(&mut self, label: &str, marker: &Marker) -> Result<()> {
+        let marker = versioned(marker, label)?;
         if marker.topic != self.topic || marker.topic_id != self.topic_id {
             return Err(CleanupError::InvalidMarker(format!(
-                "Recovery markers do not reference one physical Kafka topic: marker 1 names {} (ID {}) but marker {} names {} (ID {})",
-                self.topic,
-                self.topic_id,
-                index + 1,
-                marker.topic,
-                marker.topic_id
+                "Recovery markers do not reference one physical Kafka topic: {} names {} (ID {}) but {label} names {} (ID {})",
+                self.first, self.topic, self.topic_id, marker.topic, marker.topic_id
             )));
         }
         let same_partitions = marker.offsets.len() == self.minimum.len()
@@ -149,9 +177,9 @@ impl Agreement {
         if !same_partitions {
             let partitions: Vec<u32> = self.minimum.iter().map(|(p, _)| *p).collect();
             return Err(CleanupError::InvalidMarker(format!(
-                "Recovery markers contain different Kafka partition sets: marker 1 has {} but marker {} has {}",
+                "Recovery markers contain different Kafka partition sets: {} has {} but {label} has {}",
+                self.first,
                 format_partitions(&partitions),
-                index + 1,
                 format_partitions(&marker.offsets.partitions())
             )));
         }
@@ -199,10 +227,13 @@ pub fn parse_markers<S: AsRef<str>>(markers: &[S]) -> Result<Vec<Marker>> {
 
 /// A marker's refusal, naming its position (1-based) among the markers.
 fn numbered(index: usize, error: CleanupError) -> CleanupError {
+    labelled(&position(index), error)
+}
+
+/// A marker's refusal, naming the marker.
+fn labelled(label: &str, error: CleanupError) -> CleanupError {
     match error {
-        CleanupError::InvalidMarker(why) => {
-            CleanupError::InvalidMarker(format!("marker {}: {why}", index + 1))
-        }
+        CleanupError::InvalidMarker(why) => CleanupError::InvalidMarker(format!("{label}: {why}")),
         other => other,
     }
 }
@@ -230,19 +261,17 @@ pub fn merge_minimum(into: &mut PartitionOffsets, other: &PartitionOffsets) {
     }
 }
 
-fn versioned(marker: &Marker, index: usize) -> Result<&VersionedMarker> {
+fn versioned<'m>(marker: &'m Marker, label: &str) -> Result<&'m VersionedMarker> {
     match marker {
         Marker::Versioned(marker) if marker.topic_id == ZERO_TOPIC_ID => {
             Err(CleanupError::InvalidMarker(format!(
-                "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but marker {} names topic {} with the unknown ID {ZERO_TOPIC_ID}",
-                index + 1,
+                "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but {label} names topic {} with the unknown ID {ZERO_TOPIC_ID}",
                 marker.topic
             )))
         }
         Marker::Versioned(marker) => Ok(marker),
         Marker::Legacy(offsets) => Err(CleanupError::InvalidMarker(format!(
-            "Checkpoint-aligned cleanup requires versioned Kafka recovery markers; marker {} is a legacy marker {offsets} without a physical topic identity",
-            index + 1
+            "Checkpoint-aligned cleanup requires versioned Kafka recovery markers; {label} is a legacy marker {offsets} without a physical topic identity"
         ))),
     }
 }

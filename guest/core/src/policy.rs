@@ -31,10 +31,16 @@ const MAX_BACKOFF_MS: u32 = 500;
 const CONTROL_POLL_MS: u32 = 100;
 const CONTROL_POLL_RECORDS: u32 = 500;
 
+/// How long a failing step stays quiet before the operator hears that it is being retried,
+/// and then between two such reports: a leader change retried within milliseconds says nothing.
+const RETRY_REPORT_MS: u64 = 1_000;
+
 /// A deadline over the imported clock, with doubling back-off.
 struct Deadline {
     end: u64,
     backoff: u32,
+    /// When the next retry may be reported (`retrying`).
+    next_report: u64,
 }
 
 impl Deadline {
@@ -44,9 +50,21 @@ impl Deadline {
 
     fn start_with<C: Capabilities>(caps: &mut C, first_backoff_ms: u32) -> Self {
         let timeout = u64::from(caps.operation_timeout_ms().max(1));
+        let now = caps.now_ms();
         Deadline {
-            end: caps.now_ms().saturating_add(timeout),
+            end: now.saturating_add(timeout),
             backoff: first_backoff_ms,
+            next_report: now.saturating_add(RETRY_REPORT_MS),
+        }
+    }
+
+    /// Tells the operator that the step is retried (at most once a second, and only once it has
+    /// failed for a second), with the sentence its failure would end with.
+    fn report<C: Capabilities>(&mut self, caps: &mut C, message: impl FnOnce() -> String) {
+        let now = caps.now_ms();
+        if now >= self.next_report && now < self.end {
+            caps.retrying(&message(), self.end - now);
+            self.next_report = now.saturating_add(RETRY_REPORT_MS);
         }
     }
 
@@ -167,9 +185,16 @@ impl<C: Capabilities> Policy<C> {
             match call(&mut self.caps) {
                 Ok(answer) => return Ok(answer),
                 Err(error)
-                    if (error.kind.is_transient()
-                        || (unknown_is_transient && error.kind == ErrorKind::UnknownTopic))
-                        && deadline.wait(&mut self.caps) => {}
+                    if error.kind.is_transient()
+                        || (unknown_is_transient && error.kind == ErrorKind::UnknownTopic) =>
+                {
+                    deadline.report(&mut self.caps, || {
+                        CleanupError::Kafka(failure(operation, what, error.clone())).to_string()
+                    });
+                    if !deadline.wait(&mut self.caps) {
+                        return Err(failure(operation, what, error));
+                    }
+                }
                 Err(error) => return Err(failure(operation, what, error)),
             }
         }

@@ -66,6 +66,40 @@ fn a_transient_error_past_the_deadline_fails_retriable_with_its_cause() {
 }
 
 #[test]
+fn a_step_retried_for_more_than_a_second_is_reported_about_once_a_second() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().timeout_ms = 5_000;
+    cluster.borrow_mut().always = Some(("list_offsets", error(ErrorKind::Transport)));
+    policy
+        .list_offsets("data", &[0], OffsetSpec::Latest)
+        .unwrap_err();
+    let c = cluster.borrow();
+    assert!(
+        (3..=5).contains(&c.retried.len()),
+        "one report a second of a 5 s deadline: {:?}",
+        c.retried
+    );
+    let (message, remaining, at) = &c.retried[0];
+    assert!(*at >= 1_000, "quiet for the first second: {at}");
+    assert_eq!(*remaining, 5_000 - at);
+    assert!(
+        message.contains("list-offsets") && message.contains("simulated transport"),
+        "{message}"
+    );
+    assert!(c.retried.windows(2).all(|w| w[1].2 - w[0].2 >= 1_000));
+}
+
+#[test]
+fn a_step_that_recovers_within_a_second_reports_nothing() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![("list_offsets", 1, error(ErrorKind::NotLeader))];
+    policy
+        .list_offsets("data", &[0], OffsetSpec::Latest)
+        .unwrap();
+    assert!(cluster.borrow().retried.is_empty());
+}
+
+#[test]
 fn authentication_and_authorization_failures_end_at_once() {
     for kind in [ErrorKind::Authentication, ErrorKind::Authorization] {
         let (cluster, mut policy) = setup();

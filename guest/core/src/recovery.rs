@@ -153,23 +153,39 @@ pub fn check_policies(policy: &RecoveryPolicy) -> Result<()> {
 }
 
 /// Every requested offset must be at or above the committed boundary (COMMITTED counts).
+/// The error names the first partition below it (`boundary_violations` lists them all).
 pub fn check_boundary(
     topic: &str,
     requested: &PartitionOffsets,
     boundary: &PartitionOffsets,
 ) -> Result<()> {
-    for (partition, committed) in boundary.iter() {
-        let asked = requested.get(partition).unwrap_or(0);
-        if asked < committed {
-            return Err(CleanupError::BoundaryViolation(BoundaryViolation {
+    match boundary_violations(topic, requested, boundary)
+        .into_iter()
+        .next()
+    {
+        Some(first) => Err(CleanupError::BoundaryViolation(first)),
+        None => Ok(()),
+    }
+}
+
+/// Every partition whose requested offset is below the committed boundary, ascending.
+pub fn boundary_violations(
+    topic: &str,
+    requested: &PartitionOffsets,
+    boundary: &PartitionOffsets,
+) -> Vec<BoundaryViolation> {
+    boundary
+        .iter()
+        .filter_map(|(partition, committed)| {
+            let asked = requested.get(partition).unwrap_or(0);
+            (asked < committed).then(|| BoundaryViolation {
                 topic: topic.to_owned(),
                 partition,
                 requested: asked,
                 boundary: committed,
-            }));
-        }
-    }
-    Ok(())
+            })
+        })
+        .collect()
 }
 
 /// `check_ranges` for a decision: under an enforced boundary, a requested offset that is at or
@@ -248,6 +264,60 @@ pub struct RecoveryCheck {
     pub ranges: Vec<RangeRow>,
 }
 
+/// A refused check-recovery: the error, and when it is a boundary violation, every partition
+/// below the boundary (the error names the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryRefusal {
+    pub error: CleanupError,
+    pub violations: Vec<BoundaryViolation>,
+}
+
+impl From<CleanupError> for RecoveryRefusal {
+    fn from(error: CleanupError) -> Self {
+        RecoveryRefusal {
+            error,
+            violations: Vec::new(),
+        }
+    }
+}
+
+/// `check_recovery`, refusing a restore below the boundary with every violating partition.
+pub fn check_recovery_detailed(
+    kafka: &mut dyn KafkaOps,
+    markers: &[Marker],
+    policy: &RecoveryPolicy,
+) -> std::result::Result<RecoveryCheck, Box<RecoveryRefusal>> {
+    let mut history = None;
+    check_recovery_with(kafka, markers, policy, &mut history).map_err(|error| {
+        let violations = match (&error, &history) {
+            (CleanupError::BoundaryViolation(first), Some(history)) => {
+                let mut requested: Option<PartitionOffsets> = None;
+                for marker in markers {
+                    if let Marker::Versioned(m) = marker {
+                        match &mut requested {
+                            Some(merged) => merge_minimum(merged, &m.offsets),
+                            None => requested = Some(m.offsets.clone()),
+                        }
+                    }
+                }
+                let all = boundary_violations(
+                    &first.topic,
+                    &requested.unwrap_or_default(),
+                    &history.boundary(),
+                );
+                if all.first() == Some(first) {
+                    all
+                } else {
+                    vec![first.clone()]
+                }
+            }
+            (CleanupError::BoundaryViolation(first), None) => vec![first.clone()],
+            _ => Vec::new(),
+        };
+        Box::new(RecoveryRefusal { error, violations })
+    })
+}
+
 /// Would a restore from `markers` be allowed now? Reads the live topic, the control topic and
 /// the live ranges; replays nothing.
 pub fn check_recovery(
@@ -255,16 +325,24 @@ pub fn check_recovery(
     markers: &[Marker],
     policy: &RecoveryPolicy,
 ) -> Result<RecoveryCheck> {
+    check_recovery_with(kafka, markers, policy, &mut None)
+}
+
+fn check_recovery_with(
+    kafka: &mut dyn KafkaOps,
+    markers: &[Marker],
+    policy: &RecoveryPolicy,
+    read: &mut Option<ControlHistory>,
+) -> Result<RecoveryCheck> {
     check_policies(policy)?;
     let topic = data_topic(markers, policy)?;
     let live = describe(kafka, &topic)?.ok_or_else(|| {
         CleanupError::InvalidArgument(format!("Kafka action-state topic {topic} does not exist"))
     })?;
-    let history = match &policy.control_topic {
-        Some(control) => Some(read_history(kafka, control)?),
-        None => None,
-    };
-    let decision = decide(markers, policy, &live, history.as_ref())?;
+    if let Some(control) = &policy.control_topic {
+        *read = Some(read_history(kafka, control)?);
+    }
+    let decision = decide(markers, policy, &live, read.as_ref())?;
     let partitions = decision.requested.partitions();
     if partitions.is_empty() {
         return Ok(RecoveryCheck {

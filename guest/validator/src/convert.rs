@@ -218,6 +218,7 @@ impl From<core::CleanupError> for CleanupError {
         match e {
             C::InvalidPlan(m) => CleanupError::InvalidPlan(m),
             C::InvalidMarker(m) => CleanupError::InvalidMarker(m),
+            C::InvalidSnapshot(m) => CleanupError::InvalidSnapshot(m),
             C::InvalidArgument(m) => CleanupError::InvalidArgument(m),
             C::BoundaryViolation(v) => CleanupError::BoundaryViolation(BoundaryViolation {
                 topic: v.topic,
@@ -260,6 +261,7 @@ impl From<CleanupError> for core::CleanupError {
         match e {
             CleanupError::InvalidPlan(m) => C::InvalidPlan(m),
             CleanupError::InvalidMarker(m) => C::InvalidMarker(m),
+            CleanupError::InvalidSnapshot(m) => C::InvalidSnapshot(m),
             CleanupError::InvalidArgument(m) => C::InvalidArgument(m),
             CleanupError::BoundaryViolation(v) => {
                 C::BoundaryViolation(core::error::BoundaryViolation {

@@ -9,11 +9,84 @@ use crate::bindings::action_state::cleanup::types::{
     VersionedMarker,
 };
 use crate::bindings::exports::action_state::cleanup::plans::{
-    Guest, MarkerFile, MarkerFilesPlan, PartitionAdvance,
+    Guest, MarkerFile, MarkerFilesPlan, MarkerSource, OperatorRef, OperatorStateInfo,
+    PartitionAdvance, SnapshotFile, SnapshotFileRef, SnapshotOperator, SnapshotSummary,
+    StoredMarker,
 };
 use crate::convert::{checked_offsets, from_offsets, to_offsets};
 
 impl Guest for Component {
+    fn compute_plan(
+        recovery_point: String,
+        source: MarkerSource,
+    ) -> Result<MarkerFilesPlan, CleanupError> {
+        let (plan, markers) = match source {
+            MarkerSource::Texts(texts) => {
+                let mut planner = core::planning::MarkerPlanner::new();
+                for text in &texts {
+                    planner.add(text);
+                }
+                planner.finish(&recovery_point)?
+            }
+            MarkerSource::Files(files) => {
+                let files: Vec<(&str, &str)> = files
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.text.as_str()))
+                    .collect();
+                return Ok(files_plan(core::plan_from_marker_files(
+                    &recovery_point,
+                    &files,
+                )?));
+            }
+            MarkerSource::Snapshot(source) => {
+                let snapshot = core::snapshot::Snapshot::read(&recovery_point, &source.metadata)?;
+                let files = state_files(&source.files);
+                snapshot.plan(&recovery_point, &operator_ref(source.operator), &files)?
+            }
+        };
+        Ok(MarkerFilesPlan {
+            plan: plan.into(),
+            markers: u32::try_from(markers).unwrap_or(u32::MAX),
+        })
+    }
+
+    fn snapshot_files(
+        location: String,
+        metadata: Vec<u8>,
+        operator: Option<OperatorRef>,
+    ) -> Result<Vec<SnapshotFileRef>, CleanupError> {
+        let snapshot = core::snapshot::Snapshot::read(&location, &metadata)?;
+        let files = match operator {
+            Some(operator) => snapshot.marker_files(&operator_ref(operator))?,
+            None => snapshot.all_marker_files()?,
+        };
+        Ok(files
+            .into_iter()
+            .map(|f| SnapshotFileRef {
+                path: f.path,
+                written: f.written,
+            })
+            .collect())
+    }
+
+    fn operator_id(operator: OperatorRef) -> Result<String, CleanupError> {
+        Ok(operator_ref(operator).id_hex()?)
+    }
+
+    fn inspect_snapshot(
+        location: String,
+        metadata: Vec<u8>,
+        files: Vec<SnapshotFile>,
+    ) -> Result<SnapshotSummary, CleanupError> {
+        let snapshot = core::snapshot::Snapshot::read(&location, &metadata)?;
+        let operators = snapshot.summary(&state_files(&files))?;
+        Ok(SnapshotSummary {
+            format_version: snapshot.metadata.version,
+            checkpoint_id: snapshot.metadata.checkpoint_id,
+            operators: operators.into_iter().map(snapshot_operator).collect(),
+        })
+    }
+
     fn verify_plan(plan_json: String) -> Result<Plan, CleanupError> {
         Ok(core::Plan::parse(&plan_json)?.into())
     }
@@ -152,5 +225,97 @@ pub fn files_plan((plan, markers): (core::Plan, usize)) -> MarkerFilesPlan {
     MarkerFilesPlan {
         plan: plan.into(),
         markers: u32::try_from(markers).unwrap_or(u32::MAX),
+    }
+}
+
+fn operator_ref(operator: OperatorRef) -> core::snapshot::OperatorRef {
+    match operator {
+        OperatorRef::Uid(uid) => core::snapshot::OperatorRef::Uid(uid),
+        OperatorRef::UidHash(hash) => core::snapshot::OperatorRef::UidHash(hash),
+    }
+}
+
+fn state_files(files: &[SnapshotFile]) -> Vec<core::snapshot::StateFile<'_>> {
+    files
+        .iter()
+        .map(|f| core::snapshot::StateFile {
+            path: &f.path,
+            bytes: &f.bytes,
+        })
+        .collect()
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn snapshot_operator(op: core::snapshot::OperatorSummary) -> SnapshotOperator {
+    SnapshotOperator {
+        id: op.id,
+        uid: op.uid,
+        name: op.name,
+        parallelism: op.parallelism,
+        max_parallelism: op.max_parallelism,
+        subtasks: count(op.subtasks),
+        finished_subtasks: count(op.finished_subtasks),
+        operator_states: op
+            .states
+            .into_iter()
+            .map(|s| OperatorStateInfo {
+                name: s.name,
+                distribution: s.distribution.to_owned(),
+                elements: count(s.elements),
+            })
+            .collect(),
+        keyed_state: op.keyed_state,
+        channel_state: op.channel_state,
+        coordinator_state: op.coordinator_state,
+        markers: op
+            .markers
+            .map(|markers| markers.into_iter().map(stored_marker).collect()),
+    }
+}
+
+fn stored_marker(marker: core::snapshot::StoredMarker) -> StoredMarker {
+    use core::snapshot::kryo::{Element, HASH_MAP_CLASS, MARKER_CLASS};
+    let offsets = |entries: &[(i32, i64)]| -> Vec<PartitionOffset> {
+        entries
+            .iter()
+            .filter_map(|&(p, o)| {
+                Some(PartitionOffset {
+                    partition: u32::try_from(p).ok()?,
+                    offset: u64::try_from(o).ok()?,
+                })
+            })
+            .collect()
+    };
+    let empty = |class: &str| StoredMarker {
+        subtask: marker.subtask,
+        class: class.to_owned(),
+        schema_version: None,
+        topic: None,
+        topic_id: None,
+        offsets: Vec::new(),
+    };
+    match marker.element_value {
+        Element::Versioned {
+            schema_version,
+            topic,
+            topic_id,
+            offsets: entries,
+        } => StoredMarker {
+            subtask: marker.subtask,
+            class: MARKER_CLASS.to_owned(),
+            schema_version: Some(schema_version),
+            topic,
+            topic_id,
+            offsets: entries.as_deref().map(offsets).unwrap_or_default(),
+        },
+        Element::Legacy(entries) => StoredMarker {
+            offsets: offsets(&entries),
+            ..empty(HASH_MAP_CLASS)
+        },
+        Element::Null => empty("null"),
+        Element::Other(class) => empty(&class),
     }
 }

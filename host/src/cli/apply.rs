@@ -1,29 +1,85 @@
 //! `apply`: the commit-before-delete protocol, run by the component, with a preview the operator
 //! sees before the point of no return.
 
+use std::io::{BufRead, IsTerminal};
+
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, CleanupError, NewControlTopic, OperatorEvents,
-    PartitionPreview, Status,
+    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
+    Review, Status,
 };
 use serde_json::json;
 
 use super::args::ApplyArgs;
-use super::failure::Failure;
+use super::failure::{DECLINED, Failure};
 use super::inputs::read_text;
+use super::interrupt::{self, Stage};
 use super::output::{offsets_json, offsets_text, print_json, table};
-use super::session::{answer, instance, kafka_settings};
+use super::session::{Progress, answer, instance, kafka_settings};
 
-/// Prints the preview to stderr (stdout stays clean for `--json`).
-struct PreviewPrinter;
+/// Shows the review on stderr (stdout stays clean for `--json`) and, on a terminal, asks
+/// before COMMITTED; reports the stage to the SIGINT watcher and retries as progress.
+struct Reviewer {
+    /// Print the preview (not with `--json`, whose report carries it).
+    show: bool,
+    /// Ask the operator (a terminal, no `--yes`, not a dry run).
+    ask: bool,
+    /// The plan's data topic, for the question.
+    topic: String,
+    progress: Progress,
+}
 
-impl OperatorEvents for PreviewPrinter {
+impl OperatorEvents for Reviewer {
     fn before_commit(
         &mut self,
         plan_id: &str,
         preview: &[PartitionPreview],
         created: Option<&NewControlTopic>,
-    ) {
-        errln!("{}", preview_text(plan_id, preview, created));
+    ) -> Review {
+        if self.show || self.ask {
+            errln!("{}", preview_text(plan_id, preview, created));
+        }
+        if self.ask && !confirmed(&question(plan_id, &self.topic, preview)) {
+            return Review::Decline;
+        }
+        interrupt::set_stage(Stage::Committing);
+        Review::Proceed
+    }
+
+    fn committed(&mut self, _plan_id: &str) {
+        interrupt::set_stage(Stage::Committed);
+    }
+
+    fn retrying(&mut self, message: &str, remaining_ms: u64) {
+        self.progress.retrying(message, remaining_ms);
+    }
+}
+
+/// The confirmation question: what is deleted from where, for good.
+pub fn question(plan_id: &str, topic: &str, preview: &[PartitionPreview]) -> String {
+    let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
+    let losing: Vec<String> = preview
+        .iter()
+        .filter(|p| p.records_to_delete > 0)
+        .map(|p| format!("{} ({})", p.partition, p.records_to_delete))
+        .collect();
+    let shown = match losing.len() {
+        0 => "no partition".to_owned(),
+        n if n > 10 => format!("partitions {} and {} more", losing[..10].join(", "), n - 10),
+        1 => format!("partition {}", losing[0]),
+        _ => format!("partitions {}", losing.join(", ")),
+    };
+    format!(
+        "Commit plan {plan_id} and delete {total} records of topic {topic} ({shown})? This cannot be undone. [y/N] "
+    )
+}
+
+/// Asks on stderr and reads one line of stdin: only "y" or "yes" proceeds (end of input: no).
+fn confirmed(question: &str) -> bool {
+    err!("{question}");
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+        Err(_) => false,
     }
 }
 
@@ -79,12 +135,29 @@ pub fn preview_text(
 pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     let plan_json = read_text(&args.plan, "plan file")?;
     let settings = kafka_settings(&args.kafka)?;
-    let events: Box<dyn OperatorEvents> = if args.out.json {
-        Box::new(action_state_cleanup::cleanup::NoEvents)
-    } else {
-        Box::new(PreviewPrinter)
+    // The plan's ID and topic, for the question and the interruption message (a plan the
+    // component refuses is refused by the apply below, with its message).
+    let plan = super::session::offline_instance()?
+        .verify_plan(&plan_json)
+        .ok()
+        .and_then(Result::ok);
+    if let Some(plan) = &plan {
+        interrupt::watch(
+            &plan.plan_id,
+            &args.control_topic,
+            args.dry_run,
+            args.out.json,
+        );
+    }
+    // Without --yes a terminal is asked; a script (stdin not a terminal) is not.
+    let ask = !args.yes && !args.dry_run && std::io::stdin().is_terminal();
+    let events = Reviewer {
+        show: !args.out.json,
+        ask,
+        topic: plan.map(|p| p.topic).unwrap_or_default(),
+        progress: Progress,
     };
-    let mut instance = instance(settings, events)?;
+    let mut instance = instance(settings, Box::new(events))?;
     let options = ApplyOptions {
         control_topic: args.control_topic.clone(),
         replication_factor: args.replication_factor,
@@ -95,7 +168,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     let report = match result {
         Ok(Ok(report)) => report,
         Ok(Err(failed)) => {
-            let known = failed.status;
+            let (known, attempted) = (failed.status, failed.commit_attempted);
             let failure = match answer(&mut instance, Ok(Err::<(), _>(failed.error))) {
                 Err(failure) => failure,
                 Ok(()) => Failure::failed("the apply failed without an error"),
@@ -104,12 +177,22 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
                 &mut instance,
                 failure,
                 known,
+                attempted,
                 &plan_json,
                 &args.control_topic,
             ));
         }
         Err(trap) => return Err(Failure::internal(&trap)),
     };
+    if report.outcome == ApplyOutcome::Declined {
+        return Err(Failure {
+            code: DECLINED,
+            kind: "declined",
+            message: outcome_text(&report),
+            hint: Some("run the same apply again and answer y, or pass --yes".into()),
+            violations: None,
+        });
+    }
     let counts = instance.counts();
     if args.out.json {
         print_json(&json!({
@@ -158,6 +241,17 @@ fn outcome_text(report: &ApplyReport) -> String {
             "Dry run: cleanup plan {} would be committed; nothing was changed",
             report.plan_id
         ),
+        ApplyOutcome::Declined => format!(
+            "declined: cleanup plan {} was not committed (the answer was not yes); nothing was deleted{}",
+            report.plan_id,
+            report
+                .created_control_topic
+                .as_ref()
+                .map_or(String::new(), |c| format!(
+                    " (control topic {} was created and stays empty)",
+                    c.name
+                ))
+        ),
     }
 }
 
@@ -167,6 +261,7 @@ fn outcome_name(outcome: ApplyOutcome) -> &'static str {
         ApplyOutcome::Resumed => "resumed",
         ApplyOutcome::AlreadyApplied => "already-applied",
         ApplyOutcome::DryRun => "dry-run",
+        ApplyOutcome::Declined => "declined",
     }
 }
 
@@ -185,14 +280,15 @@ fn config_fix(failure: &Failure, topic: &str, bootstrap: &str) -> Option<String>
     ))
 }
 
-/// After a failed apply, says whether the plan is COMMITTED (retry finishes it) or nothing
-/// durable happened: from the status the component reports with the failure, or, when it does
-/// not know it (it stopped before reading, or a COMMITTED append's outcome is unknown), by
-/// reading the control topic once more (best effort).
+/// After a failed apply, says whether the plan is COMMITTED (retry finishes it) or nothing was
+/// committed, from what the component reports with the failure: the status it last knew and
+/// whether it sent COMMITTED at all. The host reads nothing more (a second read of a cluster
+/// that just failed would only double the wait).
 fn explain_state(
     instance: &mut action_state_cleanup::cleanup::CleanupInstance,
     failure: Failure,
     known: Option<Status>,
+    commit_attempted: bool,
     plan_json: &str,
     control_topic: &str,
 ) -> Failure {
@@ -201,25 +297,27 @@ fn explain_state(
             "nothing durable happened: the plan file was rejected before Kafka was contacted",
         );
     };
-    let status = match known {
-        Some(status) => Some(status),
-        None => match instance.status(control_topic) {
-            Ok(Ok(report)) => report.operations.into_iter().find(|op| op.plan.plan_id == plan.plan_id).map(|op| op.status),
-            // No control topic: nothing can have been committed.
-            Ok(Err(CleanupError::RecoveryRefused(_))) => None,
-            _ => return failure.with_hint(format!("whether plan {} was committed is unknown: control topic {control_topic} could not be read either; once Kafka answers, run `status --control-topic {control_topic}`: if it lists the plan COMMITTED, run the same apply again to finish it, otherwise nothing durable happened", plan.plan_id)),
-        },
-    };
-    match status {
-        Some(Status::Committed) => failure.with_hint(format!(
+    match (known, commit_attempted) {
+        (Some(Status::Committed), _) => failure.with_hint(format!(
             "plan {} is COMMITTED in {control_topic}: its boundary is binding; run the same apply again to finish the deletion",
             plan.plan_id
         )),
-        Some(Status::Applied) => failure.with_hint(format!("plan {} is APPLIED in {control_topic}", plan.plan_id)),
-        None => {
+        (Some(Status::Applied), _) => {
+            failure.with_hint(format!("plan {} is APPLIED in {control_topic}", plan.plan_id))
+        }
+        (None, true) => failure.with_hint(format!(
+            "whether plan {} was committed is unknown: its COMMITTED record got no definite answer and {control_topic} could not be read again; once Kafka answers, run `status --control-topic {control_topic}`: if it lists the plan COMMITTED, run the same apply again to finish it, otherwise nothing was committed",
+            plan.plan_id
+        )),
+        (None, false) => {
             let bootstrap = instance.settings().bootstrap_servers().to_owned();
-            let hint = config_fix(&failure, &plan.topic, &bootstrap)
-                .unwrap_or_else(|| "nothing durable happened: the plan was not committed".to_owned());
+            let hint = config_fix(&failure, &plan.topic, &bootstrap).unwrap_or_else(|| {
+                let before = "nothing was committed: the apply stopped before its point of no return (COMMITTED)";
+                match failure.hint.as_deref() {
+                    Some(cause) => format!("{cause}; {before}"),
+                    None => format!("{before}; run the same apply again once the cause is fixed"),
+                }
+            });
             failure.with_hint(hint)
         }
     }

@@ -17,9 +17,12 @@ it durably in a control topic (COMMITTED) and only then asks Kafka to delete the
 verifies, and records APPLIED. Runtimes configured with the control topic refuse to restore \
 from any recovery point below the committed boundary; `check-recovery` asks the same question \
 from the command line.\n\n\
-Exit codes: 0 success; 2 usage error; 3 input rejected or refused by a safety check (nothing \
-durable happened, or the plan stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or \
-internal failure.",
+Exit codes: 0 success; 1 apply declined at the confirmation question (nothing committed); 2 \
+usage error; 3 input rejected or refused by a safety check (nothing durable happened, or the plan \
+stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or internal failure; 5 status: \
+the history needs an operator (a plan left COMMITTED, a broken history); 6 check-recovery and \
+recover: the restore is refused; 130 apply interrupted (^C), after saying where the plan stands; \
+141 the output's reader went away.",
     after_help = "Run `action-state-cleanup demo` to watch the whole story against a local broker."
 )]
 pub struct Cli {
@@ -32,11 +35,31 @@ pub enum Command {
     /// Compute a cleanup plan from the recovery markers of one checkpoint or savepoint (offline).
     #[command(
         long_about = "Compute a cleanup plan from the recovery markers of one checkpoint or \
-savepoint. Every marker must be versioned (schema 1) and name the same physical topic and \
-partition set; the plan keeps, per partition, the minimum offset any subtask still needs. \
-Without --output the plan JSON goes to stdout; with it, an existing file is never overwritten."
+savepoint: straight from the Flink snapshot (--checkpoint PATH with --operator-uid UID or \
+--operator-uid-hash HASH, the Flink Agents Java tool's command line, no JVM needed), or from \
+marker JSON files (--markers with --recovery-point). Every marker must be versioned (schema 1) \
+and name the same physical topic and partition set; the plan keeps, per partition, the minimum \
+offset any subtask still needs. Without --output the plan JSON goes to stdout; with it, an \
+existing file is never overwritten.\n\n\
+With --bootstrap-servers (or a Kafka configuration) the plan is also checked against the live \
+topic (identity, partitions, offsets within range) and the review shows, per partition, the \
+current beginning, the plan offset and how many records the plan would delete; nothing is \
+written to Kafka. Without it the review says how to see that (`apply --dry-run`).",
+        after_help = "Example (a savepoint of a job whose action operator has uid agent-operator):\n  \
+action-state-cleanup plan --checkpoint /flink/savepoints/savepoint-3f2a1b-0123456789ab \\\n      \
+--operator-uid agent-operator --output cleanup-plan.json"
     )]
     Plan(PlanArgs),
+    /// List what a Flink checkpoint or savepoint holds: operators, uids, states, markers (offline).
+    #[command(
+        long_about = "List what a Flink checkpoint or savepoint holds, read straight from its \
+_metadata and state files: the format version and checkpoint ID, every operator with its \
+OperatorID (what --operator-uid-hash takes), uid and name (Flink 2.x records them), parallelism, \
+its operator states with their distribution and element counts, whether it has keyed, channel \
+(in-flight data of unaligned checkpoints) or coordinator state, and the recovery markers of the \
+Flink Agents action operator."
+    )]
+    Snapshot(SnapshotArgs),
     /// Check a plan file strictly and print its plan ID (offline).
     Verify(VerifyArgs),
     /// Apply a plan: commit the boundary, delete the older records, verify, mark APPLIED.
@@ -44,9 +67,14 @@ Without --output the plan JSON goes to stdout; with it, an existing file is neve
         long_about = "Apply a reviewed plan with the commit-before-delete protocol. Before \
 anything durable happens the plan, the data topic (identity, partitions, cleanup.policy=compact,delete \
 with retention.ms=-1 and retention.bytes=-1), the control topic and every plan offset are checked, \
-and a per-partition preview is printed. Then COMMITTED is written, Kafka deletes the records below \
+and a per-partition preview is printed. On a terminal apply then asks for confirmation (the \
+question names the topic, the partitions and the records to delete; only y or yes proceeds, \
+anything else exits 1 with nothing committed); --yes, or a standard input that is not a terminal \
+(a script, a pipe, CI), skips the question. Then COMMITTED is written, Kafka deletes the records below \
 the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
-plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing.\n\n\
+plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing. \
+^C (SIGINT) stops at once and says where the plan stands: nothing committed before the point \
+of no return, or left COMMITTED (run the same apply again) after it; exit 130.\n\n\
 Kafka ACLs the principal needs: Describe, DescribeConfigs, Read and Delete on the data topic; \
 Describe, DescribeConfigs, Read, Write (and Create, to create it) on the control topic; Write and \
 Describe on the transactional id action-state-cleanup:<control topic>; IdempotentWrite on the \
@@ -57,15 +85,22 @@ group. A refused login ends at once with exit 4 naming the principal and SASL me
     /// Show a control topic's history, its effective boundary and the live data topic.
     Status(StatusArgs),
     /// Would a restore from these markers be allowed now? (decision table, no replay)
+    #[command(
+        long_about = "Would a restore from these markers be allowed now? Applies the decision \
+table of the cleanup boundary, topic identity and live ranges; replays nothing. Exit 0 when \
+allowed; 6 when the restore is refused (every partition below the committed boundary is listed, \
+and in --json as error.violations with partition, requested and boundary); 3 when the markers \
+or arguments are malformed; 4 when Kafka fails."
+    )]
     CheckRecovery(CheckRecoveryArgs),
     /// Replay a restore as a dry run: the decision table, then every record of the range.
     #[command(
         long_about = "Perform the full validated restore of a runtime as a dry run: the \
 decision table of the cleanup boundary, topic identity, live ranges, then a replay of exactly \
 [requested, captured end) per partition through the component, applying tombstones. Reports per \
-partition the replayed range, records and tombstones, and the number of states recovered. Exit 3 \
-when the restore is refused (the message names partition, requested offset and boundary), 4 when \
-Kafka fails or the replay stalls.\n\n\
+partition the replayed range, records and tombstones, and the number of states recovered. Exit 6 \
+when the restore is refused (the message names partition, requested offset and boundary), 3 for \
+malformed markers, 4 when Kafka fails or the replay stalls.\n\n\
 Kafka ACLs: Describe, DescribeConfigs and Read on the data topic and the control topic; no \
 consumer-group ACL (the consumers are assign-only and never join, commit or look up a group)."
     )]
@@ -113,17 +148,48 @@ pub struct KafkaArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint"])))]
 pub struct PlanArgs {
     /// Marker sources: a marker file (one marker, a JSON array of markers, or markers one per
     /// line), a directory of *.json marker files, or - for standard input.
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, num_args = 1.., value_name = "PATH", requires = "recovery_point")]
     pub markers: Vec<PathBuf>,
-    /// The checkpoint or savepoint the markers come from, exactly as you will name it later.
-    #[arg(long, value_name = "ID")]
-    pub recovery_point: String,
+    /// The checkpoint or savepoint the markers come from, exactly as you will name it later
+    /// (with --markers; with --checkpoint it is the checkpoint path as given).
+    #[arg(long, value_name = "ID", conflicts_with = "checkpoint")]
+    pub recovery_point: Option<String>,
+    /// Read the markers straight from a Flink checkpoint or savepoint (its directory or its
+    /// _metadata file), as the Flink Agents Java tool's `plan --checkpoint` does, with no JVM.
+    /// The path, exactly as given, becomes the plan's sourceRecoveryPoint.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: the uid the job gave the Flink Agents action operator.
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "checkpoint",
+        conflicts_with = "operator_uid_hash"
+    )]
+    pub operator_uid: Option<String>,
+    /// With --checkpoint: the operator's 32-hex-digit OperatorID, for an operator without a uid
+    /// (`action-state-cleanup snapshot PATH` lists them).
+    #[arg(long, value_name = "HASH", requires = "checkpoint")]
+    pub operator_uid_hash: Option<String>,
     /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Optional: with --bootstrap-servers, review what the plan would delete on the live topic.
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The checkpoint or savepoint directory, or its _metadata file.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -159,6 +225,10 @@ pub struct ApplyArgs {
     /// Make every check and print the preview, but commit and delete nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not ask for confirmation before COMMITTED. Without it apply asks only when standard
+    /// input is a terminal; a script's apply (stdin not a terminal) never asks.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub kafka: KafkaArgs,
     #[command(flatten)]
@@ -177,10 +247,26 @@ pub struct StatusArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint"])))]
 pub struct CheckRecoveryArgs {
     /// The markers of the recovery point to restore (same forms as `plan --markers`).
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub markers: Vec<PathBuf>,
+    /// Or the Flink checkpoint or savepoint the job would restore (its directory or _metadata):
+    /// the markers are read from it, as `plan --checkpoint` reads them.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: the uid of the Flink Agents action operator.
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "checkpoint",
+        conflicts_with = "operator_uid_hash"
+    )]
+    pub operator_uid: Option<String>,
+    /// With --checkpoint: the operator's OperatorID (32 hex digits), for an operator without a uid.
+    #[arg(long, value_name = "HASH", requires = "checkpoint")]
+    pub operator_uid_hash: Option<String>,
     /// The control topic the runtime is configured with; omit for standard recovery.
     #[arg(long, value_name = "TOPIC")]
     pub control_topic: Option<String>,

@@ -79,8 +79,9 @@ impl OperatorEvents for Printer {
         plan_id: &str,
         preview: &[action_state_cleanup::cleanup::PartitionPreview],
         created: Option<&action_state_cleanup::cleanup::NewControlTopic>,
-    ) {
+    ) -> action_state_cleanup::cleanup::Review {
         outln!("{}", super::apply::preview_text(plan_id, preview, created));
+        action_state_cleanup::cleanup::Review::Proceed
     }
 }
 
@@ -172,17 +173,22 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         control_topic: Some(control.clone()),
         tombstones_enabled: false,
     };
-    let result = component.check_recovery(std::slice::from_ref(&c1), &policy);
-    answer(&mut component, result).map_err(|f| {
-        Failure::failed(format!(
-            "the demo expected C1 to be restorable, but: {}",
-            f.message
-        ))
-    })?;
+    match component.check_recovery(std::slice::from_ref(&c1), &policy) {
+        Ok(Ok(_)) => {}
+        Ok(Err(refusal)) => {
+            let message = component
+                .message(&refusal.error)
+                .map_err(|e| Failure::internal(&e))?;
+            return Err(Failure::failed(format!(
+                "the demo expected C1 to be restorable, but: {message}"
+            )));
+        }
+        Err(trap) => return Err(Failure::internal(&trap)),
+    }
     narrator.say("6. Restore from C1 (`check-recovery`): allowed.");
     let refusal = match component.check_recovery(std::slice::from_ref(&c0), &policy) {
-        Ok(Err(error)) => component
-            .message(&error)
+        Ok(Err(refusal)) => component
+            .message(&refusal.error)
             .map_err(|e| Failure::internal(&e))?,
         Ok(Ok(_)) => {
             return Err(Failure::failed(

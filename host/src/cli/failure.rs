@@ -14,6 +14,18 @@ pub const ATTENTION: u8 = 5;
 /// Exit code 2: the command line itself is wrong.
 pub const USAGE: u8 = 2;
 
+/// Exit code 1 of `apply`: the operator answered no at the confirmation; nothing was committed.
+pub const DECLINED: u8 = 1;
+
+/// Exit code 6 of `check-recovery` and `recover`: the restore is refused (below the committed
+/// boundary, no boundary yet, legacy markers, recreated topic, records gone...): the input was
+/// well-formed and Kafka answered, and the answer is no.
+pub const RESTORE_REFUSED: u8 = 6;
+
+/// Exit code 130 (128 + SIGINT, what a shell shows for ^C) of `apply` interrupted by SIGINT,
+/// after saying where the plan stands.
+pub const INTERRUPTED: u8 = 130;
+
 #[derive(Debug)]
 pub struct Failure {
     pub code: u8,
@@ -21,6 +33,9 @@ pub struct Failure {
     pub kind: &'static str,
     pub message: String,
     pub hint: Option<String>,
+    /// A refused restore: every partition below the committed boundary (`--json`:
+    /// `error.violations`, each with `topic`, `partition`, `requested`, `boundary`).
+    pub violations: Option<serde_json::Value>,
 }
 
 impl Failure {
@@ -30,6 +45,7 @@ impl Failure {
             kind: "refused",
             message: message.into(),
             hint: None,
+            violations: None,
         }
     }
 
@@ -39,6 +55,7 @@ impl Failure {
             kind: "io",
             message: message.into(),
             hint: None,
+            violations: None,
         }
     }
 
@@ -48,6 +65,7 @@ impl Failure {
             kind: "usage",
             message: message.into(),
             hint: None,
+            violations: None,
         }
     }
 
@@ -67,7 +85,27 @@ impl Failure {
             kind: kind(error),
             message,
             hint: None,
+            violations: None,
         }
+    }
+
+    /// A restore the recovery rules refuse (`RESTORE_REFUSED`); malformed markers or arguments
+    /// stay `REFUSED` (3) and Kafka failures `FAILED` (4).
+    pub fn restore_refused(mut self) -> Self {
+        let refusal = matches!(
+            self.kind,
+            "boundary-violation"
+                | "recovery-refused"
+                | "conflicting-policies"
+                | "topic-changed"
+                | "offsets-unavailable"
+                | "invalid-control-topic"
+                | "control-topic-corrupt"
+        );
+        if refusal {
+            self.code = RESTORE_REFUSED;
+        }
+        self
     }
 
     /// A trap or host failure inside the component runtime: never the operator's input.
@@ -77,6 +115,7 @@ impl Failure {
             kind: "internal",
             message: format!("internal error in the cleanup component: {error:#}"),
             hint: None,
+            violations: None,
         }
     }
 }
@@ -101,5 +140,6 @@ pub fn kind(error: &CleanupError) -> &'static str {
         CleanupError::ReplayStalled(_) => "replay-stalled",
         CleanupError::ReplayRecordInvalid(_) => "replay-record-invalid",
         CleanupError::Kafka(_) => "kafka",
+        CleanupError::InvalidSnapshot(_) => "invalid-snapshot",
     }
 }

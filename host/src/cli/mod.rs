@@ -1,9 +1,10 @@
 //! Command-line parsing, dispatch and exit codes.
 //!
-//! Exit codes scripts can rely on: 0 success; 2 usage error; 3 input rejected or refused by a
-//! safety check; 4 Kafka, I/O or internal failure; 5 (`status` only) the history needs an
-//! operator: a plan COMMITTED but not APPLIED, or a broken history; 141 the output's reader
-//! went away.
+//! Exit codes scripts can rely on (the README's table): 0 success; 1 `apply` declined at the
+//! confirmation question; 2 usage error; 3 input rejected or refused by a safety check; 4 Kafka,
+//! I/O or internal failure; 5 (`status` only) the history needs an operator: a plan COMMITTED
+//! but not APPLIED, or a broken history; 6 (`check-recovery`, `recover`) the restore is refused;
+//! 130 `apply` interrupted by SIGINT; 141 the output's reader went away.
 
 // First: its printing macros are used by every module below.
 #[macro_use]
@@ -14,10 +15,12 @@ mod args;
 mod demo;
 mod failure;
 mod inputs;
+mod interrupt;
 mod offline;
 mod query;
 mod recover;
 mod session;
+mod snapshot;
 
 use std::process::ExitCode;
 
@@ -70,6 +73,7 @@ pub fn run() -> ExitCode {
     let json = match &cli.command {
         Command::Plan(a) => a.out.json,
         Command::Verify(a) => a.out.json,
+        Command::Snapshot(a) => a.out.json,
         Command::Apply(a) => a.out.json,
         Command::Status(a) => a.out.json,
         Command::CheckRecovery(a) => a.out.json,
@@ -81,6 +85,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Plan(args) => done(offline::plan(&args)),
         Command::Verify(args) => done(offline::verify(&args)),
+        Command::Snapshot(args) => done(offline::snapshot(&args)),
         Command::Apply(args) => done(apply::apply(&args)),
         Command::Status(args) => query::status(&args),
         Command::CheckRecovery(args) => done(query::check_recovery(&args)),
@@ -92,9 +97,15 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             if json {
-                output::print_json(&serde_json::json!({
-                    "error": { "kind": failure.kind, "message": failure.message, "hint": failure.hint, "exitCode": failure.code }
-                }));
+                let mut error = serde_json::json!({
+                    "kind": failure.kind, "message": failure.message, "hint": failure.hint, "exitCode": failure.code
+                });
+                if let (Some(violations), Some(fields)) =
+                    (&failure.violations, error.as_object_mut())
+                {
+                    fields.insert("violations".into(), violations.clone());
+                }
+                output::print_json(&serde_json::json!({ "error": error }));
             }
             errln!("error: {}", failure.message);
             if let Some(hint) = &failure.hint {

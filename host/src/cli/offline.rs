@@ -7,11 +7,14 @@ use action_state_cleanup::cleanup::CleanupInstance;
 use action_state_cleanup::cleanup::{MarkerFilesPlan, Plan};
 use serde_json::json;
 
-use super::args::{PlanArgs, VerifyArgs};
+use action_state_cleanup::cleanup::PartitionPreview;
+
+use super::args::{KafkaArgs, PlanArgs, SnapshotArgs, VerifyArgs};
 use super::failure::Failure;
 use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
-use super::session::{answer, offline_instance};
+use super::session::{Progress, answer, instance, kafka_settings, offline_instance};
+use super::snapshot::{SnapshotOnDisk, operator_ref};
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     // Refuse an existing output before any work, not after it (the Java tool checks last).
@@ -22,18 +25,38 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         )));
     }
     let mut instance = offline_instance()?;
-    let MarkerFilesPlan { plan, markers } =
-        plan_marker_files(&mut instance, &args.recovery_point, &args.markers)?;
+    let MarkerFilesPlan { plan, markers } = match &args.checkpoint {
+        Some(checkpoint) => {
+            let operator = operator_ref(
+                args.operator_uid.as_deref(),
+                args.operator_uid_hash.as_deref(),
+            )?;
+            SnapshotOnDisk::open(checkpoint)?.plan(&mut instance, operator)?
+        }
+        None => {
+            let recovery_point = args
+                .recovery_point
+                .as_deref()
+                .ok_or_else(|| Failure::usage("--recovery-point is required with --markers"))?;
+            plan_marker_files(&mut instance, recovery_point, &args.markers)?
+        }
+    };
     let text = instance
         .render_plan(&plan)
         .map_err(|e| Failure::internal(&e))?;
+    // Checked before anything is written: a configuration mistake is a usage error.
+    let settings = wants_kafka(&args.kafka)
+        .then(|| kafka_settings(&args.kafka))
+        .transpose()?;
+    let review = settings.map(|settings| preview(settings, &text));
     let Some(output) = &args.output else {
         if args.out.json {
             print_json(
-                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan) }),
+                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review) }),
             );
         } else {
             out!("{text}");
+            errln!("{}", review_text(&review, &plan, None));
         }
         return Ok(());
     };
@@ -52,7 +75,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let absolute = std::path::absolute(output).unwrap_or_else(|_| output.clone());
     if args.out.json {
         print_json(
-            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan) }),
+            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review) }),
         );
     } else {
         outln!(
@@ -61,8 +84,87 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             absolute.display()
         );
         errln!("{}", summary(&plan, markers as usize));
+        errln!("{}", review_text(&review, &plan, Some(&absolute)));
     }
     Ok(())
+}
+
+/// Whether the operator gave `plan` a way to reach Kafka.
+fn wants_kafka(kafka: &KafkaArgs) -> bool {
+    kafka.bootstrap_servers.is_some()
+        || kafka.kafka_config.is_some()
+        || !kafka.properties.is_empty()
+}
+
+/// What the plan would delete on the live topic (`coordinator.preview-plan`; read-only).
+fn preview(
+    settings: action_state_cleanup::kafka::KafkaSettings,
+    plan_text: &str,
+) -> Result<Vec<PartitionPreview>, Failure> {
+    let mut instance = instance(settings, Box::new(Progress))?;
+    let result = instance.preview_plan(plan_text);
+    answer(&mut instance, result)
+}
+
+type Review = Option<Result<Vec<PartitionPreview>, Failure>>;
+
+fn review_json(review: &Review) -> serde_json::Value {
+    match review {
+        None => serde_json::Value::Null,
+        Some(Ok(rows)) => {
+            json!(rows.iter().map(|p| json!({
+            "partition": p.partition, "beginning": p.beginning, "planOffset": p.boundary,
+            "end": p.end, "recordsToDelete": p.records_to_delete,
+        })).collect::<Vec<_>>())
+        }
+        Some(Err(failure)) => json!({
+            "error": { "kind": failure.kind, "message": failure.message, "hint": failure.hint }
+        }),
+    }
+}
+
+/// The review on stderr: the live deletion per partition, why it could not be read, or how to
+/// see it.
+fn review_text(review: &Review, plan: &Plan, file: Option<&std::path::Path>) -> String {
+    match review {
+        None => format!(
+            "To see what it would delete: action-state-cleanup apply --plan {} --control-topic TOPIC --bootstrap-servers SERVERS --dry-run (or give plan --bootstrap-servers)",
+            file.map_or("FILE".into(), |f| f.display().to_string())
+        ),
+        Some(Ok(rows)) => {
+            let total: u64 = rows.iter().map(|p| p.records_to_delete).sum();
+            let cells: Vec<Vec<String>> = rows
+                .iter()
+                .map(|p| {
+                    vec![
+                        p.partition.to_string(),
+                        p.beginning.to_string(),
+                        p.boundary.to_string(),
+                        p.end.to_string(),
+                        p.records_to_delete.to_string(),
+                    ]
+                })
+                .collect();
+            format!(
+                "On the live topic {} now:\n{}\nApplied now, this plan would delete {total} records (a control topic with a higher committed boundary would refuse it).",
+                plan.topic,
+                table(
+                    &["partition", "beginning", "plan offset", "end", "to delete"],
+                    &cells
+                )
+            )
+        }
+        Some(Err(failure)) => {
+            let hint = failure
+                .hint
+                .as_ref()
+                .map_or(String::new(), |h| format!("\nhint: {h}"));
+            format!(
+                "warning: the plan was made, but checking it against the live topic failed: {}{hint}",
+                failure.message
+            )
+        }
+    }
 }
 
 pub fn verify(args: &VerifyArgs) -> Result<(), Failure> {
@@ -78,6 +180,21 @@ pub fn verify(args: &VerifyArgs) -> Result<(), Failure> {
     } else {
         outln!("{}", plan.plan_id);
         errln!("{}", summary(&plan, 0));
+    }
+    Ok(())
+}
+
+pub fn snapshot(args: &SnapshotArgs) -> Result<(), Failure> {
+    let snapshot = SnapshotOnDisk::open(&args.path)?;
+    let mut instance = offline_instance()?;
+    let summary = snapshot.inspect(&mut instance)?;
+    if args.out.json {
+        print_json(&super::snapshot::summary_json(&snapshot.location, &summary));
+    } else {
+        out!(
+            "{}",
+            super::snapshot::summary_text(&snapshot.location, &summary)
+        );
     }
     Ok(())
 }

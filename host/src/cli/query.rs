@@ -1,6 +1,6 @@
 //! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
 
-use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, Status, StatusReport};
+use action_state_cleanup::cleanup::{RecoveryPolicy, Status, StatusReport};
 use serde_json::json;
 
 use super::apply::status_name;
@@ -8,13 +8,14 @@ use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
 use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
 use super::output::{offsets_json, offsets_text, print_json, table};
-use super::session::{answer, instance, kafka_settings};
+use super::session::{Progress, answer, instance, kafka_settings};
+use super::snapshot::{SnapshotOnDisk, operator_ref};
 
 /// `status`: exits 0 when the history is whole and every plan APPLIED, `ATTENTION` when a plan
 /// is COMMITTED but unfinished (an apply stopped after its point of no return) or the history
 /// is broken.
 pub fn status(args: &StatusArgs) -> Result<u8, Failure> {
-    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
     let result = instance.status(&args.control_topic);
     let report = answer(&mut instance, result)?;
     let unfinished: Vec<&str> = report
@@ -110,17 +111,46 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
 }
 
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
-    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
-    let markers = load_markers(&mut instance, &args.markers)?;
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
+    let markers = match &args.checkpoint {
+        Some(checkpoint) => {
+            let operator = operator_ref(
+                args.operator_uid.as_deref(),
+                args.operator_uid_hash.as_deref(),
+            )?;
+            SnapshotOnDisk::open(checkpoint)?.marker_texts(&mut instance, operator)?
+        }
+        None => load_markers(&mut instance, &args.markers)?,
+    };
     let policy = RecoveryPolicy {
         topic: args.topic.clone(),
         control_topic: args.control_topic.clone(),
         tombstones_enabled: args.tombstones,
     };
-    let result = instance.check_recovery(&markers, &policy);
+    let (result, violations) = match instance.check_recovery(&markers, &policy) {
+        Ok(Ok(verdict)) => (Ok(Ok(verdict)), Vec::new()),
+        Ok(Err(refusal)) => (Ok(Err(refusal.error)), refusal.violations),
+        Err(trap) => (Err(trap), Vec::new()),
+    };
     let verdict = answer(&mut instance, result).map_err(|mut failure| {
         failure.message = format!("restore refused: {}", failure.message);
-        failure
+        if violations.len() > 1 {
+            let rows: Vec<Vec<String>> = violations
+                .iter()
+                .map(|v| vec![v.partition.to_string(), v.requested.to_string(), v.boundary.to_string()])
+                .collect();
+            failure.message.push_str(&format!(
+                "; every partition below the boundary:\n{}",
+                table(&["partition", "requested", "boundary"], &rows)
+            ));
+        }
+        if !violations.is_empty() {
+            failure.violations = Some(json!(violations
+                .iter()
+                .map(|v| json!({ "topic": v.topic, "partition": v.partition, "requested": v.requested, "boundary": v.boundary }))
+                .collect::<Vec<_>>()));
+        }
+        failure.restore_refused()
     })?;
     if args.out.json {
         print_json(&json!({
@@ -170,7 +200,7 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
 }
 
 pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {
-    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
     let result = instance.snapshot_marker(&args.topic);
     let marker = answer(&mut instance, result)?;
     if args.out.json {

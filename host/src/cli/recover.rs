@@ -5,14 +5,14 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use action_state_cleanup::cleanup::RecoveryMarker;
-use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, ReplayOptions};
+use action_state_cleanup::cleanup::{RecoveryPolicy, ReplayOptions};
 use serde_json::json;
 
 use super::args::RecoverArgs;
 use super::failure::Failure;
 use super::inputs::load_markers;
 use super::output::{offsets_json, print_json, table};
-use super::session::{answer, instance, kafka_settings};
+use super::session::{self, answer, instance, kafka_settings};
 
 /// Poll wait per consumer call; the stall window is a multiple of it.
 const POLL_TIMEOUT_MS: u32 = 500;
@@ -85,7 +85,7 @@ impl Progress {
 }
 
 pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
-    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(NoEvents))?;
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(session::Progress))?;
     let markers = load_markers(&mut instance, &args.markers)?;
     let topic = match &args.topic {
         Some(topic) => topic.clone(),
@@ -110,7 +110,7 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     };
     let refused = |mut failure: Failure| {
         failure.message = format!("restore refused: {}", failure.message);
-        failure
+        failure.restore_refused()
     };
     let result = instance.start_session(&topic, &policy);
     let session = answer(&mut instance, result).map_err(refused)?;

@@ -2,7 +2,8 @@
 
 use action_state_cleanup::CLEANUP_COMPONENT;
 use action_state_cleanup::cleanup::{
-    CleanupComponent, CleanupError, CleanupInstance, OperatorEvents,
+    CleanupComponent, CleanupError, CleanupInstance, NewControlTopic, OperatorEvents,
+    PartitionPreview, Review,
 };
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
@@ -58,6 +59,34 @@ fn check_client_properties(settings: &KafkaSettings) -> Result<(), Failure> {
     })
 }
 
+/// Shows the component's retries as progress lines on stderr, so that an unreachable cluster is
+/// not silence until the deadline; never asks (every review proceeds).
+pub struct Progress;
+
+impl Progress {
+    pub fn retrying(&self, message: &str, remaining_ms: u64) {
+        errln!(
+            "waiting: {message}; trying again for up to {} s more",
+            remaining_ms.div_ceil(1000)
+        );
+    }
+}
+
+impl OperatorEvents for Progress {
+    fn before_commit(
+        &mut self,
+        _plan_id: &str,
+        _preview: &[PartitionPreview],
+        _created: Option<&NewControlTopic>,
+    ) -> Review {
+        Review::Proceed
+    }
+
+    fn retrying(&mut self, message: &str, remaining_ms: u64) {
+        Progress::retrying(self, message, remaining_ms);
+    }
+}
+
 /// An instance of the embedded cleanup component wired to `settings`.
 pub fn instance(
     settings: KafkaSettings,
@@ -95,10 +124,47 @@ pub fn answer<T>(
             if let Some(who) = refused_credentials(&error, instance.settings()) {
                 message.push_str(&format!(" ({who})"));
             }
-            Err(Failure::from_component(&error, message))
+            let failure = Failure::from_component(&error, message);
+            Err(match unreachable(&error, instance.settings()) {
+                Some(hint) => failure.with_hint(hint),
+                None => failure,
+            })
         }
         Err(trap) => Err(Failure::internal(&trap)),
     }
+}
+
+/// For a failure to reach any broker: which address, and whether its name did not resolve
+/// (DNS) or the connection was refused, as the client reported it.
+fn unreachable(error: &CleanupError, settings: &KafkaSettings) -> Option<String> {
+    use action_state_cleanup::cleanup::KafkaError;
+    let CleanupError::Kafka(failure) = error else {
+        return None;
+    };
+    let (transport, detail) = match &failure.cause {
+        Some(KafkaError::Transport(detail)) => (true, detail),
+        Some(KafkaError::Timeout(detail)) => (false, detail),
+        _ => return None,
+    };
+    let servers = settings.bootstrap_servers();
+    let seconds = settings.timeout.as_secs();
+    Some(
+        if detail.name == "_RESOLVE" || detail.message.contains("Failed to resolve") {
+            format!(
+                "the host name in --bootstrap-servers {servers} does not resolve (DNS): check its spelling and the resolver of this machine"
+            )
+        } else if detail.message.contains("Connection refused") {
+            format!(
+                "the connection to {servers} was refused: the host answers but nothing listens on that port; check the port and that the brokers run"
+            )
+        } else if transport {
+            format!(
+                "no broker at --bootstrap-servers {servers} answered within --timeout {seconds} s: check the address, the network path and the brokers"
+            )
+        } else {
+            return None;
+        },
+    )
 }
 
 /// For a failure the brokers' authentication caused: which credentials they refused, so the

@@ -48,7 +48,16 @@ impl Admin {
             self.client
                 .inner()
                 .fetch_metadata(topic, self.timeout)
-                .map_err(|e| self.noted(from_rd(&e)))?;
+                .map_err(|e| {
+                    // For want of a broker: the reason the client last gave (the address, a
+                    // name that does not resolve, a refused connection) says more.
+                    let error = from_rd(&e);
+                    let error = match ffi::unreachable_cause(self.client.inner().native_ptr()) {
+                        Some(cause) if error.kind.is_transient() => cause.into(),
+                        _ => error,
+                    };
+                    self.noted(error)
+                })?;
         }
         Ok(())
     }

@@ -144,7 +144,10 @@ impl Pending {
     /// Waits for the result event (the broker's timeout plus a margin). librdkafka keeps a
     /// request queued while no broker accepts the client's credentials and reports the
     /// refusal only as an error event on the client's main queue: the wait looks there too, so
-    /// a wrong password is answered as `authentication` at once instead of as a timeout.
+    /// a wrong password is answered as `authentication` at once instead of as a timeout. The
+    /// same events say why no broker is reachable (a name that does not resolve, a refused
+    /// connection, naming the address): a request that fails or times out for want of a
+    /// broker reports that cause, and one still waiting when every broker is down ends at once.
     fn wait(self) -> Result<Event, NativeError> {
         let limit = Duration::from_millis(u64::try_from(self.timeout_ms).unwrap_or(0))
             + Duration::from_secs(5);
@@ -159,43 +162,87 @@ impl Pending {
             if !event.is_null() {
                 break Event(event);
             }
-            if let Some(refusal) = authentication_failure(self.client) {
+            let seen = client_events(self.client);
+            if let Some(refusal) = seen.refusal {
                 return Err(refusal);
             }
+            if seen.all_brokers_down
+                && let Some(unreachable) = unreachable_cause(self.client)
+            {
+                return Err(unreachable);
+            }
             if slice.is_zero() {
-                return Err(NativeError::new(
-                    rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT,
-                    None,
-                ));
+                return Err(unreachable_cause(self.client).unwrap_or_else(|| {
+                    NativeError::new(rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT, None)
+                }));
             }
         };
         // SAFETY: the event is live until the guard drops.
         let code = unsafe { rd::rd_kafka_event_error(event.0) };
         if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-            return Err(NativeError::new(
+            let error = NativeError::new(
                 code,
                 c_text(unsafe { rd::rd_kafka_event_error_string(event.0) }),
-            ));
+            );
+            let for_want_of_a_broker = matches!(
+                code,
+                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TRANSPORT
+                    | rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__TIMED_OUT
+                    | rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
+            );
+            client_events(self.client);
+            return Err(for_want_of_a_broker
+                .then(|| unreachable_cause(self.client))
+                .flatten()
+                .unwrap_or(error));
         }
+        forget_unreachable(self.client);
         Ok(event)
     }
 }
 
-/// The first authentication failure among the error events waiting on the client's main
-/// queue (other events there are only informational for an admin client and are dropped): a
-/// refused login, or a TLS handshake that failed (`_SSL`: an untrusted or unverifiable broker
-/// certificate, no common protocol; librdkafka reports disconnects as `_TRANSPORT` instead),
-/// which Kafka's Java client also reports as an authentication error and which, like a wrong
-/// password, no retry cures.
-fn authentication_failure(client: *mut rd::rd_kafka_t) -> Option<NativeError> {
+/// What the error events waiting on a client's main queue said (other events there are only
+/// informational for an admin client and are dropped).
+#[derive(Default)]
+struct ClientEvents {
+    /// A refused login, or a TLS handshake that failed (`_SSL`: an untrusted or unverifiable
+    /// broker certificate, no common protocol; librdkafka reports disconnects as `_TRANSPORT`
+    /// instead), which Kafka's Java client also reports as an authentication error and which,
+    /// like a wrong password, no retry cures.
+    refusal: Option<NativeError>,
+    /// librdkafka said that no broker is up (`_ALL_BROKERS_DOWN`).
+    all_brokers_down: bool,
+}
+
+/// The latest reason each client could not reach a broker (`_RESOLVE`: the name does not
+/// resolve; `_TRANSPORT`: e.g. "Connect to ipv4#127.0.0.1:1 failed: Connection refused"), by
+/// client, until a request of that client succeeds. librdkafka reports a repeated identical
+/// failure only once, so the reason must outlive the request that saw it.
+static UNREACHABLE: std::sync::Mutex<Vec<(usize, NativeError)>> = std::sync::Mutex::new(Vec::new());
+
+/// Why `client` last failed to reach a broker, when no request of it succeeded since.
+pub(crate) fn unreachable_cause(client: *mut rd::rd_kafka_t) -> Option<NativeError> {
+    let known = UNREACHABLE.lock().unwrap_or_else(|p| p.into_inner());
+    known
+        .iter()
+        .find(|(c, _)| *c == client as usize)
+        .map(|(_, error)| error.clone())
+}
+
+fn forget_unreachable(client: *mut rd::rd_kafka_t) {
+    let mut known = UNREACHABLE.lock().unwrap_or_else(|p| p.into_inner());
+    known.retain(|(c, _)| *c != client as usize);
+}
+
+fn client_events(client: *mut rd::rd_kafka_t) -> ClientEvents {
     // SAFETY: `client` is live; the main queue reference is released by the guard.
     let main = Queue(unsafe { rd::rd_kafka_queue_get_main(client) });
-    let mut found = None;
+    let mut seen = ClientEvents::default();
     loop {
         // SAFETY: the queue is live; a zero timeout returns what is already there.
         let event = unsafe { rd::rd_kafka_queue_poll(main.0, 0) };
         if event.is_null() {
-            return found;
+            return seen;
         }
         let event = Event(event);
         // SAFETY: the event is live until its guard drops.
@@ -205,19 +252,30 @@ fn authentication_failure(client: *mut rd::rd_kafka_t) -> Option<NativeError> {
                 rd::rd_kafka_event_error(event.0),
             )
         };
-        if found.is_none()
-            && kind == rd::RD_KAFKA_EVENT_ERROR
-            && matches!(
-                code,
-                rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__AUTHENTICATION
-                    | rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__SSL
-            )
-        {
-            // SAFETY: as above.
-            found = Some(NativeError::new(
+        if kind != rd::RD_KAFKA_EVENT_ERROR {
+            continue;
+        }
+        // SAFETY: as above.
+        let error = || {
+            NativeError::new(
                 code,
                 c_text(unsafe { rd::rd_kafka_event_error_string(event.0) }),
-            ));
+            )
+        };
+        use rd::rd_kafka_resp_err_t::*;
+        match code {
+            RD_KAFKA_RESP_ERR__AUTHENTICATION | RD_KAFKA_RESP_ERR__SSL
+                if seen.refusal.is_none() =>
+            {
+                seen.refusal = Some(error());
+            }
+            RD_KAFKA_RESP_ERR__RESOLVE | RD_KAFKA_RESP_ERR__TRANSPORT => {
+                let mut known = UNREACHABLE.lock().unwrap_or_else(|p| p.into_inner());
+                known.retain(|(c, _)| *c != client as usize);
+                known.push((client as usize, error()));
+            }
+            RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN => seen.all_brokers_down = true,
+            _ => {}
         }
     }
 }

@@ -24,6 +24,7 @@ confluent-kafka and translates values. Example::
 
 from __future__ import annotations
 
+import os
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -31,7 +32,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from wasmtime import WasmtimeError
 
 from . import _component, _values, errors
-from ._component import ComponentInstance, HostState, ResourceAny, Trap, build_linker, field, record
+from ._component import ComponentInstance, HostState, Record, ResourceAny, Trap, Variant, build_linker, field, record
 from ._kafka_config import KafkaCapabilities, kafka_uuid, transactional_id
 from ._kafka_consumer import Consumer as ReplayConsumer
 from ._kafka_errors import AppendFenced, CapabilityError
@@ -49,6 +50,7 @@ from .errors import (
     InvalidControlTopic,
     InvalidMarker,
     InvalidPlan,
+    InvalidSnapshot,
     KafkaFailure,
     OffsetsUnavailable,
     RecoveryRefused,
@@ -97,6 +99,7 @@ __all__ = [
     "CleanupError",
     "InvalidPlan",
     "InvalidMarker",
+    "InvalidSnapshot",
     "InvalidArgument",
     "BoundaryViolation",
     "BoundaryRegression",
@@ -167,6 +170,26 @@ def _offset_records(offsets: Offsets) -> Any:
         # Columns, not one Record per partition: lowered without a Python object per record.
         return _values.RecordColumns(("partition", "offset"), (partitions, values))
     return [record(partition=p, offset=o) for p, o in zip(partitions, values)]
+
+
+def _snake(value: Any) -> Any:
+    """A WIT value as plain Python data: records become dicts with snake_case keys."""
+    if isinstance(value, Record):
+        return {name.replace("-", "_"): _snake(item) for name, item in vars(value).items()}
+    if isinstance(value, (list, tuple, _values.RecordColumns)):
+        return [_snake(item) for item in value]
+    return value
+
+
+def _read_snapshot(path: Union[str, "os.PathLike[str]"]) -> Tuple[str, str, bytes]:
+    """The snapshot as given (its directory or `_metadata`), its directory, `_metadata`'s bytes."""
+    location = os.fspath(path)
+    if os.path.isdir(location):
+        directory, metadata_path = location, os.path.join(location, "_metadata")
+    else:
+        directory, metadata_path = os.path.dirname(location) or ".", location
+    with open(metadata_path, "rb") as handle:
+        return location, directory, handle.read()
 
 
 def _plan(value: Any) -> Plan:
@@ -265,7 +288,8 @@ class Cleanup:
     `render`, `replay_control_log`, `effective_boundary`) work, and Kafka calls fail as
     `KafkaFailure`. `timeout` bounds each Kafka request (seconds). `on_before_commit(plan_id,
     preview)` is called once per apply after every check passed, right before COMMITTED is
-    written; raising from it aborts the apply with nothing durable done. Not thread-safe: use
+    written; returning False declines (the apply returns outcome "declined", nothing committed),
+    raising from it aborts the apply with nothing durable done. Not thread-safe: use
     one `Cleanup` per thread.
     """
 
@@ -298,11 +322,12 @@ class Cleanup:
 
     # --- plumbing ------------------------------------------------------------------------------
 
-    def _before_commit(self, plan_id: str, preview: List[Any]) -> None:
+    def _before_commit(self, plan_id: str, preview: List[Any]) -> bool:
         rows = [_preview(p) for p in preview]
         self.last_preview = (plan_id, rows)
         if self.on_before_commit is not None:
-            self.on_before_commit(plan_id, rows)
+            return self.on_before_commit(plan_id, rows) is not False
+        return True
 
     def _current_instance(self) -> ComponentInstance:
         if self._instance is None:
@@ -400,6 +425,46 @@ class Cleanup:
         """The plan of one recovery point from its subtask markers (JSON texts)."""
         return _plan(self._answer(self._call("plans", "plan-from-markers", recovery_point, _texts(markers, "markers"))))
 
+    def plan_from_snapshot(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        operator_uid: Optional[str] = None,
+        operator_uid_hash: Optional[str] = None,
+    ) -> Plan:
+        """The plan of a Flink checkpoint or savepoint, read straight from its files (the Java
+        tool's `plan --checkpoint PATH --operator-uid UID`, no JVM): `path` is the snapshot
+        directory or its `_metadata`, and becomes the plan's `sourceRecoveryPoint` as given.
+        Give exactly one of `operator_uid` and `operator_uid_hash`. Raises `InvalidSnapshot` for
+        a file that cannot be read, `InvalidMarker` with the Java tool's facts, `InvalidArgument`
+        for an operator that is not there (the message lists those that are)."""
+        if (operator_uid is None) == (operator_uid_hash is None):
+            raise TypeError("give exactly one of operator_uid and operator_uid_hash")
+        operator = Variant("uid", operator_uid) if operator_uid is not None else Variant("uid-hash", operator_uid_hash)
+        location, directory, metadata = _read_snapshot(path)
+        files = self._snapshot_files(location, directory, metadata, operator)
+        source = Variant("snapshot", record(metadata=metadata, operator=operator, files=files))
+        planned = self._answer(self._call("plans", "compute-plan", location, source))
+        return _plan(planned.plan)
+
+    def inspect_snapshot(self, path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
+        """What a Flink checkpoint or savepoint holds, as plain data: the WIT
+        `snapshot-summary` with snake_case keys (`format_version`, `checkpoint_id`, `operators`,
+        each with `id`, `uid`, `name`, `parallelism`, `operator_states`, `keyed_state`,
+        `channel_state`, and `markers` for the operators that keep recovery markers)."""
+        location, directory, metadata = _read_snapshot(path)
+        files = self._snapshot_files(location, directory, metadata, None)
+        return _snake(self._answer(self._call("plans", "inspect-snapshot", location, metadata, files)))
+
+    def _snapshot_files(self, location: str, directory: str, metadata: bytes, operator: Any) -> List[Any]:
+        """Reads the state files the component asks for: this host only reads bytes."""
+        needed = self._answer(self._call("plans", "snapshot-files", location, metadata, operator))
+        files = []
+        for file in needed:
+            path = file.path if file.path.startswith("/") else os.path.join(directory, file.path)
+            with open(path, "rb") as handle:
+                files.append(record(path=file.path, bytes=handle.read()))
+        return files
+
     def split_markers(self, text: Union[str, bytes]) -> List[str]:
         """The exact text of each marker in a marker file's text: a JSON array gives its
         elements (a string element the marker text it holds), markers one per line give each,
@@ -449,6 +514,7 @@ class Cleanup:
             # An apply-failure: the error, and the plan's status as the run last knew it.
             error = self._error(value.error)
             error.status = _status(value.status)
+            error.commit_attempted = bool(field(value, "commit_attempted"))
             raise error
         return ApplyReport(
             plan_id=field(value, "plan_id"),
@@ -481,7 +547,13 @@ class Cleanup:
         raises the refusal (e.g. `BoundaryViolation`). Enforcement uses this object's control
         topic; without one it is standard recovery."""
         policy = record(topic=topic, control_topic=self.control_topic, tombstones_enabled=bool(tombstones))
-        return _verdict(self._answer(self._call("recovery", "check-recovery", _texts(markers, "markers"), policy)))
+        tag, value = self._call("recovery", "check-recovery", _texts(markers, "markers"), policy)
+        if tag == "err":
+            # A recovery-refusal: the error, and every partition below the boundary.
+            error = self._error(value.error)
+            error.violations = [_plain(v) for v in value.violations]
+            raise error
+        return _verdict(value)
 
     def recovery_session(self, topic: str, *, control_topic: Optional[str] = _CONFIGURED, tombstones: bool = False) -> "RecoverySession":
         """Starts a runtime's recovery of `topic` (the WIT `recovery-session` resource): the

@@ -200,7 +200,7 @@ def loaded(path: Optional[Path] = None) -> LoadedComponent:
 
 # --- host state and the imported capabilities ------------------------------------------------
 
-BeforeCommit = Callable[[str, List[Record]], None]
+BeforeCommit = Callable[[str, List[Record]], bool]
 #: Host-defined resource type ids of `kafka-writer.writer` and `kafka-consumer.consumer`.
 WRITER_TYPE, CONSUMER_TYPE = 1, 2
 
@@ -384,13 +384,25 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
 
         with root.add_instance(interface("operator-events")) as events:
 
-            def before_commit(_store, plan_id: str, preview: List[Record], _created: Optional[Record]) -> None:
-                # An exception from the embedder's callback aborts the apply before COMMITTED
-                # (the guest call traps and the exception is re-raised to the caller).
-                if host.before_commit is not None:
-                    host.before_commit(plan_id, preview)
+            def before_commit(_store, plan_id: str, preview: List[Record], _created: Optional[Record]) -> str:
+                # The review's answer (enum `review`): the embedder's callback decides. An
+                # exception from it aborts the apply before COMMITTED (the guest call traps and
+                # the exception is re-raised to the caller).
+                if host.before_commit is not None and not host.before_commit(plan_id, preview):
+                    return "decline"
+                return "proceed"
+
+            def committed(_store, _plan_id: str) -> None:
+                # The Python API reports the outcome when apply returns; nothing to show here.
+                return None
+
+            def retrying(_store, _message: str, _remaining_ms: int) -> None:
+                # An embedding shows no progress lines: the failure, if any, is raised at the end.
+                return None
 
             events.add_func("before-commit", before_commit)
+            events.add_func("committed", committed)
+            events.add_func("retrying", retrying)
     return linker
 
 

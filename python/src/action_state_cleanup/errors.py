@@ -25,6 +25,12 @@ class CleanupError(Exception):
         #: For a failed apply: the plan's status in the control topic as the run last knew it
         #: ("COMMITTED": a second apply finishes it, "APPLIED", or None).
         self.status: Optional[str] = None
+        #: For a failed apply: whether the run sent its COMMITTED record (False: this run
+        #: committed nothing).
+        self.commit_attempted: bool = False
+        #: For a refused check-recovery below the boundary: every violating partition, each a
+        #: dict with topic, partition, requested, boundary.
+        self.violations: list = []
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, message={self.message!r})"
@@ -36,6 +42,11 @@ class InvalidPlan(CleanupError):
 
 class InvalidMarker(CleanupError):
     """A recovery marker breaks a rule of SPEC §2–§3; nothing was done."""
+
+
+class InvalidSnapshot(CleanupError):
+    """A Flink checkpoint or savepoint file cannot be read; the message names the file, the byte
+    offset and what was expected. Nothing was done."""
 
 
 class InvalidArgument(CleanupError):
@@ -142,6 +153,7 @@ class InternalError(CleanupError):
 ERROR_CASES: Dict[str, Tuple[Type[CleanupError], Optional[Tuple[str, ...]]]] = {
     "invalid-plan": (InvalidPlan, None),
     "invalid-marker": (InvalidMarker, None),
+    "invalid-snapshot": (InvalidSnapshot, None),
     "invalid-argument": (InvalidArgument, None),
     "boundary-violation": (BoundaryViolation, ("topic", "partition", "requested", "boundary")),
     "boundary-regression": (BoundaryRegression, ("plan-id", "partition", "planned", "boundary")),

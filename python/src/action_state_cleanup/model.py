@@ -56,7 +56,8 @@ class RequestCounts:
 @dataclass(frozen=True)
 class ApplyReport:
     plan_id: str
-    #: "applied", "resumed", "already-applied" or "dry-run".
+    #: "applied", "resumed", "already-applied", "dry-run" or "declined" (on_before_commit
+    #: returned False: nothing committed).
     outcome: str
     #: "COMMITTED", "APPLIED", or None (dry run of a fresh plan).
     status: Optional[str]

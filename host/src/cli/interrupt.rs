@@ -1,0 +1,122 @@
+//! SIGINT during `apply`: say where the plan stands, then exit with `INTERRUPTED`.
+//!
+//! The stage comes from what the component told the host (`operator-events`): before the review
+//! was answered nothing can have been committed; after `committed` the plan is COMMITTED and the
+//! same apply finishes it; in between, the COMMITTED append may be in flight. SIGINT is blocked
+//! in every thread and taken by one thread of ours with `sigwait`, so the message is printed by
+//! ordinary code, not inside a signal handler.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::failure::INTERRUPTED;
+
+/// Where an apply is, as far as an interruption is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Stage {
+    /// Checks, the review, the question: nothing committed.
+    Checking = 0,
+    /// The operator (or `--yes`) said proceed; COMMITTED may be on its way.
+    Committing = 1,
+    /// The component said the plan is COMMITTED.
+    Committed = 2,
+}
+
+static STAGE: AtomicU8 = AtomicU8::new(Stage::Checking as u8);
+
+/// The three sentences, rendered before the apply starts (plan ID and control topic known).
+static MESSAGES: OnceLock<Messages> = OnceLock::new();
+
+struct Messages {
+    checking: String,
+    committing: String,
+    committed: String,
+    json: bool,
+}
+
+pub fn set_stage(stage: Stage) {
+    STAGE.store(stage as u8, Ordering::SeqCst);
+}
+
+/// From now on SIGINT prints where the plan stands and exits `INTERRUPTED`. Call before any
+/// other thread starts (threads inherit the blocked signal).
+pub fn watch(plan_id: &str, control_topic: &str, dry_run: bool, json: bool) {
+    let checking = if dry_run {
+        "interrupted during a dry run: nothing was committed".to_owned()
+    } else {
+        format!(
+            "interrupted before the point of no return: nothing was committed (plan {plan_id} is not COMMITTED by this run); run the same apply again when ready"
+        )
+    };
+    let messages = Messages {
+        checking,
+        committing: format!(
+            "interrupted while COMMITTED was being written: whether plan {plan_id} is COMMITTED is unknown; run `status --control-topic {control_topic}`: if it lists the plan COMMITTED, run the same apply again to finish it, otherwise nothing was committed"
+        ),
+        committed: format!(
+            "interrupted after the point of no return: plan {plan_id} is left COMMITTED in {control_topic} (its boundary is binding; the deletion may not have finished); run the same apply again to finish it"
+        ),
+        json,
+    };
+    if MESSAGES.set(messages).is_err() {
+        return;
+    }
+    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset, which initialises it; the
+    // calls only read and write that local set and this thread's mask.
+    let blocked = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) == 0
+    };
+    if !blocked {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("sigint".into())
+        .spawn(wait_for_sigint);
+    // Without the thread the signal stays blocked: ^C would do nothing. Unblock it again.
+    if spawned.is_err() {
+        // SAFETY: as above.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
+fn wait_for_sigint() {
+    let mut signal: libc::c_int = 0;
+    // SAFETY: sigwait reads the local set (SIGINT, blocked in every thread) and writes `signal`.
+    let received = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigwait(&set, &mut signal) == 0
+    };
+    if !received {
+        return;
+    }
+    let Some(messages) = MESSAGES.get() else {
+        std::process::exit(i32::from(INTERRUPTED));
+    };
+    let message = match STAGE.load(Ordering::SeqCst) {
+        0 => &messages.checking,
+        1 => &messages.committing,
+        _ => &messages.committed,
+    };
+    if messages.json {
+        super::output::print_json(&serde_json::json!({
+            "error": { "kind": "interrupted", "message": message, "hint": null, "exitCode": INTERRUPTED }
+        }));
+    }
+    // A question may be on the line: start a new one.
+    errln!("\nerror: {message}");
+    // Exit without running destructors: the main thread is inside the component or a Kafka
+    // client call, and nothing of ours is left to flush (every line is written in one call).
+    // SAFETY: _exit ends the process at once; no Rust state is used afterwards.
+    unsafe { libc::_exit(i32::from(INTERRUPTED)) }
+}
