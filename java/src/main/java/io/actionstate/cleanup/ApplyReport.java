@@ -25,7 +25,9 @@ public record ApplyReport(
     /** Was APPLIED already; nothing was done. */
     ALREADY_APPLIED,
     /** Every check passed; nothing durable happened. */
-    DRY_RUN
+    DRY_RUN,
+    /** Every check passed, but the review answered {@code DECLINE}: nothing was committed. */
+    DECLINED
   }
 
   /** One partition as the operator reviews it before the commit. */

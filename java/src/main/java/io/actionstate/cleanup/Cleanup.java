@@ -31,20 +31,14 @@ import java.util.Optional;
  * instance.
  */
 public final class Cleanup implements AutoCloseable {
-  /** What the host shows the operator right before COMMITTED is written. */
-  public interface BeforeCommit {
-    void review(
-        String planId,
-        List<ApplyReport.PartitionPreview> preview,
-        Optional<ApplyReport.NewControlTopic> created);
-  }
-
   static final CleanupWit.Function MESSAGE =
       new CleanupWit.Function("plans", "message", List.of(Wit.CLEANUP_ERROR), Wit.STRING);
 
   final ComponentHost host;
   private final boolean ownsCapabilities;
   private boolean closed;
+  /** Where {@code retrying} goes during calls other than {@code apply}. */
+  private OperatorEvents events = OperatorEvents.NONE;
 
   private Cleanup(Capabilities capabilities, boolean owns) {
     this.host = new ComponentHost(CleanupModule.load(), CleanupModule::create, capabilities);
@@ -85,32 +79,43 @@ public final class Cleanup implements AutoCloseable {
     return host.result(value, ok, this::message);
   }
 
-  /** {@link #apply(String, ApplyOptions, BeforeCommit)} without a review. */
+  /**
+   * Where {@code operator-events.retrying} goes during calls other than {@link #apply} (status,
+   * recovery, markers); none by default.
+   */
+  public synchronized void setOperatorEvents(OperatorEvents events) {
+    this.events = Objects.requireNonNull(events, "events");
+    host.events = events;
+  }
+
+  /** {@link #apply(String, ApplyOptions, OperatorEvents)} without a review: it proceeds. */
   public ApplyReport apply(String planJson, ApplyOptions options) throws ApplyException {
-    return apply(planJson, options, (id, preview, created) -> {});
+    return apply(planJson, options, events);
   }
 
   /**
-   * Applies a plan document (WIT {@code coordinator.apply}); {@code review} is called once, after
-   * every check passed and right before COMMITTED is written.
+   * Applies a plan document (WIT {@code coordinator.apply}). {@code events} receives the review
+   * right before COMMITTED is written (its answer decides), {@code committed}, and
+   * {@code retrying} while a Kafka step waits for the cluster.
    *
    * @throws ApplyException the typed refusal or failure with the plan's status as the run last
-   *     knew it (after COMMITTED a second apply of the same plan finishes it)
+   *     knew it (after COMMITTED a second apply of the same plan finishes it) and whether this run
+   *     sent its COMMITTED append
    */
-  public synchronized ApplyReport apply(String planJson, ApplyOptions options, BeforeCommit review)
+  public synchronized ApplyReport apply(String planJson, ApplyOptions options, OperatorEvents events)
       throws ApplyException {
     open();
     Objects.requireNonNull(planJson, "planJson");
     Objects.requireNonNull(options, "options");
-    host.beforeCommit = review::review;
+    host.events = Objects.requireNonNull(events, "events");
     Object value;
     try {
       value = host.call(CleanupWit.APPLY, planJson, options.lower());
     } catch (CanonicalAbi.UnencodableStringException e) {
       CleanupException refused = unencodable("The plan document or control topic", e);
-      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty());
+      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty(), false);
     } finally {
-      host.beforeCommit = (id, preview, created) -> {};
+      host.events = this.events;
     }
     Case c = (Case) value;
     if (c.index() == 0) {
@@ -118,7 +123,34 @@ public final class Cleanup implements AutoCloseable {
     }
     Object[] failure = (Object[]) c.payload();
     CleanupError error = Wit.cleanupError(failure[0]);
-    throw new ApplyException(error, message(error), ApplyReport.status(failure[1]));
+    throw new ApplyException(
+        error, message(error), ApplyReport.status(failure[1]), (Boolean) failure[2]);
+  }
+
+  /**
+   * What a plan would delete if it were applied now, per partition (WIT
+   * {@code coordinator.preview-plan}); read-only, reads no control topic.
+   *
+   * @throws CleanupException {@code invalid-plan}, {@code topic-changed},
+   *     {@code offsets-unavailable}, {@code kafka}
+   */
+  public synchronized List<ApplyReport.PartitionPreview> previewPlan(String planJson)
+      throws CleanupException {
+    open();
+    Objects.requireNonNull(planJson, "planJson");
+    try {
+      return result(
+          host.call(CleanupWit.PREVIEW_PLAN, planJson),
+          v -> {
+            List<ApplyReport.PartitionPreview> preview = new ArrayList<>();
+            for (Object item : (List<?>) v) {
+              preview.add(ApplyReport.preview(item));
+            }
+            return List.copyOf(preview);
+          });
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The plan document", e);
+    }
   }
 
   /**
@@ -140,17 +172,30 @@ public final class Cleanup implements AutoCloseable {
   /**
    * Would a restore from these markers (JSON texts) be allowed now? Replays nothing (WIT
    * {@code check-recovery}).
+   *
+   * @throws RecoveryRefusalException the refusal; a {@code boundary-violation} names the first
+   *     partition below the boundary and {@code violations()} lists every one
    */
   public synchronized RecoveryVerdict checkRecovery(List<String> markers, RecoveryPolicy policy)
       throws CleanupException {
     open();
+    Object value;
     try {
-      return result(
-          host.call(CleanupWit.CHECK_RECOVERY, texts(markers), policy.lower()),
-          RecoveryVerdict::from);
+      value = host.call(CleanupWit.CHECK_RECOVERY, texts(markers), policy.lower());
     } catch (CanonicalAbi.UnencodableStringException e) {
       throw unencodable("A marker or topic", e);
     }
+    Case c = (Case) value;
+    if (c.index() == 0) {
+      return RecoveryVerdict.from(c.payload());
+    }
+    Object[] refusal = (Object[]) c.payload();
+    CleanupError error = Wit.cleanupError(refusal[0]);
+    List<CleanupError.BoundaryViolation> violations = new ArrayList<>();
+    for (Object item : (List<?>) refusal[1]) {
+      violations.add(Wit.boundaryViolation(item));
+    }
+    throw new RecoveryRefusalException(error, message(error), violations);
   }
 
   /** The versioned marker of {@code topic} as of now, as compact JSON. */

@@ -53,10 +53,11 @@ final class CleanupWit {
       new Record(List.of(Prim.U32, Prim.U64, Prim.U64, Prim.U64, Prim.U64));
   static final AbiType NEW_CONTROL_TOPIC =
       new Record(List.of(STRING, Prim.U32, Prim.U16, Prim.U16));
+  static final AbiType REVIEW = Variant.enumOf(2);
 
   // --- coordinator -----------------------------------------------------------------------------
   static final AbiType APPLY_OPTIONS = new Record(List.of(STRING, Prim.U16, Prim.BOOL, Prim.BOOL));
-  static final AbiType APPLY_OUTCOME = Variant.enumOf(4);
+  static final AbiType APPLY_OUTCOME = Variant.enumOf(5);
   static final AbiType APPLY_REPORT =
       new Record(
           List.of(
@@ -69,7 +70,7 @@ final class CleanupWit {
               STRING_LIST,
               Variant.option(NEW_CONTROL_TOPIC)));
   static final AbiType APPLY_FAILURE =
-      new Record(List.of(Wit.CLEANUP_ERROR, Variant.option(Wit.STATUS)));
+      new Record(List.of(Wit.CLEANUP_ERROR, Variant.option(Wit.STATUS), Prim.BOOL));
   static final AbiType LIVE_PARTITION =
       new Record(List.of(Prim.U32, Prim.U64, Prim.U64, Prim.U64));
   static final AbiType STATUS_REPORT =
@@ -96,6 +97,8 @@ final class CleanupWit {
               Variant.option(Wit.OFFSETS),
               Prim.BOOL,
               new ListOf(RECOVERY_PARTITION_RANGE)));
+  static final AbiType RECOVERY_REFUSAL =
+      new Record(List.of(Wit.CLEANUP_ERROR, new ListOf(Wit.BOUNDARY_VIOLATION)));
   static final AbiType REPLAY_OPTIONS = new Record(List.of(Prim.U32, Prim.U32));
   static final AbiType PARTITION_PROGRESS = new Record(List.of(Prim.U32, Prim.U64, Prim.U64));
   static final AbiType REPLAY_BATCH =
@@ -224,10 +227,12 @@ final class CleanupWit {
       f(
           "operator-events",
           "before-commit",
-          null,
+          REVIEW,
           STRING,
           new ListOf(PARTITION_PREVIEW),
           Variant.option(NEW_CONTROL_TOPIC));
+  static final Function COMMITTED = f("operator-events", "committed", null, STRING);
+  static final Function RETRYING = f("operator-events", "retrying", null, STRING, Prim.U64);
 
   /** The capability imports (both worlds), then {@code operator-events} (cleanup only). */
   static final List<Function> IMPORTS =
@@ -247,7 +252,9 @@ final class CleanupWit {
           CONSUMER_POSITION,
           CONSUMER_POLL,
           CONSUMER_DROP,
-          BEFORE_COMMIT);
+          BEFORE_COMMIT,
+          COMMITTED,
+          RETRYING);
 
   // --- exports ---------------------------------------------------------------------------------
   static final Function APPLY =
@@ -257,13 +264,19 @@ final class CleanupWit {
           Variant.result(APPLY_REPORT, APPLY_FAILURE),
           STRING,
           APPLY_OPTIONS);
+  static final Function PREVIEW_PLAN =
+      f(
+          "coordinator",
+          "preview-plan",
+          Variant.result(new ListOf(PARTITION_PREVIEW), Wit.CLEANUP_ERROR),
+          STRING);
   static final Function CONTROL_STATUS =
       f("coordinator", "control-status", Variant.result(STATUS_REPORT, Wit.CLEANUP_ERROR), STRING);
   static final Function CHECK_RECOVERY =
       f(
           "recovery",
           "check-recovery",
-          Variant.result(RECOVERY_VERDICT, Wit.CLEANUP_ERROR),
+          Variant.result(RECOVERY_VERDICT, RECOVERY_REFUSAL),
           STRING_LIST,
           RECOVERY_POLICY);
   static final Function SESSION_START =
@@ -325,6 +338,7 @@ final class CleanupWit {
   static final List<Function> EXPORTS =
       List.of(
           APPLY,
+          PREVIEW_PLAN,
           CONTROL_STATUS,
           CHECK_RECOVERY,
           SESSION_START,

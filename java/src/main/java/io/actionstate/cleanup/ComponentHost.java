@@ -37,17 +37,12 @@ final class ComponentHost implements AutoCloseable {
   /** The guest's memory ceiling, as in the Rust host: 512 MiB. */
   static final int MEMORY_LIMIT_PAGES = 8192;
 
-  /** What the host does with {@code operator-events.before-commit}. */
-  interface BeforeCommit {
-    void accept(String planId, List<ApplyReport.PartitionPreview> preview,
-        java.util.Optional<ApplyReport.NewControlTopic> created);
-  }
-
   private final WasmModule module;
   private final Function<Instance, Machine> machine;
   private final Set<String> exports = new HashSet<>();
   final Capabilities capabilities;
-  BeforeCommit beforeCommit = (id, preview, created) -> {};
+  /** Where {@code operator-events} go (the owner sets them per call). */
+  OperatorEvents events = OperatorEvents.NONE;
 
   private CanonicalAbi guest;
   private int generation;

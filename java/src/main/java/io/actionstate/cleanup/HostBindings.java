@@ -182,9 +182,18 @@ final class HostBindings {
           preview.add(ApplyReport.preview(item));
         }
         Case created = (Case) args[2];
-        host.beforeCommit.accept((String) args[0], List.copyOf(preview),
+        OperatorEvents.Review review = host.events.beforeCommit((String) args[0],
+            List.copyOf(preview),
             created.index() == 0 ? Optional.empty()
                 : Optional.of(ApplyReport.newControlTopic(created.payload())));
+        return new Case(review == OperatorEvents.Review.DECLINE ? 1 : 0, null);
+      };
+      case "operator-events committed" -> args -> {
+        host.events.committed((String) args[0]);
+        return null;
+      };
+      case "operator-events retrying" -> args -> {
+        host.events.retrying((String) args[0], (Long) args[1]);
         return null;
       };
       default -> throw new IllegalStateException("no binding for " + f.iface() + " " + f.name());

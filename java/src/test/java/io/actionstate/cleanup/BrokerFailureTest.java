@@ -70,13 +70,20 @@ class BrokerFailureTest {
               cleanup.apply(
                   planJson,
                   options,
-                  (planId, preview, created) -> {
-                    try {
-                      int leader = leader(cluster, topic);
-                      cluster.killNode(leader);
-                      killed.set(leader);
-                    } catch (Exception e) {
-                      throw new IllegalStateException("could not kill the leader", e);
+                  new OperatorEvents() {
+                    @Override
+                    public Review beforeCommit(
+                        String planId,
+                        List<ApplyReport.PartitionPreview> preview,
+                        Optional<ApplyReport.NewControlTopic> created) {
+                      try {
+                        int leader = leader(cluster, topic);
+                        cluster.killNode(leader);
+                        killed.set(leader);
+                      } catch (Exception e) {
+                        throw new IllegalStateException("could not kill the leader", e);
+                      }
+                      return Review.PROCEED;
                     }
                   });
         } catch (ApplyException failed) {

@@ -92,6 +92,11 @@ class CleanupWitLayoutTest {
       outcomes.add(o.name().toLowerCase(Locale.ROOT).replace('_', '-'));
     }
     assertEquals(WitLayoutTest.WIT.type("coordinator", "apply-outcome").members(), outcomes);
+    List<String> reviews = new ArrayList<>();
+    for (OperatorEvents.Review r : OperatorEvents.Review.values()) {
+      reviews.add(r.name().toLowerCase(Locale.ROOT));
+    }
+    assertEquals(WitLayoutTest.WIT.type("operator-events", "review").members(), reviews);
     List<String> specs = new ArrayList<>();
     for (var s : io.actionstate.cleanup.capability.Capabilities.OffsetSpec.values()) {
       specs.add(s.name().toLowerCase(Locale.ROOT));

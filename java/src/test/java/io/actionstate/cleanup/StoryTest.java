@@ -40,19 +40,57 @@ class StoryTest {
         assertEquals(1, fromFiles.markers());
       }
       assertEquals(List.of(new PartitionOffset(0, 150), new PartitionOffset(1, 60)), plan.offsets());
+      ApplyReport declined =
+          cleanup.apply(
+              plans.render(plan),
+              ApplyOptions.of(control),
+              new OperatorEvents() {
+                @Override
+                public Review beforeCommit(
+                    String planId,
+                    List<ApplyReport.PartitionPreview> preview,
+                    java.util.Optional<ApplyReport.NewControlTopic> created) {
+                  return Review.DECLINE;
+                }
+              });
+      assertEquals(ApplyReport.Outcome.DECLINED, declined.outcome());
+      assertEquals(
+          List.of(150L, 60L),
+          cleanup.previewPlan(plans.render(plan)).stream()
+              .map(ApplyReport.PartitionPreview::boundary)
+              .toList(),
+          "declined: nothing deleted, the preview still shows what the plan would delete");
       List<String> reviewed = new ArrayList<>();
+      List<String> committed = new ArrayList<>();
       ApplyReport report =
           cleanup.apply(
               plans.render(plan),
               ApplyOptions.of(control),
-              (planId, preview, created) -> reviewed.add(planId + " " + preview.size()));
+              new OperatorEvents() {
+                @Override
+                public Review beforeCommit(
+                    String planId,
+                    List<ApplyReport.PartitionPreview> preview,
+                    java.util.Optional<ApplyReport.NewControlTopic> created) {
+                  reviewed.add(planId + " " + preview.size());
+                  return Review.PROCEED;
+                }
+
+                @Override
+                public void committed(String planId) {
+                  committed.add(planId);
+                }
+              });
       assertEquals(ApplyReport.Outcome.APPLIED, report.outcome());
       assertEquals(plan.planId(), report.planId());
       assertEquals(List.of(plan.planId() + " 2"), reviewed, "the review runs once, before COMMITTED");
+      assertEquals(List.of(plan.planId()), committed);
       assertEquals(
           List.of(new PartitionOffset(0, 150), new PartitionOffset(1, 60)),
           report.beginningsAfter());
-      assertTrue(report.createdControlTopic().isPresent(), "apply created the control topic");
+      assertTrue(
+          declined.createdControlTopic().isPresent(),
+          "the declined apply created the control topic (it stays, empty)");
 
       ApplyReport again = cleanup.apply(plans.render(plan), ApplyOptions.of(control));
       assertEquals(ApplyReport.Outcome.ALREADY_APPLIED, again.outcome());
@@ -60,10 +98,16 @@ class StoryTest {
       RecoveryPolicy policy = RecoveryPolicy.enforced(topic, control);
       RecoveryVerdict allowed = cleanup.checkRecovery(List.of(c1), policy);
       assertEquals(topic, allowed.topic());
-      CleanupException refused =
-          assertThrows(CleanupException.class, () -> cleanup.checkRecovery(List.of(c0), policy));
+      RecoveryRefusalException refused =
+          assertThrows(
+              RecoveryRefusalException.class, () -> cleanup.checkRecovery(List.of(c0), policy));
       assertEquals(
           new CleanupError.BoundaryViolation(topic, 0, 100, 150), refused.error(), refused.getMessage());
+      assertEquals(
+          List.of(
+              new CleanupError.BoundaryViolation(topic, 0, 100, 150),
+              new CleanupError.BoundaryViolation(topic, 1, 40, 60)),
+          refused.violations());
       assertTrue(
           refused.getMessage().contains("100") && refused.getMessage().contains("150"),
           refused.getMessage());

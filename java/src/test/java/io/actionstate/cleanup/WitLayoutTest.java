@@ -133,7 +133,8 @@ class WitLayoutTest {
                 new CleanupError.Fenced("i"),
                 new CleanupError.ReplayStalled("j"),
                 new CleanupError.ReplayRecordInvalid("k"),
-                new CleanupError.Kafka("delete-records", "m", true)));
+                new CleanupError.Kafka("delete-records", "m", true),
+                new CleanupError.InvalidSnapshot("l")));
     int code = Integer.MIN_VALUE;
     for (CleanupError.KafkaErrorKind kind : CleanupError.KafkaErrorKind.values()) {
       all.add(
