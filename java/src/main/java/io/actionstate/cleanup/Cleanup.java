@@ -75,6 +75,31 @@ public final class Cleanup implements AutoCloseable {
     return new CleanupException(error, message(error));
   }
 
+  /**
+   * Refuses, as {@code invalid-argument} with the component's sentence, Java strings that have no
+   * UTF-8 form, before anything is lowered: the instance and its sessions stay usable.
+   */
+  void requireUtf8(String what, String... texts) throws CleanupException {
+    for (String text : texts) {
+      int at = text == null ? -1 : CanonicalAbi.loneSurrogate(text);
+      if (at >= 0) {
+        CleanupError error =
+            new CleanupError.InvalidArgument(
+                what + ": the text has a lone UTF-16 surrogate at index " + at
+                    + ", which is not a Unicode character");
+        throw new CleanupException(error, message(error));
+      }
+    }
+  }
+
+  void requireUtf8(String what, List<String> texts) throws CleanupException {
+    requireUtf8(what, texts.toArray(new String[0]));
+  }
+
+  private void requireUtf8(RecoveryPolicy policy) throws CleanupException {
+    requireUtf8("The recovery policy", policy.topic().orElse(null), policy.controlTopic().orElse(null));
+  }
+
   <T> T result(Object value, java.util.function.Function<Object, T> ok) throws CleanupException {
     return host.result(value, ok, this::message);
   }
@@ -107,6 +132,11 @@ public final class Cleanup implements AutoCloseable {
     open();
     Objects.requireNonNull(planJson, "planJson");
     Objects.requireNonNull(options, "options");
+    try {
+      requireUtf8("The plan document or control topic", planJson, options.controlTopic());
+    } catch (CleanupException refused) {
+      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty(), false);
+    }
     host.events = Objects.requireNonNull(events, "events");
     Object value;
     try {
@@ -138,6 +168,7 @@ public final class Cleanup implements AutoCloseable {
       throws CleanupException {
     open();
     Objects.requireNonNull(planJson, "planJson");
+    requireUtf8("The plan document", planJson);
     try {
       return result(
           host.call(CleanupWit.PREVIEW_PLAN, planJson),
@@ -162,6 +193,7 @@ public final class Cleanup implements AutoCloseable {
   public synchronized StatusReport status(String controlTopic) throws CleanupException {
     open();
     Objects.requireNonNull(controlTopic, "controlTopic");
+    requireUtf8("The control topic", controlTopic);
     try {
       return result(host.call(CleanupWit.CONTROL_STATUS, controlTopic), StatusReport::from);
     } catch (CanonicalAbi.UnencodableStringException e) {
@@ -179,6 +211,8 @@ public final class Cleanup implements AutoCloseable {
   public synchronized RecoveryVerdict checkRecovery(List<String> markers, RecoveryPolicy policy)
       throws CleanupException {
     open();
+    requireUtf8("A marker", markers);
+    requireUtf8(policy);
     Object value;
     try {
       value = host.call(CleanupWit.CHECK_RECOVERY, texts(markers), policy.lower());
@@ -202,6 +236,7 @@ public final class Cleanup implements AutoCloseable {
   public synchronized String snapshotMarker(String topic) throws CleanupException {
     open();
     Objects.requireNonNull(topic, "topic");
+    requireUtf8("The topic", topic);
     try {
       return result(host.call(CleanupWit.SNAPSHOT_MARKER, topic), v -> (String) v);
     } catch (CanonicalAbi.UnencodableStringException e) {
@@ -221,6 +256,8 @@ public final class Cleanup implements AutoCloseable {
     open();
     Objects.requireNonNull(topic, "topic");
     Objects.requireNonNull(policy, "policy");
+    requireUtf8("The topic", topic);
+    requireUtf8(policy);
     try {
       long handle =
           result(host.call(CleanupWit.SESSION_START, topic, policy.lower()), v -> (Long) v);
@@ -234,9 +271,11 @@ public final class Cleanup implements AutoCloseable {
    * Plans from marker files handed over one at a time (WIT {@code marker-planning}): each text is
    * planned and freed by its call, so the guest holds one file at a time.
    */
-  public synchronized MarkerFilesPlanner planMarkerFiles(String recoveryPoint) {
+  public synchronized MarkerFilesPlanner planMarkerFiles(String recoveryPoint)
+      throws CleanupException {
     open();
     Objects.requireNonNull(recoveryPoint, "recoveryPoint");
+    requireUtf8("The recovery point", recoveryPoint);
     long handle = (Long) host.call(CleanupWit.PLANNER_NEW, recoveryPoint);
     return new MarkerFilesPlanner(this, handle, host.generation());
   }

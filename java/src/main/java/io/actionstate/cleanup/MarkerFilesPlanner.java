@@ -44,8 +44,9 @@ public final class MarkerFilesPlanner implements AutoCloseable {
    */
   public void addFile(String name, String text) throws CleanupException {
     synchronized (owner) {
-      owner.result(
-          owner.host.call(CleanupWit.PLANNER_ADD_FILE, representation(), name, text), v -> v);
+      long rep = representation();
+      owner.requireUtf8("A marker file", name, text);
+      owner.result(owner.host.call(CleanupWit.PLANNER_ADD_FILE, rep, name, text), v -> v);
     }
   }
 

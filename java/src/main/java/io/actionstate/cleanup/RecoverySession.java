@@ -1,7 +1,6 @@
 package io.actionstate.cleanup;
 
 import io.actionstate.cleanup.capability.Capabilities;
-import io.actionstate.cleanup.internal.CanonicalAbi;
 import io.actionstate.cleanup.internal.GuestFault;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,14 +56,12 @@ public final class RecoverySession implements AutoCloseable {
       throws CleanupException {
     synchronized (owner) {
       long rep = representation();
-      try {
-        return owner.result(
-            owner.host.call(
-                CleanupWit.SESSION_RESTORE, rep, Cleanup.texts(markers), options.lower()),
-            RecoveryVerdict::from);
-      } catch (CanonicalAbi.UnencodableStringException e) {
-        throw new IllegalArgumentException("a marker has no UTF-8 form: " + e.getMessage(), e);
-      }
+      // Refused before anything is lowered: the session stays as it was.
+      owner.requireUtf8("A marker", markers);
+      return owner.result(
+          owner.host.call(
+              CleanupWit.SESSION_RESTORE, rep, Cleanup.texts(markers), options.lower()),
+          RecoveryVerdict::from);
     }
   }
 

@@ -213,6 +213,21 @@ public final class CanonicalAbi {
     return new int[] {pointer, bytes.length};
   }
 
+  /** The index of the first lone UTF-16 surrogate of {@code text}, or -1 when it has a UTF-8 form. */
+  public static int loneSurrogate(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   private static byte[] utf8(String text) {
     try {
       ByteBuffer encoded =
