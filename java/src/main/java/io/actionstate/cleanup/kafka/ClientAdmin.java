@@ -58,13 +58,20 @@ final class ClientAdmin implements Admin {
     config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, requestBoundMs);
     this.config = Map.copyOf(config);
     this.requestBoundMs = requestBoundMs;
-    this.admin = org.apache.kafka.clients.admin.Admin.create(this.config);
   }
 
-  /** The client for the next request: a fresh one after an answer that made the last stale. */
-  private synchronized org.apache.kafka.clients.admin.Admin admin() {
+  /**
+   * The client for the next request, created on first use and afresh after an answer that made
+   * the last one stale. A client that cannot be created (e.g. no bootstrap address resolves) is
+   * that request's failure, reported like any other.
+   */
+  private synchronized org.apache.kafka.clients.admin.Admin admin() throws KafkaFailure {
     if (admin == null) {
-      admin = org.apache.kafka.clients.admin.Admin.create(config);
+      try {
+        admin = org.apache.kafka.clients.admin.Admin.create(config);
+      } catch (RuntimeException e) {
+        throw KafkaErrors.failure(e);
+      }
     }
     return admin;
   }
