@@ -150,6 +150,16 @@ public sealed interface CleanupError {
   }
 
   /**
+   * A Flink checkpoint or savepoint file cannot be read (truncated, corrupt, or a format the
+   * reader does not know); the sentence names the file, the byte offset and what was expected.
+   */
+  record InvalidSnapshot(String detail) implements CleanupError {
+    public String kind() {
+      return "invalid-snapshot";
+    }
+  }
+
+  /**
    * A Kafka step of the component that failed after the component's own retries: the step
    * ({@code operation}, e.g. {@code "delete-records"}), the one sentence every host prints,
    * whether running the same command again may succeed, and the last error the host reported

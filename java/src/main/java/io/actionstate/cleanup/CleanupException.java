@@ -7,7 +7,7 @@ import java.util.Objects;
  * fields) and, as {@link #getMessage()}, the one sentence the component renders for it
  * ({@code plans.message}), the same text every host prints.
  */
-public final class CleanupException extends Exception {
+public class CleanupException extends Exception {
   private static final long serialVersionUID = 1L;
 
   private final transient CleanupError error;

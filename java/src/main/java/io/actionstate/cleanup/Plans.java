@@ -14,6 +14,7 @@ import io.actionstate.cleanup.internal.AbiType.ListOf;
 import io.actionstate.cleanup.internal.CanonicalAbi;
 import io.actionstate.cleanup.internal.ComponentBinary;
 import io.actionstate.cleanup.internal.GuestFault;
+import io.actionstate.cleanup.internal.aot.ValidatorModule;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +40,10 @@ public final class Plans {
   public enum Engine {
     /** Chicory's bytecode interpreter: no class generation, slowest. */
     INTERPRETER,
-    /** Chicory's compiler: the module is translated to JVM bytecode once, at load. */
+    /**
+     * Chicory's runtime compiler: the module is translated to JVM bytecode once, at load (seconds).
+     * {@link #load()} needs no compilation at all: its module was compiled when this jar was built.
+     */
     COMPILER
   }
 
@@ -88,7 +92,7 @@ public final class Plans {
   private final java.util.function.Function<Instance, Machine> machine;
   private CanonicalAbi guest;
 
-  private Plans(WasmModule module, Engine engine) {
+  private Plans(WasmModule module, java.util.function.Function<Instance, Machine> machine) {
     this.module = module;
     this.exports = new HashSet<>();
     var section = module.exportSection();
@@ -119,13 +123,23 @@ public final class Plans {
           "the component does not export the plans interface this library calls: missing "
               + missing);
     }
-    this.machine = engine == Engine.COMPILER ? MachineFactoryCompiler.compile(module) : null;
+    this.machine = machine;
     this.guest = instantiate();
   }
 
   /**
-   * Loads {@code validator.wasm}. ({@code cleanup.wasm} also exports {@code plans}, but its core
-   * module imports the Kafka capabilities, which this class does not supply.)
+   * The validator component this jar was built with, compiled to JVM classes ahead of time: no
+   * file to read and nothing to compile, so loading costs class loading and one instantiation.
+   */
+  public static Plans load() {
+    return new Plans(ValidatorModule.load(), ValidatorModule::create);
+  }
+
+  /**
+   * Loads a {@code validator.wasm} file and compiles it at load (seconds; {@link #load()} is the
+   * fast way to the component this jar carries). ({@code cleanup.wasm} also exports
+   * {@code plans}, but its core module imports the Kafka capabilities, which this class does not
+   * supply.)
    */
   public static Plans load(Path component) throws IOException {
     return load(component, Engine.COMPILER);
@@ -150,7 +164,8 @@ public final class Plans {
       var section = module.exportSection();
       for (int i = 0; i < section.exportCount(); i++) {
         if (section.getExport(i).name().equals(wanted)) {
-          return new Plans(module, engine);
+          return new Plans(
+              module, engine == Engine.COMPILER ? MachineFactoryCompiler.compile(module) : null);
         }
       }
     }

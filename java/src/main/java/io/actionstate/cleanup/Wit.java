@@ -79,7 +79,8 @@ final class Wit {
               STRING, // 13 fenced
               STRING, // 14 replay-stalled
               STRING, // 15 replay-record-invalid
-              KAFKA_FAILURE // 16 kafka
+              KAFKA_FAILURE, // 16 kafka
+              STRING // 17 invalid-snapshot
               ));
 
   static final AbiType PLAN_RESULT = Variant.result(PLAN, CLEANUP_ERROR);
@@ -125,8 +126,13 @@ final class Wit {
    * {@code action-state:cleanup/plans@0.3.0#verify-plan}.
    */
   static String plansExport(String function) {
+    return interfaceName("plans") + "#" + function;
+  }
+
+  /** The versioned name of an interface, e.g. {@code action-state:cleanup/clock@0.3.0}. */
+  static String interfaceName(String iface) {
     int at = PACKAGE.indexOf('@');
-    return PACKAGE.substring(0, at) + "/plans" + PACKAGE.substring(at) + "#" + function;
+    return PACKAGE.substring(0, at) + "/" + iface + PACKAGE.substring(at);
   }
 
   // --- to Java -------------------------------------------------------------------------------
@@ -201,6 +207,15 @@ final class Wit {
         optionalU64(f[4], "end"));
   }
 
+  static CleanupError.BoundaryViolation boundaryViolation(Object value) {
+    Object[] f = (Object[]) value;
+    return new CleanupError.BoundaryViolation(
+        (String) f[0],
+        u32AsInt(f[1], "partition"),
+        u64AsLong(f[2], "offset"),
+        u64AsLong(f[3], "boundary"));
+  }
+
   static CleanupError cleanupError(Object value) {
     Case c = (Case) value;
     Object p = c.payload();
@@ -208,14 +223,7 @@ final class Wit {
       case 0 -> new CleanupError.InvalidPlan((String) p);
       case 1 -> new CleanupError.InvalidMarker((String) p);
       case 2 -> new CleanupError.InvalidArgument((String) p);
-      case 3 -> {
-        Object[] f = (Object[]) p;
-        yield new CleanupError.BoundaryViolation(
-            (String) f[0],
-            u32AsInt(f[1], "partition"),
-            u64AsLong(f[2], "offset"),
-            u64AsLong(f[3], "boundary"));
-      }
+      case 3 -> boundaryViolation(p);
       case 4 -> {
         Object[] f = (Object[]) p;
         yield new CleanupError.BoundaryRegression(
@@ -253,6 +261,7 @@ final class Wit {
             (Boolean) f[2],
             cause.index() == 0 ? Optional.empty() : Optional.of(kafkaError(cause.payload())));
       }
+      case 17 -> new CleanupError.InvalidSnapshot((String) p);
       default -> throw new GuestFault("cleanup-error has no case " + c.index());
     };
   }
@@ -366,6 +375,8 @@ final class Wit {
       return new Case(14, e.detail());
     } else if (error instanceof CleanupError.ReplayRecordInvalid e) {
       return new Case(15, e.detail());
+    } else if (error instanceof CleanupError.InvalidSnapshot e) {
+      return new Case(17, e.detail());
     }
     CleanupError.Kafka e = (CleanupError.Kafka) error;
     return new Case(

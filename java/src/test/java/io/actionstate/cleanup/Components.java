@@ -46,8 +46,14 @@ final class Components {
         });
   }
 
-  static Plans plans() {
-    return plans(Plans.Engine.COMPILER);
+  private static Plans aheadOfTime;
+
+  /** The ahead-of-time compiled validator this jar carries ({@code Plans.load()}), shared. */
+  static synchronized Plans plans() {
+    if (aheadOfTime == null) {
+      aheadOfTime = Plans.load();
+    }
+    return aheadOfTime;
   }
 
   /** The repository's {@code fixtures/} directory. */

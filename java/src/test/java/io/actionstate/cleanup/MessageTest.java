@@ -28,7 +28,8 @@ class MessageTest {
             new CleanupError.ConflictingPolicies("g"),
             new CleanupError.Fenced("h"),
             new CleanupError.ReplayStalled("i"),
-            new CleanupError.ReplayRecordInvalid("ü ✓ 𝄞"));
+            new CleanupError.ReplayRecordInvalid("ü ✓ 𝄞"),
+            new CleanupError.InvalidSnapshot("j"));
     for (CleanupError error : cases) {
       String detail = error.toString().replaceAll("^[A-Za-z]+\\[detail=(.*)\\]$", "$1");
       assertEquals(detail, plans.message(error), error.kind());

@@ -14,24 +14,38 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A reader for the subset of WIT that {@code types.wit} and {@code plans.wit} use (records,
- * variants, enums, lists, options, results, integers, bools, strings, functions), producing the
- * same {@link AbiType} layouts {@link Wit} declares by hand, so the test can compare the two. It
- * refuses anything it does not know (a new kind of item or type) rather than guess.
+ * A reader for the subset of WIT that the package's interface files use (records, variants,
+ * enums, resources with constructors, static functions and methods, lists, options, results,
+ * handles, integers, bools, strings, {@code use} between interfaces), producing the same
+ * {@link AbiType} layouts {@link Wit} and {@code CleanupWit} declare by hand, so the test can
+ * compare the two. Names are scoped per interface. It refuses anything it does not know (a new
+ * kind of item or type) rather than guess.
  */
 final class WitText {
-  /** A declared named type: its layout and, for records, variants and enums, its member names. */
+  /** A declared named type: its kind, and for records, variants and enums its members. */
   record Named(String kind, List<String> members, List<String> memberTypes) {}
 
-  /** A function: parameter types and result type ({@code null} for none), as WIT type text. */
-  record Function(List<String> paramTypes, String resultType) {}
+  /**
+   * A function: parameter types and result type ({@code null} for none), as WIT type text in the
+   * scope of its interface. Methods list their {@code self} first as {@code borrow<r>}.
+   */
+  record Function(String iface, List<String> paramTypes, String resultType) {}
 
-  final Map<String, Named> types = new LinkedHashMap<>();
+  /** Types per interface (after {@code use}, a used name resolves to its defining interface). */
+  final Map<String, Map<String, Named>> interfaces = new LinkedHashMap<>();
+  /** {@code use} aliases: interface → local name → "defining-interface/name". */
+  private final Map<String, Map<String, String>> uses = new HashMap<>();
+  /**
+   * Functions keyed as the core module names them: {@code interface#name},
+   * {@code interface#[static]r.f}, {@code interface#[method]r.f},
+   * {@code interface#[constructor]r}.
+   */
   final Map<String, Function> functions = new LinkedHashMap<>();
   private final Map<String, AbiType> resolved = new HashMap<>();
 
   private List<String> tokens;
   private int at;
+  private String iface;
 
   /** Reads the interfaces of the given WIT texts. */
   static WitText parse(String... texts) {
@@ -40,6 +54,28 @@ final class WitText {
       wit.read(text);
     }
     return wit;
+  }
+
+  /** The type {@code name} declared in (or used by) interface {@code iface}. */
+  Named type(String iface, String name) {
+    String[] where = resolveName(iface, name);
+    return interfaces.get(where[0]).get(where[1]);
+  }
+
+  /** The function {@code key} ({@code interface#name}); {@code null} when not declared. */
+  Function function(String key) {
+    return functions.get(key);
+  }
+
+  /** The functions of one interface, by their core-name key. */
+  List<String> functionsOf(String iface) {
+    List<String> out = new ArrayList<>();
+    for (String key : functions.keySet()) {
+      if (key.startsWith(iface + "#")) {
+        out.add(key);
+      }
+    }
+    return out;
   }
 
   private static final Pattern TOKEN =
@@ -66,7 +102,9 @@ final class WitText {
       if (t.equals("package")) {
         skipPast(";");
       } else if (t.equals("interface")) {
-        next();
+        iface = next();
+        interfaces.put(iface, new LinkedHashMap<>());
+        uses.put(iface, new HashMap<>());
         expect("{");
         readInterface();
       } else {
@@ -86,7 +124,33 @@ final class WitText {
         case "}" -> {
           return;
         }
-        case "use" -> skipPast(";");
+        case "use" -> {
+          String from = next();
+          expect(".");
+          expect("{");
+          while (!peek().equals("}")) {
+            String name = next();
+            uses.get(iface).put(name, from + "/" + name);
+            if (peek().equals(",")) {
+              next();
+            }
+          }
+          next();
+          expect(";");
+        }
+        case "resource" -> {
+          String name = next();
+          declare(name, new Named("resource", List.of(), List.of()));
+          if (peek().equals(";")) {
+            next();
+          } else {
+            expect("{");
+            while (!peek().equals("}")) {
+              readFunction(name);
+            }
+            next();
+          }
+        }
         case "record" -> {
           String name = next();
           expect("{");
@@ -125,34 +189,63 @@ final class WitText {
           declare(name, new Named(t, names, types));
         }
         default -> {
-          String name = t;
-          expect(":");
-          expect("func");
-          expect("(");
-          List<String> params = new ArrayList<>();
-          while (!peek().equals(")")) {
-            next();
-            expect(":");
-            params.add(type());
-            if (peek().equals(",")) {
-              next();
-            }
-          }
-          next();
-          String result = null;
-          if (peek().equals("->")) {
-            next();
-            result = type();
-          }
-          expect(";");
-          functions.put(name, new Function(params, result));
+          at--;
+          readFunction(null);
         }
       }
     }
   }
 
+  /** A function of the interface, or of {@code resource} (constructor, static, method). */
+  private void readFunction(String resource) {
+    String name = next();
+    List<String> params = new ArrayList<>();
+    String key;
+    if (resource != null && name.equals("constructor")) {
+      key = "[constructor]" + resource;
+    } else {
+      expect(":");
+      boolean isStatic = false;
+      if (peek().equals("static")) {
+        next();
+        isStatic = true;
+      }
+      expect("func");
+      if (resource == null) {
+        key = name;
+      } else if (isStatic) {
+        key = "[static]" + resource + "." + name;
+      } else {
+        key = "[method]" + resource + "." + name;
+        params.add("borrow<" + resource + ">");
+      }
+    }
+    expect("(");
+    while (!peek().equals(")")) {
+      next();
+      expect(":");
+      params.add(type());
+      if (peek().equals(",")) {
+        next();
+      }
+    }
+    next();
+    String result = null;
+    if (peek().equals("->")) {
+      next();
+      result = type();
+    }
+    if (key.startsWith("[constructor]")) {
+      result = "own<" + resource + ">";
+    }
+    expect(";");
+    if (functions.put(iface + "#" + key, new Function(iface, params, result)) != null) {
+      throw new IllegalArgumentException("WIT: function " + iface + "#" + key + " declared twice");
+    }
+  }
+
   private void declare(String name, Named named) {
-    if (types.put(name, named) != null) {
+    if (interfaces.get(iface).put(name, named) != null) {
       throw new IllegalArgumentException("WIT: type " + name + " declared twice");
     }
   }
@@ -177,21 +270,35 @@ final class WitText {
     return text.toString();
   }
 
-  /** The canonical-ABI layout of a WIT type expression. */
-  AbiType layout(String type) {
+  /** [defining interface, name] of a type name used in {@code scope}. */
+  private String[] resolveName(String scope, String name) {
+    if (interfaces.containsKey(scope) && interfaces.get(scope).containsKey(name)) {
+      return new String[] {scope, name};
+    }
+    String used = uses.getOrDefault(scope, Map.of()).get(name);
+    if (used == null) {
+      throw new IllegalArgumentException("WIT: unknown type " + name + " in " + scope);
+    }
+    String[] parts = used.split("/", 2);
+    return resolveName(parts[0], parts[1]);
+  }
+
+  /** The canonical-ABI layout of a WIT type expression in the scope of {@code scope}. */
+  AbiType layout(String scope, String type) {
     if (type == null) {
       return null;
     }
-    AbiType known = resolved.get(type);
+    String key = scope + "|" + type;
+    AbiType known = resolved.get(key);
     if (known != null) {
       return known;
     }
-    AbiType layout = build(type);
-    resolved.put(type, layout);
+    AbiType layout = build(scope, type);
+    resolved.put(key, layout);
     return layout;
   }
 
-  private AbiType build(String type) {
+  private AbiType build(String scope, String type) {
     switch (type) {
       case "bool":
         return Prim.BOOL;
@@ -216,23 +323,34 @@ final class WitText {
       List<String> args = splitArgs(type.substring(open + 1, type.length() - 1));
       switch (head) {
         case "list":
-          return new ListOf(layout(args.get(0)));
+          return new ListOf(layout(scope, args.get(0)));
         case "option":
-          return Variant.option(layout(args.get(0)));
+          return Variant.option(layout(scope, args.get(0)));
         case "result":
+          if (args.size() == 1) {
+            return Variant.result(
+                args.get(0).equals("_") ? null : layout(scope, args.get(0)), null);
+          }
           return Variant.result(
-              args.get(0).equals("_") ? null : layout(args.get(0)), layout(args.get(1)));
+              args.get(0).equals("_") ? null : layout(scope, args.get(0)),
+              layout(scope, args.get(1)));
+        case "own", "borrow":
+          {
+            String[] where = resolveName(scope, args.get(0));
+            return new AbiType.Handle(where[1], head.equals("own"));
+          }
         default:
           throw new IllegalArgumentException("WIT: unknown generic type " + type);
       }
     }
-    Named named = types.get(type);
-    if (named == null) {
-      throw new IllegalArgumentException("WIT: unknown type " + type);
+    String[] where = resolveName(scope, type);
+    Named named = interfaces.get(where[0]).get(where[1]);
+    if (named.kind().equals("resource")) {
+      return new AbiType.Handle(where[1], true);
     }
     List<AbiType> members = new ArrayList<>();
     for (String t : named.memberTypes()) {
-      members.add(layout(t));
+      members.add(layout(where[0], t));
     }
     return named.kind().equals("record") ? new Record(members) : new Variant(members);
   }

@@ -94,42 +94,98 @@ public sealed interface AbiType {
     }
   }
 
-  /** A record: Java values are {@code Object[]}, one element per field in declaration order. */
-  record Record(List<AbiType> fields) implements AbiType {
+  /**
+   * A resource handle, {@code own<r>} or {@code borrow<r>}: one {@code i32}. Java values are
+   * {@code Long}. Handles of resources the host implements index the host's table; a borrow of a
+   * resource the component exports carries the component's representation.
+   */
+  record Handle(String resource, boolean own) implements AbiType {
     @Override
     public int size() {
-      int offset = 0;
-      for (AbiType field : fields) {
-        offset = align(offset, field.alignment()) + field.size();
-      }
-      return align(offset, alignment());
+      return 4;
     }
 
     @Override
     public int alignment() {
-      int alignment = 1;
-      for (AbiType field : fields) {
-        alignment = Math.max(alignment, field.alignment());
+      return 4;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      return List.of(CoreType.I32);
+    }
+  }
+
+  /**
+   * A record: Java values are {@code Object[]}, one element per field in declaration order. Its
+   * layout is computed once, at construction (lifting a list of 10,000 records asks for it 10,000
+   * times).
+   */
+  final class Record implements AbiType {
+    private final List<AbiType> fields;
+    private final int[] offsets;
+    private final int size;
+    private final int alignment;
+    private final List<CoreType> flat;
+
+    public Record(List<AbiType> fields) {
+      this.fields = List.copyOf(fields);
+      int align = 1;
+      for (AbiType field : this.fields) {
+        align = Math.max(align, field.alignment());
       }
+      this.alignment = align;
+      this.offsets = new int[this.fields.size()];
+      int offset = 0;
+      List<CoreType> flatTypes = new ArrayList<>();
+      for (int i = 0; i < this.fields.size(); i++) {
+        AbiType field = this.fields.get(i);
+        offset = align(offset, field.alignment());
+        offsets[i] = offset;
+        offset += field.size();
+        flatTypes.addAll(field.flat());
+      }
+      this.size = align(offset, align);
+      this.flat = List.copyOf(flatTypes);
+    }
+
+    public List<AbiType> fields() {
+      return fields;
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
+
+    @Override
+    public int alignment() {
       return alignment;
     }
 
     @Override
     public List<CoreType> flat() {
-      List<CoreType> flat = new ArrayList<>();
-      for (AbiType field : fields) {
-        flat.addAll(field.flat());
-      }
       return flat;
     }
 
     /** Offset of field {@code index} from the start of the record. */
     public int fieldOffset(int index) {
-      int offset = 0;
-      for (int i = 0; i < index; i++) {
-        offset = align(offset, fields.get(i).alignment()) + fields.get(i).size();
-      }
-      return align(offset, fields.get(index).alignment());
+      return offsets[index];
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Record r && r.fields.equals(fields);
+    }
+
+    @Override
+    public int hashCode() {
+      return fields.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return "Record" + fields;
     }
   }
 
@@ -137,7 +193,40 @@ public sealed interface AbiType {
    * A variant; enums, options and results are variants too. Java values are {@link Case}. A
    * case without payload has a {@code null} type.
    */
-  record Variant(List<AbiType> cases) implements AbiType {
+  final class Variant implements AbiType {
+    private final List<AbiType> cases;
+    private final List<CoreType> flat;
+
+    /** {@code cases} may hold {@code null} for a case without payload. */
+    public Variant(List<AbiType> cases) {
+      this.cases = java.util.Collections.unmodifiableList(new ArrayList<>(cases));
+      this.flat = List.copyOf(computeFlat());
+    }
+
+    public List<AbiType> cases() {
+      return cases;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Variant v && v.cases.equals(cases);
+    }
+
+    @Override
+    public int hashCode() {
+      return cases.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return "Variant" + cases;
+    }
+
+    @Override
+    public List<CoreType> flat() {
+      return flat;
+    }
+
     /** An enum of {@code n} cases: a variant whose cases carry nothing. */
     public static Variant enumOf(int n) {
       List<AbiType> cases = new ArrayList<>();
@@ -206,8 +295,7 @@ public sealed interface AbiType {
       return Math.max(discriminant().alignment(), maxCaseAlignment());
     }
 
-    @Override
-    public List<CoreType> flat() {
+    private List<CoreType> computeFlat() {
       List<CoreType> joined = new ArrayList<>();
       for (AbiType c : cases) {
         if (c == null) {

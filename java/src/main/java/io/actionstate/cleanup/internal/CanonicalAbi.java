@@ -117,15 +117,17 @@ public final class CanonicalAbi {
   // --- memory --------------------------------------------------------------------------------
 
   /** Writes {@code value} of type {@code type} at {@code pointer}. */
-  void store(AbiType type, Object value, int pointer) {
+  public void store(AbiType type, Object value, int pointer) {
     if (type instanceof Prim prim) {
       storePrim(prim, value, pointer);
+    } else if (type instanceof AbiType.Handle) {
+      memory.writeI32(pointer, (int) (long) (Long) value);
     } else if (type instanceof Str) {
       int[] pointerAndLength = lowerString((String) value);
       memory.writeI32(pointer, pointerAndLength[0]);
       memory.writeI32(pointer + 4, pointerAndLength[1]);
     } else if (type instanceof ListOf list) {
-      int[] pointerAndLength = lowerList(list, (List<?>) value);
+      int[] pointerAndLength = lowerList(list, value);
       memory.writeI32(pointer, pointerAndLength[0]);
       memory.writeI32(pointer + 4, pointerAndLength[1]);
     } else if (type instanceof Record record) {
@@ -155,9 +157,11 @@ public final class CanonicalAbi {
   }
 
   /** Reads a value of type {@code type} at {@code pointer}. */
-  Object load(AbiType type, int pointer) {
+  public Object load(AbiType type, int pointer) {
     if (type instanceof Prim prim) {
       return loadPrim(prim, pointer);
+    } else if (type instanceof AbiType.Handle) {
+      return memory.readInt(pointer) & 0xFFFF_FFFFL;
     } else if (type instanceof Str) {
       return liftString(memory.readInt(pointer), memory.readInt(pointer + 4));
     } else if (type instanceof ListOf list) {
@@ -209,6 +213,21 @@ public final class CanonicalAbi {
     return new int[] {pointer, bytes.length};
   }
 
+  /** The index of the first lone UTF-16 surrogate of {@code text}, or -1 when it has a UTF-8 form. */
+  public static int loneSurrogate(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   private static byte[] utf8(String text) {
     try {
       ByteBuffer encoded =
@@ -250,7 +269,28 @@ public final class CanonicalAbi {
     }
   }
 
-  private int[] lowerList(ListOf list, List<?> items) {
+  private int[] lowerList(ListOf list, Object value) {
+    // Columns of integers (a poll's partitions, offsets and flags) cross as one copy.
+    if (value instanceof byte[] bytes && list.element() == Prim.U8) {
+      int pointer = allocate(1, bytes.length);
+      memory.write(pointer, bytes);
+      return new int[] {pointer, bytes.length};
+    }
+    if (value instanceof int[] ints && list.element() == Prim.U32) {
+      ByteBuffer buffer = ByteBuffer.allocate(ints.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      buffer.asIntBuffer().put(ints);
+      int pointer = allocate(4, ints.length * 4);
+      memory.write(pointer, buffer.array());
+      return new int[] {pointer, ints.length};
+    }
+    if (value instanceof long[] longs && list.element() == Prim.U64) {
+      ByteBuffer buffer = ByteBuffer.allocate(longs.length * 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      buffer.asLongBuffer().put(longs);
+      int pointer = allocate(8, longs.length * 8);
+      memory.write(pointer, buffer.array());
+      return new int[] {pointer, longs.length};
+    }
+    List<?> items = (List<?>) value;
     AbiType element = list.element();
     long bytes = (long) items.size() * element.size();
     if (bytes > Integer.MAX_VALUE) {
@@ -278,7 +318,9 @@ public final class CanonicalAbi {
 
   /** Appends the core values of {@code value} to {@code out}. */
   void lowerFlat(AbiType type, Object value, List<Long> out) {
-    if (type instanceof Prim prim) {
+    if (type instanceof AbiType.Handle) {
+      out.add((Long) value & 0xFFFF_FFFFL);
+    } else if (type instanceof Prim prim) {
       switch (prim) {
         case BOOL -> out.add(((Boolean) value) ? 1L : 0L);
         case U8 -> out.add((Long) value & 0xFFL);
@@ -291,7 +333,7 @@ public final class CanonicalAbi {
       out.add(pointerAndLength[0] & 0xFFFF_FFFFL);
       out.add(pointerAndLength[1] & 0xFFFF_FFFFL);
     } else if (type instanceof ListOf list) {
-      int[] pointerAndLength = lowerList(list, (List<?>) value);
+      int[] pointerAndLength = lowerList(list, value);
       out.add(pointerAndLength[0] & 0xFFFF_FFFFL);
       out.add(pointerAndLength[1] & 0xFFFF_FFFFL);
     } else if (type instanceof Record record) {
@@ -321,7 +363,9 @@ public final class CanonicalAbi {
    * type as the producer wrote it (joined types for variant payloads).
    */
   Object liftFlat(AbiType type, Iterator<Long> values, Iterator<CoreType> slots) {
-    if (type instanceof Prim prim) {
+    if (type instanceof AbiType.Handle) {
+      return narrow(values.next(), slots.next());
+    } else if (type instanceof Prim prim) {
       long v = narrow(values.next(), slots.next());
       return switch (prim) {
         case BOOL -> v != 0;
@@ -361,6 +405,34 @@ public final class CanonicalAbi {
         caseType == null
             ? null
             : liftFlat(caseType, payload.iterator(), payloadSlots.iterator()));
+  }
+
+  /**
+   * The values of an import's parameters from its core arguments: flattened, or (more than
+   * {@link #MAX_FLAT_PARAMS} core values) a pointer to a tuple in the guest's memory.
+   */
+  public Object[] liftParams(List<AbiType> params, long[] core) {
+    Record tuple = new Record(params);
+    if (tuple.flat().size() > MAX_FLAT_PARAMS) {
+      return (Object[]) load(tuple, checkedPointer(core[0], tuple.size(), tuple.alignment()));
+    }
+    List<Long> values = new ArrayList<>(core.length);
+    for (long v : core) {
+      values.add(v);
+    }
+    return (Object[]) liftFlat(tuple, values.iterator(), tuple.flat().iterator());
+  }
+
+  /** An import's single flat result ({@code type} flattens to at most one core value). */
+  public long[] lowerResult(AbiType type, Object value) {
+    List<Long> out = new ArrayList<>(1);
+    lowerFlat(type, value, out);
+    return out.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  /** Stores an import's result at the return area the guest passed ({@code pointer}). */
+  public void storeResult(AbiType type, Object value, long pointer) {
+    store(type, value, checkedPointer(pointer, type.size(), type.alignment()));
   }
 
   /** A core value as the unsigned 32-bit or 64-bit number its slot holds. */

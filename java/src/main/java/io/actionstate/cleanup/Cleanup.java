@@ -1,0 +1,307 @@
+package io.actionstate.cleanup;
+
+import io.actionstate.cleanup.capability.Capabilities;
+import io.actionstate.cleanup.internal.AbiType.Case;
+import io.actionstate.cleanup.internal.CanonicalAbi;
+import io.actionstate.cleanup.internal.GuestFault;
+import io.actionstate.cleanup.internal.aot.CleanupModule;
+import io.actionstate.cleanup.kafka.KafkaCapabilities;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The cleanup component ({@code cleanup.wasm}, compiled to JVM classes when this jar was built)
+ * with its Kafka capabilities: apply plans with the commit-before-delete protocol, read a control
+ * topic's status, and enforce committed boundaries at restore ({@link RecoverySession}). Every
+ * decision, retry, wait and error sentence is the component's own, the same as in the Rust CLI
+ * and the Python host; this class only moves values and runs Kafka calls.
+ *
+ * <p><b>Thread-safety.</b> One {@code Cleanup} holds one guest instance; its methods and those of
+ * its sessions are synchronized on it, so concurrent callers wait for each other (a Flink job
+ * that restores in many subtasks at once gives each its own {@code Cleanup}).
+ *
+ * <p><b>Lifecycle.</b> {@link #close()} drops every session, producer and consumer and closes the
+ * admin client. A trap in the guest (a bug, never a verdict about input) throws the unchecked
+ * {@link GuestFault}: the instance is discarded with everything it held, the sessions of that
+ * instance refuse further calls, and the next call on this {@code Cleanup} runs in a fresh
+ * instance.
+ */
+public final class Cleanup implements AutoCloseable {
+  static final CleanupWit.Function MESSAGE =
+      new CleanupWit.Function("plans", "message", List.of(Wit.CLEANUP_ERROR), Wit.STRING);
+
+  final ComponentHost host;
+  private final boolean ownsCapabilities;
+  private boolean closed;
+  /** Where {@code retrying} goes during calls other than {@code apply}. */
+  private OperatorEvents events = OperatorEvents.NONE;
+
+  private Cleanup(Capabilities capabilities, boolean owns) {
+    this.host = new ComponentHost(CleanupModule.load(), CleanupModule::create, capabilities);
+    this.ownsCapabilities = owns;
+  }
+
+  /**
+   * A cleanup component over kafka-clients. {@code kafkaClient} holds the connection properties
+   * as Kafka's Java clients take them ({@code bootstrap.servers}, {@code security.protocol},
+   * {@code sasl.*}, {@code ssl.*}); {@code operationTimeout} is how long one Kafka step may take,
+   * retries included (the CLI's {@code --timeout}).
+   */
+  public static Cleanup connect(Map<String, Object> kafkaClient, Duration operationTimeout) {
+    return new Cleanup(KafkaCapabilities.connect(kafkaClient, operationTimeout), true);
+  }
+
+  /** A cleanup component over capabilities of the caller's (which the caller closes). */
+  public static Cleanup withCapabilities(Capabilities capabilities) {
+    return new Cleanup(Objects.requireNonNull(capabilities, "capabilities"), false);
+  }
+
+  private void open() {
+    if (closed) {
+      throw new IllegalStateException("this Cleanup is closed");
+    }
+  }
+
+  private String message(CleanupError error) {
+    return (String) host.call(MESSAGE, Wit.cleanupError(error));
+  }
+
+  private CleanupException unencodable(String what, CanonicalAbi.UnencodableStringException e) {
+    CleanupError error = new CleanupError.InvalidArgument(what + ": " + e.getMessage());
+    return new CleanupException(error, message(error));
+  }
+
+  /**
+   * Refuses, as {@code invalid-argument} with the component's sentence, Java strings that have no
+   * UTF-8 form, before anything is lowered: the instance and its sessions stay usable.
+   */
+  void requireUtf8(String what, String... texts) throws CleanupException {
+    for (String text : texts) {
+      int at = text == null ? -1 : CanonicalAbi.loneSurrogate(text);
+      if (at >= 0) {
+        CleanupError error =
+            new CleanupError.InvalidArgument(
+                what + ": the text has a lone UTF-16 surrogate at index " + at
+                    + ", which is not a Unicode character");
+        throw new CleanupException(error, message(error));
+      }
+    }
+  }
+
+  void requireUtf8(String what, List<String> texts) throws CleanupException {
+    requireUtf8(what, texts.toArray(new String[0]));
+  }
+
+  private void requireUtf8(RecoveryPolicy policy) throws CleanupException {
+    requireUtf8("The recovery policy", policy.topic().orElse(null), policy.controlTopic().orElse(null));
+  }
+
+  <T> T result(Object value, java.util.function.Function<Object, T> ok) throws CleanupException {
+    return host.result(value, ok, this::message);
+  }
+
+  /**
+   * Where {@code operator-events.retrying} goes during calls other than {@link #apply} (status,
+   * recovery, markers); none by default.
+   */
+  public synchronized void setOperatorEvents(OperatorEvents events) {
+    this.events = Objects.requireNonNull(events, "events");
+    host.events = events;
+  }
+
+  /** {@link #apply(String, ApplyOptions, OperatorEvents)} without a review: it proceeds. */
+  public ApplyReport apply(String planJson, ApplyOptions options) throws ApplyException {
+    return apply(planJson, options, events);
+  }
+
+  /**
+   * Applies a plan document (WIT {@code coordinator.apply}). {@code events} receives the review
+   * right before COMMITTED is written (its answer decides), {@code committed}, and
+   * {@code retrying} while a Kafka step waits for the cluster.
+   *
+   * @throws ApplyException the typed refusal or failure with the plan's status as the run last
+   *     knew it (after COMMITTED a second apply of the same plan finishes it) and whether this run
+   *     sent its COMMITTED append
+   */
+  public synchronized ApplyReport apply(String planJson, ApplyOptions options, OperatorEvents events)
+      throws ApplyException {
+    open();
+    Objects.requireNonNull(planJson, "planJson");
+    Objects.requireNonNull(options, "options");
+    try {
+      requireUtf8("The plan document or control topic", planJson, options.controlTopic());
+    } catch (CleanupException refused) {
+      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty(), false);
+    }
+    host.events = Objects.requireNonNull(events, "events");
+    Object value;
+    try {
+      value = host.call(CleanupWit.APPLY, planJson, options.lower());
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      CleanupException refused = unencodable("The plan document or control topic", e);
+      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty(), false);
+    } finally {
+      host.events = this.events;
+    }
+    Case c = (Case) value;
+    if (c.index() == 0) {
+      return ApplyReport.from(c.payload());
+    }
+    Object[] failure = (Object[]) c.payload();
+    CleanupError error = Wit.cleanupError(failure[0]);
+    throw new ApplyException(
+        error, message(error), ApplyReport.status(failure[1]), (Boolean) failure[2]);
+  }
+
+  /**
+   * What a plan would delete if it were applied now, per partition (WIT
+   * {@code coordinator.preview-plan}); read-only, reads no control topic.
+   *
+   * @throws CleanupException {@code invalid-plan}, {@code topic-changed},
+   *     {@code offsets-unavailable}, {@code kafka}
+   */
+  public synchronized List<ApplyReport.PartitionPreview> previewPlan(String planJson)
+      throws CleanupException {
+    open();
+    Objects.requireNonNull(planJson, "planJson");
+    requireUtf8("The plan document", planJson);
+    try {
+      return result(
+          host.call(CleanupWit.PREVIEW_PLAN, planJson),
+          v -> {
+            List<ApplyReport.PartitionPreview> preview = new ArrayList<>();
+            for (Object item : (List<?>) v) {
+              preview.add(ApplyReport.preview(item));
+            }
+            return List.copyOf(preview);
+          });
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The plan document", e);
+    }
+  }
+
+  /**
+   * Reads and validates a control topic (never creates it; WIT {@code control-status}).
+   *
+   * @throws CleanupException {@code recovery-refused} when it does not exist,
+   *     {@code invalid-control-topic}, {@code control-topic-corrupt}, {@code kafka}
+   */
+  public synchronized StatusReport status(String controlTopic) throws CleanupException {
+    open();
+    Objects.requireNonNull(controlTopic, "controlTopic");
+    requireUtf8("The control topic", controlTopic);
+    try {
+      return result(host.call(CleanupWit.CONTROL_STATUS, controlTopic), StatusReport::from);
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The control topic", e);
+    }
+  }
+
+  /**
+   * Would a restore from these markers (JSON texts) be allowed now? Replays nothing (WIT
+   * {@code check-recovery}).
+   *
+   * @throws RecoveryRefusalException the refusal; a {@code boundary-violation} names the first
+   *     partition below the boundary and {@code violations()} lists every one
+   */
+  public synchronized RecoveryVerdict checkRecovery(List<String> markers, RecoveryPolicy policy)
+      throws CleanupException {
+    open();
+    requireUtf8("A marker", markers);
+    requireUtf8(policy);
+    Object value;
+    try {
+      value = host.call(CleanupWit.CHECK_RECOVERY, texts(markers), policy.lower());
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("A marker or topic", e);
+    }
+    Case c = (Case) value;
+    if (c.index() == 0) {
+      return RecoveryVerdict.from(c.payload());
+    }
+    Object[] refusal = (Object[]) c.payload();
+    CleanupError error = Wit.cleanupError(refusal[0]);
+    List<CleanupError.BoundaryViolation> violations = new ArrayList<>();
+    for (Object item : (List<?>) refusal[1]) {
+      violations.add(Wit.boundaryViolation(item));
+    }
+    throw new RecoveryRefusalException(error, message(error), violations);
+  }
+
+  /** The versioned marker of {@code topic} as of now, as compact JSON. */
+  public synchronized String snapshotMarker(String topic) throws CleanupException {
+    open();
+    Objects.requireNonNull(topic, "topic");
+    requireUtf8("The topic", topic);
+    try {
+      return result(host.call(CleanupWit.SNAPSHOT_MARKER, topic), v -> (String) v);
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The topic", e);
+    }
+  }
+
+  /**
+   * Starts a recovery session for {@code topic} and records its identity (WIT
+   * {@code recovery-session.start}).
+   *
+   * @throws CleanupException {@code invalid-argument} when the topic does not exist,
+   *     {@code conflicting-policies}, {@code kafka}
+   */
+  public synchronized RecoverySession startRecovery(String topic, RecoveryPolicy policy)
+      throws CleanupException {
+    open();
+    Objects.requireNonNull(topic, "topic");
+    Objects.requireNonNull(policy, "policy");
+    requireUtf8("The topic", topic);
+    requireUtf8(policy);
+    try {
+      long handle =
+          result(host.call(CleanupWit.SESSION_START, topic, policy.lower()), v -> (Long) v);
+      return new RecoverySession(this, handle, host.generation());
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The topic", e);
+    }
+  }
+
+  /**
+   * Plans from marker files handed over one at a time (WIT {@code marker-planning}): each text is
+   * planned and freed by its call, so the guest holds one file at a time.
+   */
+  public synchronized MarkerFilesPlanner planMarkerFiles(String recoveryPoint)
+      throws CleanupException {
+    open();
+    Objects.requireNonNull(recoveryPoint, "recoveryPoint");
+    requireUtf8("The recovery point", recoveryPoint);
+    long handle = (Long) host.call(CleanupWit.PLANNER_NEW, recoveryPoint);
+    return new MarkerFilesPlanner(this, handle, host.generation());
+  }
+
+  static List<Object> texts(List<String> markers) {
+    List<Object> texts = new ArrayList<>(markers.size());
+    for (String m : markers) {
+      texts.add(Objects.requireNonNull(m, "marker"));
+    }
+    return texts;
+  }
+
+  void checkOpen() {
+    open();
+  }
+
+  /** Drops every session, producer and consumer, and closes the admin client if it made it. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    host.close();
+    if (ownsCapabilities) {
+      host.capabilities.admin().close();
+    }
+  }
+}

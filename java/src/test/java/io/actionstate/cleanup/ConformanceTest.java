@@ -1,0 +1,380 @@
+package io.actionstate.cleanup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.dylibso.chicory.compiler.MachineFactoryCompiler;
+import com.dylibso.chicory.runtime.Instance;
+import com.dylibso.chicory.runtime.Machine;
+import com.dylibso.chicory.wasm.Parser;
+import com.dylibso.chicory.wasm.WasmModule;
+import io.actionstate.cleanup.capability.Capabilities;
+import io.actionstate.cleanup.internal.AbiType.Case;
+import io.actionstate.cleanup.internal.ComponentBinary;
+import io.actionstate.cleanup.kafka.KafkaCapabilities;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The capability conformance suite ({@code conformance.wasm}, world {@code conformance}) against
+ * the Java host's capabilities and a real broker: every check of all four targets passes (a live
+ * broker, a dead address, a principal without ACLs and a wrong password, the last two on a SASL
+ * broker with ACLs), and the suite fails a Java host that lies in each way checked here. A host
+ * conforms to the capability contract exactly when this suite passes.
+ */
+class ConformanceTest {
+  private static WasmModule module;
+  private static Function<Instance, Machine> machine;
+  private static SaslBroker sasl;
+
+  /** A check of the suite's report. */
+  record Check(String name, boolean passed, String detail) {}
+
+  @BeforeAll
+  static void load() throws Exception {
+    Path component = Components.validatorPath().resolveSibling("conformance.wasm");
+    for (byte[] bytes : ComponentBinary.coreModules(Files.readAllBytes(component))) {
+      WasmModule m = Parser.parse(bytes);
+      var exports = m.exportSection();
+      for (int i = 0; i < exports.exportCount(); i++) {
+        if (exports.getExport(i).name().equals("cabi_realloc")) {
+          module = m;
+        }
+      }
+    }
+    if (module == null) {
+      throw new IllegalStateException(component + " has no main core module");
+    }
+    machine = MachineFactoryCompiler.compile(module);
+  }
+
+  @AfterAll
+  static void stopSasl() throws Exception {
+    if (sasl != null) {
+      sasl.stop();
+    }
+  }
+
+  private static synchronized SaslBroker sasl() throws Exception {
+    if (sasl == null) {
+      sasl = SaslBroker.start();
+    }
+    return sasl;
+  }
+
+  static List<Check> run(Capabilities caps, String target, String existingTopic) {
+    List<String> targets = List.of("live", "unreachable", "unauthorized", "unauthenticated");
+    try (ComponentHost host = new ComponentHost(module, machine, caps)) {
+      Object[] inputs = {
+        new Case(targets.indexOf(target), null),
+        Broker.unique("java-conformance") + "-",
+        existingTopic == null ? new Case(0, null) : new Case(1, existingTopic)
+      };
+      Object[] report = (Object[]) host.call(CleanupWit.SUITE_RUN, (Object) inputs);
+      List<Check> checks = new ArrayList<>();
+      for (Object item : (List<?>) report[0]) {
+        Object[] c = (Object[]) item;
+        checks.add(new Check((String) c[0], (Boolean) c[1], (String) c[2]));
+      }
+      return checks;
+    } finally {
+      caps.admin().close();
+    }
+  }
+
+  static List<String> failures(List<Check> checks) {
+    List<String> failed = new ArrayList<>();
+    for (Check c : checks) {
+      if (!c.passed()) {
+        failed.add(c.name() + ": " + c.detail());
+      }
+    }
+    return failed;
+  }
+
+  private static Capabilities live() {
+    return KafkaCapabilities.connect(Broker.client(), Duration.ofSeconds(30));
+  }
+
+  /** An existing topic on the SASL broker with one record, created by admin; bob has no ACL. */
+  private static String forbiddenTopic() throws Exception {
+    String topic = Broker.unique("java-forbidden");
+    try (var admin = org.apache.kafka.clients.admin.Admin.create(sasl().client("admin"))) {
+      admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 1, (short) 1)))
+          .all().get();
+    }
+    Map<String, Object> producer = new java.util.HashMap<>(sasl().client("admin"));
+    try (var p = new org.apache.kafka.clients.producer.KafkaProducer<String, String>(
+        producer,
+        new org.apache.kafka.common.serialization.StringSerializer(),
+        new org.apache.kafka.common.serialization.StringSerializer())) {
+      p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "k", "v")).get();
+    }
+    return topic;
+  }
+
+  @Test
+  void theJavaHostPassesEveryCheckAgainstALiveBroker() {
+    List<Check> checks = run(live(), "live", null);
+    assertTrue(checks.size() >= 30, checks.toString());
+    assertEquals(List.of(), failures(checks));
+  }
+
+  @Test
+  void theJavaHostPassesEveryCheckOnADeadConnection() {
+    // Nothing listens on port 1.
+    List<Check> checks =
+        run(
+            KafkaCapabilities.connect(
+                Map.of("bootstrap.servers", "127.0.0.1:1"), Duration.ofSeconds(3)),
+            "unreachable",
+            null);
+    assertTrue(checks.size() >= 6, checks.toString());
+    assertEquals(List.of(), failures(checks));
+  }
+
+  @Test
+  void theJavaHostPassesEveryCheckAsAPrincipalWithoutAcls() throws Exception {
+    String topic = forbiddenTopic();
+    List<Check> checks =
+        run(
+            KafkaCapabilities.connect(sasl().client("bob"), Duration.ofSeconds(30)),
+            "unauthorized",
+            topic);
+    assertTrue(checks.size() >= 4, checks.toString());
+    assertEquals(List.of(), failures(checks));
+  }
+
+  @Test
+  void theJavaHostPassesEveryCheckWithAWrongPassword() throws Exception {
+    List<Check> checks =
+        run(
+            KafkaCapabilities.connect(
+                sasl().client("bob", "not-bobs-password"), Duration.ofSeconds(30)),
+            "unauthenticated",
+            null);
+    assertTrue(checks.size() >= 1, checks.toString());
+    assertEquals(List.of(), failures(checks));
+  }
+
+  // --- lying hosts: decorators of the honest capabilities --------------------------------------
+
+  private static Capabilities lying(Capabilities honest, UnaryOperator<Capabilities.Admin> admin) {
+    return new Capabilities(
+        honest.clock(), admin.apply(honest.admin()), honest.writers(), honest.consumers());
+  }
+
+  private static void assertFailsCheck(List<Check> checks, String check) {
+    List<String> failed = failures(checks);
+    assertTrue(failed.stream().anyMatch(f -> f.contains(check)), failed.toString());
+  }
+
+  @Test
+  void theSuiteFailsAJavaHostWhoseLatestOffsetIsOnePastTheEnd() {
+    Capabilities caps =
+        lying(
+            live(),
+            admin ->
+                new LyingAdmin(admin) {
+                  @Override
+                  public List<PartitionOffset> listOffsets(
+                      String topic, List<Integer> partitions, Capabilities.OffsetSpec spec)
+                      throws io.actionstate.cleanup.capability.KafkaFailure {
+                    List<PartitionOffset> out = new ArrayList<>();
+                    for (PartitionOffset po : super.listOffsets(topic, partitions, spec)) {
+                      out.add(
+                          spec == Capabilities.OffsetSpec.LATEST
+                              ? new PartitionOffset(po.partition(), po.offset() + 1)
+                              : po);
+                    }
+                    return out;
+                  }
+                });
+    assertFailsCheck(run(caps, "live", null), "list-offsets latest is the end");
+  }
+
+  @Test
+  void theSuiteFailsAJavaHostThatReportsAMissingTopicAsAnError() {
+    Capabilities caps =
+        lying(
+            live(),
+            admin ->
+                new LyingAdmin(admin) {
+                  @Override
+                  public List<java.util.Optional<Capabilities.TopicMetadata>> describe(
+                      List<String> topics, List<String> names, boolean withOffsets)
+                      throws io.actionstate.cleanup.capability.KafkaFailure {
+                    var found = super.describe(topics, names, withOffsets);
+                    if (found.stream().anyMatch(java.util.Optional::isEmpty)) {
+                      throw new io.actionstate.cleanup.capability.KafkaFailure(
+                          new CleanupError.KafkaError(
+                              CleanupError.KafkaErrorKind.UNKNOWN_TOPIC, 3,
+                              "UNKNOWN_TOPIC_OR_PARTITION", "no such topic (lie)"));
+                    }
+                    return found;
+                  }
+                });
+    assertFailsCheck(run(caps, "live", null), "describe answers none for a topic that does not exist");
+  }
+
+  @Test
+  void theSuiteFailsAJavaHostThatReportsEveryErrorAsOther() {
+    Capabilities caps =
+        lying(
+            live(),
+            admin ->
+                new LyingAdmin(admin) {
+                  @Override
+                  public List<PartitionOffset> listOffsets(
+                      String topic, List<Integer> partitions, Capabilities.OffsetSpec spec)
+                      throws io.actionstate.cleanup.capability.KafkaFailure {
+                    try {
+                      return super.listOffsets(topic, partitions, spec);
+                    } catch (io.actionstate.cleanup.capability.KafkaFailure e) {
+                      var err = e.error();
+                      throw new io.actionstate.cleanup.capability.KafkaFailure(
+                          new CleanupError.KafkaError(
+                              CleanupError.KafkaErrorKind.OTHER, err.code(), err.name(),
+                              err.message()));
+                    }
+                  }
+                });
+    assertFailsCheck(
+        run(caps, "live", null), "list-offsets of a missing topic fails with unknown-topic");
+  }
+
+  @Test
+  void theSuiteFailsAJavaHostThatDoesNotFenceAnOlderWriter() {
+    Capabilities honest = live();
+    Capabilities.Writers unfenced =
+        id -> {
+          Capabilities.Writer w = honest.writers().open(id);
+          return new Capabilities.Writer() {
+            @Override
+            public long append(String topic, int partition, String key, String value)
+                throws io.actionstate.cleanup.capability.KafkaFailure {
+              try {
+                return w.append(topic, partition, key, value);
+              } catch (io.actionstate.cleanup.capability.KafkaFailure e) {
+                if (e.error().kind() == CleanupError.KafkaErrorKind.FENCED) {
+                  return 0;
+                }
+                throw e;
+              }
+            }
+
+            @Override
+            public void close() {
+              w.close();
+            }
+          };
+        };
+    Capabilities caps =
+        new Capabilities(honest.clock(), honest.admin(), unfenced, honest.consumers());
+    assertFailsCheck(run(caps, "live", null), "the older writer's append fails with fenced");
+  }
+
+  @Test
+  void theSuiteFailsAJavaHostWhoseSleepDoesNotWait() {
+    Capabilities honest = live();
+    Capabilities.Clock noSleep =
+        new Capabilities.Clock() {
+          @Override
+          public long nowMs() {
+            return honest.clock().nowMs();
+          }
+
+          @Override
+          public void sleepMs(int ms) {}
+
+          @Override
+          public int operationTimeoutMs() {
+            return honest.clock().operationTimeoutMs();
+          }
+        };
+    Capabilities caps =
+        new Capabilities(noSleep, honest.admin(), honest.writers(), honest.consumers());
+    assertFailsCheck(run(caps, "live", null), "sleep-ms(30) lets now-ms advance");
+  }
+
+  @Test
+  void theSuiteFailsAJavaHostThatReportsARefusedLoginAsATimeout() throws Exception {
+    Capabilities honest =
+        KafkaCapabilities.connect(sasl().client("bob", "not-bobs-password"), Duration.ofSeconds(30));
+    Capabilities caps =
+        lying(
+            honest,
+            admin ->
+                new LyingAdmin(admin) {
+                  @Override
+                  public List<java.util.Optional<Capabilities.TopicMetadata>> describe(
+                      List<String> topics, List<String> names, boolean withOffsets)
+                      throws io.actionstate.cleanup.capability.KafkaFailure {
+                    try {
+                      return super.describe(topics, names, withOffsets);
+                    } catch (io.actionstate.cleanup.capability.KafkaFailure e) {
+                      if (e.error().kind() != CleanupError.KafkaErrorKind.AUTHENTICATION) {
+                        throw e;
+                      }
+                      throw new io.actionstate.cleanup.capability.KafkaFailure(
+                          new CleanupError.KafkaError(
+                              CleanupError.KafkaErrorKind.TIMEOUT, 7, "REQUEST_TIMED_OUT",
+                              "timed out (lie)"));
+                    }
+                  }
+                });
+    assertFailsCheck(
+        run(caps, "unauthenticated", null), "describe with wrong credentials fails with authentication");
+  }
+
+  /** Forwards every call to the honest admin; a liar overrides one. */
+  static class LyingAdmin implements Capabilities.Admin {
+    private final Capabilities.Admin honest;
+
+    LyingAdmin(Capabilities.Admin honest) {
+      this.honest = honest;
+    }
+
+    @Override
+    public List<java.util.Optional<Capabilities.TopicMetadata>> describe(
+        List<String> topics, List<String> configNames, boolean withOffsets)
+        throws io.actionstate.cleanup.capability.KafkaFailure {
+      return honest.describe(topics, configNames, withOffsets);
+    }
+
+    @Override
+    public boolean createTopic(
+        String topic, int partitions, short replicationFactor,
+        List<Capabilities.ConfigEntry> configs)
+        throws io.actionstate.cleanup.capability.KafkaFailure {
+      return honest.createTopic(topic, partitions, replicationFactor, configs);
+    }
+
+    @Override
+    public List<PartitionOffset> listOffsets(
+        String topic, List<Integer> partitions, Capabilities.OffsetSpec spec)
+        throws io.actionstate.cleanup.capability.KafkaFailure {
+      return honest.listOffsets(topic, partitions, spec);
+    }
+
+    @Override
+    public List<PartitionOffset> deleteRecords(String topic, List<PartitionOffset> before)
+        throws io.actionstate.cleanup.capability.KafkaFailure {
+      return honest.deleteRecords(topic, before);
+    }
+
+    @Override
+    public void close() {
+      honest.close();
+    }
+  }
+}
