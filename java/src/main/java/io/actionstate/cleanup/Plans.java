@@ -76,6 +76,34 @@ public final class Plans {
   static final WitFunction MESSAGE =
       new WitFunction("message", List.of(Wit.CLEANUP_ERROR), Wit.STRING);
 
+  /** {@code operator-ref}: case 0 {@code uid}, case 1 {@code uid-hash}. */
+  static final AbiType OPERATOR_REF = new AbiType.Variant(List.of(Wit.STRING, Wit.STRING));
+
+  static final AbiType BYTES = new ListOf(AbiType.Prim.U8);
+  static final AbiType SNAPSHOT_FILE = new AbiType.Record(List.of(Wit.STRING, BYTES));
+  static final AbiType SNAPSHOT_FILE_REF = new AbiType.Record(List.of(Wit.STRING, Wit.STRING));
+  static final AbiType MARKER_FILE = new AbiType.Record(List.of(Wit.STRING, Wit.STRING));
+
+  /** {@code marker-source}: texts, files, or a snapshot ({@code snapshot-source}). */
+  static final AbiType MARKER_SOURCE =
+      new AbiType.Variant(
+          List.of(
+              new ListOf(Wit.STRING),
+              new ListOf(MARKER_FILE),
+              new AbiType.Record(List.of(BYTES, OPERATOR_REF, new ListOf(SNAPSHOT_FILE)))));
+
+  static final WitFunction COMPUTE_PLAN =
+      new WitFunction(
+          "compute-plan",
+          List.of(Wit.STRING, MARKER_SOURCE),
+          AbiType.Variant.result(
+              new AbiType.Record(List.of(Wit.PLAN, AbiType.Prim.U32)), Wit.CLEANUP_ERROR));
+  static final WitFunction SNAPSHOT_FILES =
+      new WitFunction(
+          "snapshot-files",
+          List.of(Wit.STRING, BYTES, AbiType.Variant.option(OPERATOR_REF)),
+          AbiType.Variant.result(new ListOf(SNAPSHOT_FILE_REF), Wit.CLEANUP_ERROR));
+
   /** Every function this class calls. */
   static final List<WitFunction> FUNCTIONS =
       List.of(
@@ -85,7 +113,9 @@ public final class Plans {
           SEAL_PLAN,
           REPLAY_CONTROL_LOG,
           EFFECTIVE_BOUNDARY,
-          MESSAGE);
+          MESSAGE,
+          COMPUTE_PLAN,
+          SNAPSHOT_FILES);
 
   private final WasmModule module;
   private final Set<String> exports;
@@ -267,6 +297,59 @@ public final class Plans {
       return result(call(PLAN_FROM_MARKERS, recoveryPoint, texts), Wit::plan);
     } catch (CanonicalAbi.UnencodableStringException e) {
       throw unencodable("The recovery point or a marker", e);
+    }
+  }
+
+  /**
+   * The plan of a Flink checkpoint or savepoint, read straight from its files: the Flink Agents
+   * Java tool's {@code plan --checkpoint PATH --operator-uid UID}, without running Flink. The
+   * component reads {@code _metadata} and names the state files it needs; this method only reads
+   * their bytes. {@code snapshot} is the snapshot directory or its {@code _metadata} file and
+   * becomes the plan's {@code sourceRecoveryPoint} exactly as given ({@code toString()}).
+   *
+   * @param operatorUid the uid the job gave the Flink Agents action operator, or {@code null}
+   * @param operatorUidHash the operator's OperatorID (32 hex digits) when it has no uid, or
+   *     {@code null}; exactly one of the two
+   * @throws CleanupException {@code invalid-snapshot} for a file that cannot be read (naming file
+   *     and byte offset), {@code invalid-marker} with the Java tool's facts, {@code
+   *     invalid-argument} for an operator that is not there (naming those that are)
+   * @throws IOException when {@code _metadata} or a state file cannot be read
+   */
+  @SuppressWarnings("unchecked")
+  public synchronized Plan fromSnapshot(Path snapshot, String operatorUid, String operatorUidHash)
+      throws CleanupException, IOException {
+    Objects.requireNonNull(snapshot, "snapshot");
+    if ((operatorUid == null) == (operatorUidHash == null)) {
+      throw new IllegalArgumentException("give exactly one of operatorUid and operatorUidHash");
+    }
+    Case operator = operatorUid != null ? new Case(0, operatorUid) : new Case(1, operatorUidHash);
+    String location = snapshot.toString();
+    Path directory;
+    Path metadataFile;
+    if (Files.isDirectory(snapshot)) {
+      directory = snapshot;
+      metadataFile = snapshot.resolve("_metadata");
+    } else {
+      directory = snapshot.toAbsolutePath().getParent();
+      metadataFile = snapshot;
+    }
+    byte[] metadata = Files.readAllBytes(metadataFile);
+    try {
+      List<Object> needed =
+          result(
+              call(SNAPSHOT_FILES, location, metadata, new Case(1, operator)),
+              value -> (List<Object>) value);
+      List<Object> files = new ArrayList<>(needed.size());
+      for (Object item : needed) {
+        String path = (String) ((Object[]) item)[0];
+        Path file = path.startsWith("/") ? Path.of(path) : directory.resolve(path).normalize();
+        files.add(new Object[] {path, Files.readAllBytes(file)});
+      }
+      Case source = new Case(2, new Object[] {metadata, operator, files});
+      return result(
+          call(COMPUTE_PLAN, location, source), value -> Wit.plan(((Object[]) value)[0]));
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The snapshot path or operator", e);
     }
   }
 
