@@ -60,5 +60,6 @@ final class Cluster {
 
   void stop() throws IOException, InterruptedException {
     run(state, "stop");
+    SaslBroker.deleteTree(state); // run() threw, keeping the logs, when the stop failed
   }
 }

@@ -71,6 +71,16 @@ final class SaslBroker {
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .start();
-    p.waitFor(60, TimeUnit.SECONDS);
+    if (p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0) {
+      deleteTree(state); // kept when the stop failed: its node logs say why
+    }
+  }
+
+  static void deleteTree(Path dir) throws IOException {
+    try (var paths = Files.walk(dir)) {
+      for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
+    }
   }
 }
