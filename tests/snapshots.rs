@@ -354,3 +354,51 @@ fn check_recovery_reads_the_markers_of_the_snapshot_the_job_would_restore() {
         "{stderr}"
     );
 }
+
+/// A truncated `_metadata` is refused with exit 3 and one sentence naming the file and the byte
+/// offset where it stops making sense; so is one with a flipped magic number.
+#[test]
+fn a_damaged_metadata_is_refused_naming_file_and_offset() {
+    let source =
+        repo().join("fixtures/snapshots/flink-2.2/savepoint-canonical/savepoint/_metadata");
+    let bytes = std::fs::read(&source).unwrap();
+    let dir = std::env::temp_dir().join(format!("asc-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let metadata = dir.join("_metadata");
+    let given = dir.display().to_string();
+    let cases: [(Vec<u8>, &str); 2] = [
+        (bytes[..bytes.len() / 2].to_vec(), "but the file ends after"),
+        (
+            [&[0x49, 0x60, 0x67, 0x2e][..], &bytes[4..]].concat(),
+            "expected the magic number 0x4960672d of a Flink checkpoint metadata file but found 0x4960672e",
+        ),
+    ];
+    for (damaged, why) in cases {
+        std::fs::write(&metadata, &damaged).unwrap();
+        let output = cli(&[
+            "plan",
+            "--checkpoint",
+            &given,
+            "--operator-uid",
+            "agent-operator",
+        ]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(3), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "Flink snapshot file {given}/_metadata is not readable at byte"
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains(why), "{stderr}");
+        assert_eq!(
+            stderr
+                .trim_end()
+                .lines()
+                .filter(|l| l.starts_with("error:"))
+                .count(),
+            1
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
