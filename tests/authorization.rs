@@ -221,7 +221,7 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         "the message names the probe and the authorization failure: {message}"
     );
     assert!(
-        hint.contains("not committed"),
+        hint.contains("nothing was committed"),
         "the hint says nothing durable happened: {hint}"
     );
     // The text output says the same on stderr.
@@ -253,7 +253,7 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
             && message.to_lowercase().contains("authorization"),
         "{message}"
     );
-    assert!(hint.contains("not committed"), "{hint}");
+    assert!(hint.contains("nothing was committed"), "{hint}");
     assert_nothing_committed(&cluster, &control, "after the --kafka-config refusal");
     assert_eq!(beginnings(&cluster, &topic), untouched, "nothing deleted");
 

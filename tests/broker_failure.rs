@@ -379,7 +379,7 @@ fn a_broker_killed_during_apply_never_loses_a_boundary_or_a_record_above_it() {
                         }
                         None if stage == "before-commit" => {
                             assert!(
-                                unknown || hint.contains("not committed"),
+                                unknown || hint.contains("nothing was committed"),
                                 "round {g} ({stage}): exit 4, plan not committed, but the hint says: {hint}"
                             );
                             format!("exit 4, not committed, {said} ({message})")
