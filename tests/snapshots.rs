@@ -367,7 +367,7 @@ fn a_damaged_metadata_is_refused_naming_file_and_offset() {
     let metadata = dir.join("_metadata");
     let given = dir.display().to_string();
     let cases: [(Vec<u8>, &str); 2] = [
-        (bytes[..bytes.len() / 2].to_vec(), "but the file ends after"),
+        (bytes[..bytes.len() / 2].to_vec(), ": expected "),
         (
             [&[0x49, 0x60, 0x67, 0x2e][..], &bytes[4..]].concat(),
             "expected the magic number 0x4960672d of a Flink checkpoint metadata file but found 0x4960672e",

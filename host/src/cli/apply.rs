@@ -133,6 +133,8 @@ pub fn preview_text(
 }
 
 pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
+    // Before any thread exists (the component runtime starts some): see `interrupt::block`.
+    interrupt::block();
     let plan_json = read_text(&args.plan, "plan file")?;
     let settings = kafka_settings(&args.kafka)?;
     // The plan's ID and topic, for the question and the interruption message (a plan the
@@ -141,13 +143,14 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         .verify_plan(&plan_json)
         .ok()
         .and_then(Result::ok);
-    if let Some(plan) = &plan {
-        interrupt::watch(
+    match &plan {
+        Some(plan) => interrupt::watch(
             &plan.plan_id,
             &args.control_topic,
             args.dry_run,
             args.out.json,
-        );
+        ),
+        None => interrupt::release(),
     }
     // Without --yes a terminal is asked; a script (stdin not a terminal) is not.
     let ask = !args.yes && !args.dry_run && std::io::stdin().is_terminal();

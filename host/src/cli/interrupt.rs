@@ -39,8 +39,32 @@ pub fn set_stage(stage: Stage) {
     STAGE.store(stage as u8, Ordering::SeqCst);
 }
 
-/// From now on SIGINT prints where the plan stands and exits `INTERRUPTED`. Call before any
-/// other thread starts (threads inherit the blocked signal).
+/// Blocks SIGINT in this thread, so that every thread started afterwards (the component
+/// runtime's, the Kafka client's) inherits the block and a ^C can only reach `watch`'s thread.
+/// Call first, before anything starts a thread; `watch` or `release` follows.
+pub fn block() {
+    set_mask(libc::SIG_BLOCK);
+}
+
+/// Undoes `block` when there is nothing to watch (a plan that will be refused anyway).
+pub fn release() {
+    set_mask(libc::SIG_UNBLOCK);
+}
+
+fn set_mask(how: libc::c_int) -> bool {
+    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset, which initialises it; the
+    // calls only read and write that local set and this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut()) == 0
+    }
+}
+
+/// From now on SIGINT prints where the plan stands and exits `INTERRUPTED`. Call after `block`,
+/// which must come before any other thread starts (threads inherit the blocked signal); a ^C
+/// that came in between is pending and answered here.
 pub fn watch(plan_id: &str, control_topic: &str, dry_run: bool, json: bool) {
     let checking = if dry_run {
         "interrupted during a dry run: nothing was committed".to_owned()
@@ -62,15 +86,7 @@ pub fn watch(plan_id: &str, control_topic: &str, dry_run: bool, json: bool) {
     if MESSAGES.set(messages).is_err() {
         return;
     }
-    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset, which initialises it; the
-    // calls only read and write that local set and this thread's mask.
-    let blocked = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) == 0
-    };
-    if !blocked {
+    if !set_mask(libc::SIG_BLOCK) {
         return;
     }
     let spawned = std::thread::Builder::new()
@@ -78,13 +94,7 @@ pub fn watch(plan_id: &str, control_topic: &str, dry_run: bool, json: bool) {
         .spawn(wait_for_sigint);
     // Without the thread the signal stays blocked: ^C would do nothing. Unblock it again.
     if spawned.is_err() {
-        // SAFETY: as above.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        }
+        release();
     }
 }
 
