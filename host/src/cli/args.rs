@@ -158,9 +158,24 @@ pub struct PlanArgs {
     /// (with --markers; with --checkpoint it is the checkpoint path as given).
     #[arg(long, value_name = "ID", conflicts_with = "checkpoint")]
     pub recovery_point: Option<String>,
+    #[command(flatten)]
+    pub snapshot: CheckpointArgs,
+    /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Optional: with --bootstrap-servers, review what the plan would delete on the live topic.
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// A Flink checkpoint or savepoint and the operator whose recovery markers are read from it.
+#[derive(Debug, Args)]
+pub struct CheckpointArgs {
     /// Read the markers straight from a Flink checkpoint or savepoint (its directory or its
     /// _metadata file), as the Flink Agents Java tool's `plan --checkpoint` does, with no JVM.
-    /// The path, exactly as given, becomes the plan's sourceRecoveryPoint.
+    /// The path, exactly as given, names the recovery point (the plan's sourceRecoveryPoint).
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
     /// With --checkpoint: the uid the job gave the Flink Agents action operator.
@@ -175,14 +190,6 @@ pub struct PlanArgs {
     /// (`action-state-cleanup snapshot PATH` lists them).
     #[arg(long, value_name = "HASH", requires = "checkpoint")]
     pub operator_uid_hash: Option<String>,
-    /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Optional: with --bootstrap-servers, review what the plan would delete on the live topic.
-    #[command(flatten)]
-    pub kafka: KafkaArgs,
-    #[command(flatten)]
-    pub out: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -252,21 +259,9 @@ pub struct CheckRecoveryArgs {
     /// The markers of the recovery point to restore (same forms as `plan --markers`).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub markers: Vec<PathBuf>,
-    /// Or the Flink checkpoint or savepoint the job would restore (its directory or _metadata):
-    /// the markers are read from it, as `plan --checkpoint` reads them.
-    #[arg(long, value_name = "PATH")]
-    pub checkpoint: Option<PathBuf>,
-    /// With --checkpoint: the uid of the Flink Agents action operator.
-    #[arg(
-        long,
-        value_name = "UID",
-        requires = "checkpoint",
-        conflicts_with = "operator_uid_hash"
-    )]
-    pub operator_uid: Option<String>,
-    /// With --checkpoint: the operator's OperatorID (32 hex digits), for an operator without a uid.
-    #[arg(long, value_name = "HASH", requires = "checkpoint")]
-    pub operator_uid_hash: Option<String>,
+    /// Or read the markers from the Flink checkpoint or savepoint the job would restore.
+    #[command(flatten)]
+    pub snapshot: CheckpointArgs,
     /// The control topic the runtime is configured with; omit for standard recovery.
     #[arg(long, value_name = "TOPIC")]
     pub control_topic: Option<String>,

@@ -14,7 +14,7 @@ use super::failure::Failure;
 use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{Progress, answer, instance, kafka_settings, offline_instance};
-use super::snapshot::{SnapshotOnDisk, operator_ref};
+use super::snapshot::{SnapshotOnDisk, selected};
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     // Refuse an existing output before any work, not after it (the Java tool checks last).
@@ -25,14 +25,8 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         )));
     }
     let mut instance = offline_instance()?;
-    let MarkerFilesPlan { plan, markers } = match &args.checkpoint {
-        Some(checkpoint) => {
-            let operator = operator_ref(
-                args.operator_uid.as_deref(),
-                args.operator_uid_hash.as_deref(),
-            )?;
-            SnapshotOnDisk::open(checkpoint)?.plan(&mut instance, operator)?
-        }
+    let MarkerFilesPlan { plan, markers } = match selected(&args.snapshot)? {
+        Some((snapshot, operator)) => snapshot.plan(&mut instance, operator)?,
         None => {
             let recovery_point = args
                 .recovery_point

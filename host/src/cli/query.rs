@@ -9,7 +9,7 @@ use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
 use super::output::{offsets_json, offsets_text, print_json, table};
 use super::session::{Progress, answer, instance, kafka_settings};
-use super::snapshot::{SnapshotOnDisk, operator_ref};
+use super::snapshot::selected;
 
 /// `status`: exits 0 when the history is whole and every plan APPLIED, `ATTENTION` when a plan
 /// is COMMITTED but unfinished (an apply stopped after its point of no return) or the history
@@ -112,14 +112,8 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
 
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
-    let markers = match &args.checkpoint {
-        Some(checkpoint) => {
-            let operator = operator_ref(
-                args.operator_uid.as_deref(),
-                args.operator_uid_hash.as_deref(),
-            )?;
-            SnapshotOnDisk::open(checkpoint)?.marker_texts(&mut instance, operator)?
-        }
+    let markers = match selected(&args.snapshot)? {
+        Some((snapshot, operator)) => snapshot.marker_texts(&mut instance, operator)?,
         None => load_markers(&mut instance, &args.markers)?,
     };
     let policy = RecoveryPolicy {

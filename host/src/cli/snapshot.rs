@@ -8,6 +8,7 @@ use action_state_cleanup::cleanup::{
     SnapshotSummary,
 };
 
+use super::args::CheckpointArgs;
 use super::failure::Failure;
 use super::session::answer;
 
@@ -161,15 +162,21 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
-/// The operator named by `--operator-uid` or `--operator-uid-hash`.
-pub fn operator_ref(uid: Option<&str>, hash: Option<&str>) -> Result<OperatorRef, Failure> {
-    match (uid, hash) {
-        (Some(uid), None) => Ok(OperatorRef::Uid(uid.to_owned())),
-        (None, Some(hash)) => Ok(OperatorRef::UidHash(hash.to_owned())),
-        _ => Err(Failure::usage(
-            "Exactly one of --operator-uid or --operator-uid-hash is required with --checkpoint",
-        )),
-    }
+/// The snapshot and operator that `--checkpoint` and `--operator-uid(-hash)` name, if any.
+pub fn selected(args: &CheckpointArgs) -> Result<Option<(SnapshotOnDisk, OperatorRef)>, Failure> {
+    let Some(checkpoint) = &args.checkpoint else {
+        return Ok(None);
+    };
+    let operator = match (&args.operator_uid, &args.operator_uid_hash) {
+        (Some(uid), None) => OperatorRef::Uid(uid.clone()),
+        (None, Some(hash)) => OperatorRef::UidHash(hash.clone()),
+        _ => {
+            return Err(Failure::usage(
+                "Exactly one of --operator-uid or --operator-uid-hash is required with --checkpoint",
+            ));
+        }
+    };
+    Ok(Some((SnapshotOnDisk::open(checkpoint)?, operator)))
 }
 
 /// `snapshot --json`: the component's summary as one object.

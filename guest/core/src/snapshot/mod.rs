@@ -177,13 +177,25 @@ impl<'a> Snapshot<'a> {
 
     /// The state files that hold `which`'s markers, each once, in the order first needed.
     pub fn marker_files(&self, which: &OperatorRef) -> Result<Vec<NeededFile>> {
-        let operator = self.operator(which)?;
+        self.files_of(std::iter::once(self.operator(which)?))
+    }
+
+    /// The state files that hold the markers of `operators`, each once, in the order needed.
+    fn files_of<'o>(
+        &self,
+        operators: impl Iterator<Item = &'o OperatorState<'a>>,
+    ) -> Result<Vec<NeededFile>>
+    where
+        'a: 'o,
+    {
         let mut files: Vec<NeededFile> = Vec::new();
-        for (_, handle, _) in marker_states(operator) {
-            if let Some(file) = self.needed(&handle.stream)?
-                && !files.contains(&file)
-            {
-                files.push(file);
+        for operator in operators {
+            for (_, handle, _) in marker_states(operator) {
+                if let Some(file) = self.needed(&handle.stream)?
+                    && !files.contains(&file)
+                {
+                    files.push(file);
+                }
             }
         }
         Ok(files)
@@ -364,17 +376,7 @@ pub struct OperatorSummary {
 impl<'a> Snapshot<'a> {
     /// The state files of every operator that keeps a `recoveryMarker` state.
     pub fn all_marker_files(&self) -> Result<Vec<NeededFile>> {
-        let mut files: Vec<NeededFile> = Vec::new();
-        for operator in &self.metadata.operators {
-            for (_, handle, _) in marker_states(operator) {
-                if let Some(file) = self.needed(&handle.stream)?
-                    && !files.contains(&file)
-                {
-                    files.push(file);
-                }
-            }
-        }
-        Ok(files)
+        self.files_of(self.metadata.operators.iter())
     }
 
     /// Every operator with its states, and the markers of those whose files are in `files`.
@@ -426,15 +428,11 @@ impl<'a> Snapshot<'a> {
         Ok(operators)
     }
 
-    fn files_present(&self, operator: &OperatorState<'_>, files: &[StateFile<'_>]) -> Result<bool> {
-        for (_, handle, _) in marker_states(operator) {
-            if let Some(file) = self.needed(&handle.stream)?
-                && !files.iter().any(|f| f.path == file.path)
-            {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+    fn files_present(&self, operator: &OperatorState<'a>, files: &[StateFile<'_>]) -> Result<bool> {
+        let needed = self.files_of(std::iter::once(operator))?;
+        Ok(needed
+            .iter()
+            .all(|file| files.iter().any(|f| f.path == file.path)))
     }
 }
 
