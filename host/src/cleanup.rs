@@ -1,4 +1,4 @@
-//! The `cleanup` component in wasmtime: the host implements the 0.2 imports (plain Kafka
+//! The `cleanup` component in wasmtime: the host implements its imports (plain Kafka
 //! operations and a clock, see `kafka`) and calls the exported coordinator and recovery.
 
 use std::time::{Duration, Instant};
