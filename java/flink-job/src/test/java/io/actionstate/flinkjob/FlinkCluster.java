@@ -45,6 +45,9 @@ final class FlinkCluster {
     Configuration config = new Configuration();
     config.setString("rest.bind-port", "0");
     config.setString("metrics.reporter.probe.factory.class", Probe.Factory.class.getName());
+    // A JobManager setting (a job's own configuration cannot raise it): the failure tests check
+    // every retained checkpoint, not just the latest.
+    config.setString("execution.checkpointing.num-retained", "10");
     // Small network buffers: this job moves a few longs.
     config.setString("taskmanager.memory.network.min", "16mb");
     config.setString("taskmanager.memory.network.max", "16mb");
@@ -76,7 +79,6 @@ final class FlinkCluster {
     m.put("execution.checkpointing.savepoint-dir", dir.resolve("savepoints").toUri().toString());
     m.put("execution.checkpointing.interval", "1h");
     m.put("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
-    m.put("execution.checkpointing.num-retained", "10");
     m.put("restart-strategy.type", "fixed-delay");
     m.put("restart-strategy.fixed-delay.attempts", "10");
     m.put("restart-strategy.fixed-delay.delay", "500ms");

@@ -1,6 +1,8 @@
 package io.actionstate.flinkjob;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.actionstate.cleanup.ApplyOptions;
 import io.actionstate.cleanup.ApplyReport;
@@ -9,6 +11,8 @@ import io.actionstate.cleanup.OperatorEvents;
 import io.actionstate.cleanup.PartitionOffset;
 import io.actionstate.cleanup.Plan;
 import io.actionstate.cleanup.Plans;
+import io.actionstate.cleanup.RecoveryPolicy;
+import io.actionstate.cleanup.RecoveryRefusalException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
@@ -96,6 +101,23 @@ final class Harness implements AutoCloseable {
         state + " committed up to " + expected, WAIT, () -> Kafka.committedEnds(state).equals(expected));
   }
 
+  /**
+   * Waits until no transaction is open on the action-state topic (every partition's last stable
+   * offset is its high watermark) and returns those ends: after a failure, aborted transactions
+   * take offsets too, so the ends are no longer twice the actions.
+   */
+  Map<Integer, Long> awaitSettledEnds() throws Exception {
+    AtomicReference<Map<Integer, Long>> ends = new AtomicReference<>();
+    Waits.until(
+        state + " without open transactions",
+        WAIT,
+        () -> {
+          ends.set(Kafka.committedEnds(state));
+          return ends.get().equals(Kafka.highWatermarks(state));
+        });
+    return ends.get();
+  }
+
   /** Waits until the job's subtasks all report the replay unfinished (1) or finished (0). */
   void awaitReplay(String job, boolean unfinished) throws Exception {
     Waits.until(
@@ -156,6 +178,76 @@ final class Harness implements AutoCloseable {
           .sorted((a, b) -> Long.compare(number(a), number(b)))
           .toList();
     }
+  }
+
+  /** Waits for a retained checkpoint of the job whose markers are {@code offsets}; its path. */
+  Path awaitCheckpointAt(JobID job, Map<Integer, Long> offsets) throws Exception {
+    AtomicReference<Path> found = new AtomicReference<>();
+    Waits.until(
+        "a checkpoint of " + job + " at " + offsets,
+        WAIT,
+        () -> {
+          List<Path> retained = retainedCheckpoints(job);
+          if (retained.isEmpty()) {
+            return false;
+          }
+          Path latest = retained.get(retained.size() - 1);
+          try {
+            if (offsets(plan(latest)).equals(offsets)) {
+              found.set(latest);
+              return true;
+            }
+          } catch (IOException subsumed) {
+            // Flink deleted it while it was read (a newer one completed): look again.
+          }
+          return false;
+        });
+    return found.get();
+  }
+
+  /**
+   * For every recovery point: a restore that the committed boundary allows must find every record
+   * it needs (each partition still begins at or below its marker, read independently with
+   * kafka-clients, and the component's check-recovery agrees); one below the boundary must be
+   * refused as a boundary violation and for nothing else. Returns {allowed, refused}.
+   */
+  int[] checkRecoveryPoints(List<Path> points) throws Exception {
+    Map<Integer, Long> boundary = Kafka.beginnings(state);
+    int allowed = 0;
+    int refused = 0;
+    RecoveryPolicy policy =
+        RecoveryPolicy.enforced(state, control);
+    for (Path point : points) {
+      Map<Integer, Long> offsets;
+      Plan plan;
+      try {
+        plan = plan(point);
+        offsets = offsets(plan);
+      } catch (IOException subsumed) {
+        continue;
+      }
+      boolean below = offsets.entrySet().stream().anyMatch(e -> e.getValue() < boundary.get(e.getKey()));
+      if (below) {
+        RecoveryRefusalException refusal =
+            assertThrows(
+                RecoveryRefusalException.class,
+                () -> cleanup.checkRecovery(List.of(marker(plan)), policy),
+                point + " at " + offsets + " is below the boundary " + boundary);
+        assertEquals("boundary-violation", refusal.kind(), refusal.getMessage());
+        refused++;
+      } else {
+        cleanup.checkRecovery(List.of(marker(plan)), policy);
+        Map<Integer, Long> beginnings = Kafka.beginnings(state);
+        for (Map.Entry<Integer, Long> e : offsets.entrySet()) {
+          assertTrue(
+              beginnings.get(e.getKey()) <= e.getValue(),
+              point + " needs partition " + e.getKey() + " from " + e.getValue()
+                  + " but it begins at " + beginnings.get(e.getKey()));
+        }
+        allowed++;
+      }
+    }
+    return new int[] {allowed, refused};
   }
 
   private static long number(Path chk) {

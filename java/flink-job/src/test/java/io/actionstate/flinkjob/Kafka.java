@@ -88,12 +88,22 @@ final class Kafka {
     return offsets(topic, OffsetSpec.latest());
   }
 
+  /** Each partition's high watermark (read_uncommitted end), by partition. */
+  static Map<Integer, Long> highWatermarks(String topic) throws Exception {
+    return offsets(topic, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+  }
+
   /** Each partition's beginning offset, by partition. */
   static Map<Integer, Long> beginnings(String topic) throws Exception {
     return offsets(topic, OffsetSpec.earliest());
   }
 
   private static Map<Integer, Long> offsets(String topic, OffsetSpec spec) throws Exception {
+    return offsets(topic, spec, IsolationLevel.READ_COMMITTED);
+  }
+
+  private static Map<Integer, Long> offsets(String topic, OffsetSpec spec, IsolationLevel level)
+      throws Exception {
     try (Admin admin = Admin.create(clientObjects())) {
       int partitions =
           admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
@@ -103,7 +113,7 @@ final class Kafka {
       }
       Map<Integer, Long> result = new TreeMap<>();
       admin
-          .listOffsets(request, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+          .listOffsets(request, new ListOffsetsOptions(level))
           .all()
           .get()
           .forEach((tp, info) -> result.put(tp.partition(), info.offset()));
