@@ -105,14 +105,6 @@ final class ActionOperator extends AbstractStreamOperator<Long>
         context.getKeyedStateStore().getState(new ValueStateDescriptor<>("performed", Types.LONG));
     completed = new HashSet<>();
     pending = new ArrayDeque<>();
-    // The writer first: opening it completes or aborts what an earlier attempt of this subtask
-    // left open, so every completion that can still appear is below the end the restore captures.
-    writer = ActionWriter.open(settings, task.getIndexOfThisSubtask(), task.getAttemptNumber());
-    cleanup = Cleanup.connect(new HashMap<>(settings.kafka()), settings.operationTimeout());
-    session = cleanup.startRecovery(settings.actionStateTopic(), policy());
-    if (!context.isRestored()) {
-      return;
-    }
     List<String> markers = new ArrayList<>();
     for (Object element : markerState.get()) {
       markers.add(Markers.toJson(element));
@@ -124,6 +116,15 @@ final class ActionOperator extends AbstractStreamOperator<Long>
               + " the action operator now runs with parallelism " + parallelism + ": restore with"
               + " parallelism " + markers.size() + ". Another parallelism would leave transactions"
               + " of the snapshot's other subtasks unfenced while the replay captures its end");
+    }
+    // The writer before the restore: opening it completes or aborts what an earlier attempt of
+    // this subtask left open, so every completion that can still appear is below the end the
+    // restore captures.
+    writer = ActionWriter.open(settings, task.getIndexOfThisSubtask(), task.getAttemptNumber());
+    cleanup = Cleanup.connect(new HashMap<>(settings.kafka()), settings.operationTimeout());
+    session = cleanup.startRecovery(settings.actionStateTopic(), policy());
+    if (!context.isRestored()) {
+      return;
     }
     // Refuses a point below the committed boundary (the exception fails the task before any
     // action ran) and captures the end offsets the replay stops at.

@@ -70,6 +70,17 @@ final class Harness implements AutoCloseable {
    */
   JobID start(String name, Path restoreFrom, JobSettings settings, Map<String, String> extra)
       throws Exception {
+    return start(name, restoreFrom, settings, extra, PARALLELISM);
+  }
+
+  /** {@link #start} with the action operator at {@code parallelism}. */
+  JobID start(
+      String name,
+      Path restoreFrom,
+      JobSettings settings,
+      Map<String, String> extra,
+      int parallelism)
+      throws Exception {
     Map<String, String> config = new HashMap<>(flink.jobConfig());
     if (restoreFrom != null) {
       config.put("execution.state-recovery.path", restoreFrom.toUri().toString());
@@ -78,7 +89,7 @@ final class Harness implements AutoCloseable {
     return flink.submit(
         name,
         config,
-        env -> ActionJob.build(env, GatedActions.named(gate), settings, PARALLELISM));
+        env -> ActionJob.build(env, GatedActions.named(gate), settings, parallelism));
   }
 
   /** Lets the actions with ids below {@code n} out of the source. */

@@ -106,6 +106,19 @@ class StoryTest {
       assertEquals(0, Probe.total("story-restore-c0", "actionsPerformed"));
       assertNull(Effects.read(h.effects).exactlyOnceViolation(200), "no effect from C0's run");
 
+      // C1 at another parallelism: refused at start, before anything runs (README, rule 1).
+      JobID rescaled =
+          h.start(
+              "story-restore-c1-rescaled", c1, h.settings(), Map.of("restart-strategy.type", "none"),
+              1);
+      Optional<Throwable> rescaleFailure = flink.failure(rescaled);
+      assertTrue(rescaleFailure.isPresent(), "a restore of C1 at parallelism 1 must fail");
+      Failures.find(
+          rescaleFailure.get(),
+          "Restored 2 recovery markers (one per subtask of the snapshot), but the action operator"
+              + " now runs with parallelism 1: restore with parallelism 2");
+      assertEquals(0, Probe.total("story-restore-c1-rescaled", "actionsPerformed"));
+
       JobID fromC1 = h.start("story-restore-c1", c1, h.settings(), Map.of());
       flink.awaitRunning(fromC1);
       h.awaitReplay("story-restore-c1", false);
@@ -114,7 +127,7 @@ class StoryTest {
       Effects effects = Effects.read(h.effects);
       flink.cancel(fromC1);
 
-      assertNull(effects.exactlyOnceViolation(250));
+      assertNull(effects.exactlyOnceViolation(250), "no effect from the rescaled restore either");
       long replayed = Probe.total("story-restore-c1", "replayedRecords");
       long skipped = Probe.total("story-restore-c1", "actionsSkipped");
       long performed = Probe.total("story-restore-c1", "actionsPerformed");
