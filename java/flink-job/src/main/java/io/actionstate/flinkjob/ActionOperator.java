@@ -258,19 +258,26 @@ final class ActionOperator extends AbstractStreamOperator<Long>
     super.finish();
   }
 
+  /** Closes the session, the component (its admin client and consumer) and the writer. */
   @Override
   public void close() throws Exception {
     try {
       super.close();
     } finally {
-      if (session != null) {
-        session.close();
-      }
-      if (cleanup != null) {
-        cleanup.close();
-      }
-      if (writer != null) {
-        writer.close();
+      try {
+        if (session != null) {
+          session.close();
+        }
+      } finally {
+        try {
+          if (cleanup != null) {
+            cleanup.close();
+          }
+        } finally {
+          if (writer != null) {
+            writer.close();
+          }
+        }
       }
     }
   }

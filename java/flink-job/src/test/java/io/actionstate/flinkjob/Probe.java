@@ -23,7 +23,7 @@ public final class Probe implements MetricReporter {
           "actionsPerformed", "actionsSkipped", "replayedRecords", "replayUnfinished",
           "bufferedActions");
   /** Live metrics: job name → (registration → metric). */
-  private static final Map<String, Map<Object, Metric>> LIVE = new ConcurrentHashMap<>();
+  private static final Map<String, Map<Registration, Metric>> LIVE = new ConcurrentHashMap<>();
   /** Final counts of ended tasks: job name + "/" + metric name → sum. */
   private static final Map<String, Long> ENDED = new ConcurrentHashMap<>();
 
@@ -44,8 +44,8 @@ public final class Probe implements MetricReporter {
   /** The sum of a counter over every task of the job that ever ran (restarts included). */
   static long total(String job, String name) {
     long sum = ENDED.getOrDefault(job + "/" + name, 0L);
-    for (Map.Entry<Object, Metric> e : LIVE.getOrDefault(job, Map.of()).entrySet()) {
-      if (((Registration) e.getKey()).name().equals(name)) {
+    for (Map.Entry<Registration, Metric> e : LIVE.getOrDefault(job, Map.of()).entrySet()) {
+      if (e.getKey().name().equals(name)) {
         sum += value(e.getValue());
       }
     }
@@ -56,8 +56,8 @@ public final class Probe implements MetricReporter {
   static long[] live(String job, String name) {
     long sum = 0;
     long tasks = 0;
-    for (Map.Entry<Object, Metric> e : LIVE.getOrDefault(job, Map.of()).entrySet()) {
-      if (((Registration) e.getKey()).name().equals(name)) {
+    for (Map.Entry<Registration, Metric> e : LIVE.getOrDefault(job, Map.of()).entrySet()) {
+      if (e.getKey().name().equals(name)) {
         sum += value(e.getValue());
         tasks++;
       }
@@ -86,7 +86,7 @@ public final class Probe implements MetricReporter {
     if (!NAMES.contains(name)) {
       return;
     }
-    Map<Object, Metric> live = LIVE.get(job(group));
+    Map<Registration, Metric> live = LIVE.get(job(group));
     Registration key =
         new Registration(name, group.getMetricIdentifier(name), System.identityHashCode(metric));
     if (live != null && live.remove(key) != null && metric instanceof Counter c) {
