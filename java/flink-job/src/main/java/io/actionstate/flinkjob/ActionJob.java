@@ -51,7 +51,7 @@ public final class ActionJob {
   }
 
   /**
-   * Runs the job on a cluster ({@code flink run target/action-state-flink-job-0.1.0.jar ...}):
+   * Runs the job on a cluster ({@code flink run target/action-state-flink-job-0.1.0-all.jar ...}):
    * {@code --bootstrap-servers}, {@code --action-state-topic}, {@code --effects-topic},
    * optionally {@code --control-topic} (enforce committed boundaries at restore),
    * {@code --actions} (how many; unbounded by default), {@code --actions-per-second} (10 by

@@ -181,7 +181,8 @@ final class ActionOperator extends AbstractStreamOperator<Long>
   /** Records the completions of one batch; true once the replay reached its captured end. */
   private boolean absorb(ReplayBatch batch) {
     for (ReplayBatch.Record r : batch.records()) {
-      long action = ActionKeys.action(settings.actionStateTopic(), r.partition(), r.offset(), r.key());
+      long action =
+          ActionKeys.action(settings.actionStateTopic(), r.partition(), r.offset(), r.key());
       if (r.value() == null) {
         completed.remove(action);
       } else {

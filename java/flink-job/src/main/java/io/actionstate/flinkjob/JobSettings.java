@@ -56,7 +56,10 @@ public record JobSettings(
    * actions, 30 s per Kafka step, transactional ids named after the two topics.
    */
   public static JobSettings of(
-      Map<String, String> kafka, String actionStateTopic, String effectsTopic, String controlTopic) {
+      Map<String, String> kafka,
+      String actionStateTopic,
+      String effectsTopic,
+      String controlTopic) {
     return new JobSettings(
         kafka,
         actionStateTopic,

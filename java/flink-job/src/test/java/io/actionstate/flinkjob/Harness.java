@@ -99,7 +99,10 @@ final class Harness implements AutoCloseable {
 
   /** Waits until {@code n} distinct actions have a committed effect. */
   void awaitEffects(long n) throws Exception {
-    Waits.until(n + " actions with an effect in " + effects, WAIT, () -> Effects.read(effects).actions() >= n);
+    Waits.until(
+        n + " actions with an effect in " + effects,
+        WAIT,
+        () -> Effects.read(effects).actions() >= n);
   }
 
   /** Waits until every partition's last stable offset is {@code offset}. */
@@ -109,7 +112,9 @@ final class Harness implements AutoCloseable {
       expected.put(p, offset);
     }
     Waits.until(
-        state + " committed up to " + expected, WAIT, () -> Kafka.committedEnds(state).equals(expected));
+        state + " committed up to " + expected,
+        WAIT,
+        () -> Kafka.committedEnds(state).equals(expected));
   }
 
   /**
@@ -237,7 +242,8 @@ final class Harness implements AutoCloseable {
       } catch (IOException subsumed) {
         continue;
       }
-      boolean below = offsets.entrySet().stream().anyMatch(e -> e.getValue() < boundary.get(e.getKey()));
+      boolean below =
+          offsets.entrySet().stream().anyMatch(e -> e.getValue() < boundary.get(e.getKey()));
       if (below) {
         RecoveryRefusalException refusal =
             assertThrows(

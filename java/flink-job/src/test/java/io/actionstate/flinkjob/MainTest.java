@@ -28,7 +28,8 @@ class MainTest {
         });
     Effects read = Effects.read(effects);
     assertNull(read.exactlyOnceViolation(30));
-    assertEquals(Map.of(0, 30L, 1, 30L), Kafka.committedEnds(state), "record and commit marker each");
+    assertEquals(
+        Map.of(0, 30L, 1, 30L), Kafka.committedEnds(state), "a record and a commit marker each");
     Harness.counts("main", "actions", 30, "effects", read.records(), "stateEnds", Kafka.committedEnds(state));
   }
 }
