@@ -1,5 +1,6 @@
-//! The two admin calls rdkafka's safe API lacks, over librdkafka's C API: DescribeTopics (for the
-//! topic ID) and ListOffsets (earliest or latest for many partitions in one request per leader).
+//! The admin calls rdkafka's safe API lacks, over librdkafka's C API: DescribeTopics (for the
+//! topic ID and replica counts), DescribeCluster (the brokers) and ListOffsets (earliest or
+//! latest for many partitions in one request per leader).
 //!
 //! Every function here owns what it creates (queue, options, collections, events) through small
 //! guards, so an early return never leaks, and reads results only before destroying the event
@@ -17,6 +18,8 @@ use rdkafka::{Offset, TopicPartitionList};
 pub struct DescribedTopic {
     pub topic_id: String,
     pub partitions: Vec<u32>,
+    /// The smallest number of assigned replicas over the partitions (0 without partitions).
+    pub replication_factor: u16,
 }
 
 /// An error from librdkafka: its error name (e.g. `UNKNOWN_TOPIC_OR_PART`) and description.
@@ -367,11 +370,21 @@ pub fn describe_topics(
             .filter_map(|p| u32::try_from(p).ok())
             .collect();
         partitions.sort_unstable();
+        let replication_factor = (0..partition_count)
+            .map(|i| {
+                let mut replicas = 0usize;
+                // SAFETY: i < partition_count; only the count is read, the nodes stay the event's.
+                unsafe { rd::rd_kafka_TopicPartitionInfo_replicas(*infos.add(i), &mut replicas) };
+                u16::try_from(replicas).unwrap_or(u16::MAX)
+            })
+            .min()
+            .unwrap_or(0);
         found.push((
             name,
             Some(DescribedTopic {
                 topic_id: kafka_uuid(most, least),
                 partitions,
+                replication_factor,
             }),
         ));
     }
@@ -384,6 +397,41 @@ pub fn describe_topics(
                 .and_then(|(_, d)| d.clone())
         })
         .collect())
+}
+
+/// The IDs of the brokers DescribeCluster lists, ascending and without duplicates.
+pub fn describe_cluster(
+    client: &Client<DefaultClientContext>,
+    timeout: Duration,
+) -> Result<Vec<u32>, NativeError> {
+    let client = client.native_ptr();
+    let event = run_admin(
+        client,
+        rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBECLUSTER,
+        timeout,
+        |_| {},
+        // SAFETY: client, options and queue are live for the call.
+        |options, queue| unsafe { rd::rd_kafka_DescribeCluster(client, options, queue) },
+    )?;
+    // SAFETY: the event is a DescribeCluster result (we polled our own queue for our request).
+    let result = unsafe { rd::rd_kafka_event_DescribeCluster_result(event.0) };
+    if result.is_null() {
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+            Some("no DescribeCluster result".into()),
+        ));
+    }
+    let mut count = 0usize;
+    // SAFETY: returns an array of `count` nodes owned by the event.
+    let nodes = unsafe { rd::rd_kafka_DescribeCluster_result_nodes(result, &mut count) };
+    let mut brokers: Vec<u32> = (0..count)
+        // SAFETY: index < count; each node is valid while the event lives.
+        .map(|i| unsafe { rd::rd_kafka_Node_id(*nodes.add(i)) })
+        .filter_map(|id| u32::try_from(id).ok())
+        .collect();
+    brokers.sort_unstable();
+    brokers.dedup();
+    Ok(brokers)
 }
 
 /// Which end of the partitions to list.
