@@ -12,8 +12,8 @@ use action_state_cleanup::testing::NativeCaps;
 use action_state_core::control::ControlEntry;
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::ops::{
-    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
-    TopicState,
+    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec,
+    PartitionRange, TopicDescription, TopicState,
 };
 use action_state_core::policy::Policy;
 use action_state_core::replay::{PolledBatch, RecordSource};

@@ -272,7 +272,10 @@ impl kafka_admin::Host for HostState {
         let answer = Ok(result
             .map(|mut cluster| {
                 if lie {
-                    cluster.configs.iter_mut().for_each(|(_, value)| *value = None);
+                    cluster
+                        .configs
+                        .iter_mut()
+                        .for_each(|(_, value)| *value = None);
                 }
                 cluster.into()
             })

@@ -245,7 +245,10 @@ pub fn run(checks: &mut Checks, prefix: &str) {
 /// The cluster's brokers and one broker's configuration, as the component reads them to choose
 /// a control topic's replication.
 fn cluster(checks: &mut Checks) {
-    let names = [UNKNOWN_NAME.to_owned(), DEFAULT_REPLICATION_FACTOR.to_owned()];
+    let names = [
+        UNKNOWN_NAME.to_owned(),
+        DEFAULT_REPLICATION_FACTOR.to_owned(),
+    ];
     let described = kafka_admin::describe_cluster(&names);
     let Ok(cluster) = described else {
         checks.check("describe-cluster answers on a live broker", false, || {

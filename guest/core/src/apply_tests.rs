@@ -1201,7 +1201,10 @@ fn a_dry_run_announces_the_production_default_and_creates_nothing() {
     };
     let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &dry).unwrap();
     let would = report.created_control_topic.expect("would create");
-    assert_eq!((would.replication_factor, would.min_insync_replicas), (3, 2));
+    assert_eq!(
+        (would.replication_factor, would.min_insync_replicas),
+        (3, 2)
+    );
     assert!(kafka.events.is_empty(), "{:?}", kafka.events);
     assert!(kafka.created_with.is_empty());
 }
@@ -1247,7 +1250,11 @@ fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_war
     let mut kafka = cluster(3, "3");
     existing_control_topic(&mut kafka, 1);
     let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
-    assert_eq!(report.outcome, ApplyOutcome::Applied, "a warning, not a refusal");
+    assert_eq!(
+        report.outcome,
+        ApplyOutcome::Applied,
+        "a warning, not a refusal"
+    );
     assert_eq!(report.created_control_topic, None);
     let [ApplyWarning::UnderReplicatedControlTopic(warning)] = report.warnings.as_slice() else {
         panic!("one warning: {:?}", report.warnings);
@@ -1299,7 +1306,11 @@ fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
         let mut kafka = cluster(brokers, default);
         existing_control_topic(&mut kafka, rf);
         let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
-        assert_eq!(report.warnings, [], "{brokers} brokers, default {default}, RF {rf}");
+        assert_eq!(
+            report.warnings,
+            [],
+            "{brokers} brokers, default {default}, RF {rf}"
+        );
         // Three replicas are enough on any cluster: not even asked.
         assert_eq!(
             kafka.calls.contains_key("describe_cluster"),
@@ -1317,7 +1328,10 @@ fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_
     kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
     let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
     let message = error.to_string();
-    assert!(matches!(error, CleanupError::Kafka(ref k) if !k.retriable), "{message}");
+    assert!(
+        matches!(error, CleanupError::Kafka(ref k) if !k.retriable),
+        "{message}"
+    );
     for said in [
         "new control topic action-state-control",
         "default.replication.factor",
@@ -1332,8 +1346,7 @@ fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_
     // A value that is not a factor is no answer either.
     for value in ["0", "-1", "three"] {
         let mut kafka = cluster(3, value);
-        let error =
-            apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+        let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
         assert!(
             error
                 .to_string()

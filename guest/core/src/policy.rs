@@ -485,7 +485,10 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         answer.brokers.sort_unstable();
         answer.brokers.dedup();
         if answer.brokers.is_empty() {
-            return Err(contract(op, "the cluster's description lists no broker".into()));
+            return Err(contract(
+                op,
+                "the cluster's description lists no broker".into(),
+            ));
         }
         if answer.configs.len() != names.len() {
             return Err(contract(

@@ -645,7 +645,11 @@ fn the_clusters_description_is_retried_while_transient_and_checked_for_its_shape
     let described = policy
         .describe_cluster(&["default.replication.factor"])
         .unwrap();
-    assert_eq!(described.brokers, [1, 2, 3], "ascending, without duplicates");
+    assert_eq!(
+        described.brokers,
+        [1, 2, 3],
+        "ascending, without duplicates"
+    );
     assert_eq!(described.configs[0].value.as_deref(), Some("3"));
     assert_eq!(cluster.borrow().count("describe_cluster"), 2);
 
@@ -657,20 +661,30 @@ fn the_clusters_description_is_retried_while_transient_and_checked_for_its_shape
         refused.cause.map(|c| c.kind),
         Some(ErrorKind::Authorization)
     );
-    assert!(refused.message.starts_with("describing the cluster: "), "{}", refused.message);
+    assert!(
+        refused.message.starts_with("describing the cluster: "),
+        "{}",
+        refused.message
+    );
 
     // An answer that breaks the contract: no broker, or an entry missing.
     cluster.borrow_mut().cluster = cluster_answer(&[], Some("3"));
     let empty = policy
         .describe_cluster(&["default.replication.factor"])
         .unwrap_err();
-    assert!(empty.message.contains("lists no broker"), "{}", empty.message);
+    assert!(
+        empty.message.contains("lists no broker"),
+        "{}",
+        empty.message
+    );
     cluster.borrow_mut().cluster = cluster_answer(&[1], Some("3"));
     let short = policy
         .describe_cluster(&["default.replication.factor", "num.partitions"])
         .unwrap_err();
     assert!(
-        short.message.contains("1 broker configuration entries for 2 names"),
+        short
+            .message
+            .contains("1 broker configuration entries for 2 names"),
         "{}",
         short.message
     );

@@ -167,9 +167,10 @@ pub fn check(
 
 /// The warning when the cluster could not be described for the check.
 pub fn unchecked(control_topic: &str, replication_factor: u16, why: &KafkaError) -> ApplyWarning {
-    let authorization = why.cause.as_ref().is_some_and(|cause| {
-        cause.kind == crate::capabilities::ErrorKind::Authorization
-    });
+    let authorization = why
+        .cause
+        .as_ref()
+        .is_some_and(|cause| cause.kind == crate::capabilities::ErrorKind::Authorization);
     let grant = if authorization {
         "; grant the principal DescribeConfigs on the cluster to have it checked"
     } else {
@@ -263,7 +264,11 @@ mod tests {
             r#"write {"version":1,"partitions":[{"topic":"orders-cleanup","partition":0,"replicas":[1,2,3]}]} to control-replicas.json"#,
             "--entity-name orders-cleanup --add-config min.insync.replicas=2",
         ] {
-            assert!(warning.message.contains(said), "{said:?} in {}", warning.message);
+            assert!(
+                warning.message.contains(said),
+                "{said:?} in {}",
+                warning.message
+            );
         }
         // Two replicas on five brokers: three of the lowest IDs.
         let five = ClusterFacts {
@@ -272,7 +277,11 @@ mod tests {
         };
         let warning = check("c", 2, &five).expect("RF 2 of 3 warns");
         assert!(warning.reassignment.contains("\"replicas\":[4,7,9]"));
-        assert!(warning.message.contains("has 2 replicas"), "{}", warning.message);
+        assert!(
+            warning.message.contains("has 2 replicas"),
+            "{}",
+            warning.message
+        );
         assert!(warning.message.contains("if the brokers holding it fail,"));
     }
 

@@ -180,27 +180,8 @@ impl Admin {
         broker: u32,
         names: &[String],
     ) -> KafkaResult<Vec<(String, Option<String>)>> {
-        let id = i32::try_from(broker)
-            .map_err(|_| invalid(format!("broker ID {broker} is out of Kafka's range")))?;
-        let resource = ResourceSpecifier::Broker(id);
-        let future = self.client.describe_configs([&resource], &self.options());
-        let answer = self
-            .runtime
-            .block_on(future)
-            .map_err(|e| self.noted(from_rd(&e)))?;
-        match answer.into_iter().next() {
-            Some(Ok(resource)) => Ok(names
-                .iter()
-                .map(|n| (n.clone(), resource.get(n).and_then(|e| e.value.clone())))
-                .collect()),
-            Some(Err(code)) => Err(self.noted(from_code(
-                code,
-                format!("configuration of broker {broker}: {code}"),
-            ))),
-            None => Err(invalid(format!(
-                "no result for the configuration of broker {broker}"
-            ))),
-        }
+        ffi::describe_broker_configs(self.client.inner(), broker, names, self.timeout)
+            .map_err(|e| self.noted(e.into()))
     }
 
     /// `true` when created, `false` when it already existed; never waits for propagation.
