@@ -384,6 +384,29 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         [(plan_id, "APPLIED".to_owned())]
     );
     assert_eq!(beginnings(&cluster, &topic), [(0, 20), (1, 15)]);
+    // The control topic protected as the README says: DENY Delete and AlterConfigs for everyone
+    // but the super user. A DENY wins over alice's own ALLOW, and applies go on regardless.
+    grant(&cluster, "alice", &["Delete"], &["--topic", &control]);
+    cluster.acls(&[
+        "--add",
+        "--deny-principal",
+        "User:*",
+        "--operation",
+        "Delete",
+        "--operation",
+        "AlterConfigs",
+        "--topic",
+        &control,
+    ]);
+    let mut as_alice_clients = KafkaClients::new(cluster.settings_as(Some("alice"))).unwrap();
+    let kept = as_alice_clients
+        .delete_topic(&control)
+        .expect_err("the DENY ACL keeps the control topic");
+    assert_eq!(
+        kept.kind,
+        action_state_cleanup::kafka::ErrorKind::Authorization,
+        "{kept:?}"
+    );
     // Again, from the properties file: already APPLIED, nothing changes.
     let again = apply(&plan, &control, &from_file);
     expect_code(&again, 0);
