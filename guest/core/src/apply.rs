@@ -498,24 +498,7 @@ impl Session<'_> {
         let control = self.control;
         match self.cluster_facts() {
             Ok(facts) => Ok(facts.production_default()),
-            Err(error) => {
-                let authorization = error
-                    .cause
-                    .as_ref()
-                    .is_some_and(|c| c.kind == crate::capabilities::ErrorKind::Authorization);
-                let grant = if authorization {
-                    ", or grant the principal DescribeConfigs on the cluster"
-                } else {
-                    ""
-                };
-                Err(CleanupError::Kafka(KafkaError {
-                    message: format!(
-                        "choosing the replication factor of the new control topic {control} needs the cluster's brokers and their default.replication.factor: {}; set replication-factor (CLI: --replication-factor N) to choose it{grant}",
-                        error.message
-                    ),
-                    ..error
-                }))
-            }
+            Err(error) => Err(replication::undecided(control, error)),
         }
     }
 

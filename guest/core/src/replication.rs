@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::error::KafkaError;
+use crate::error::{CleanupError, KafkaError};
 use crate::ops::KafkaOps;
 
 /// The broker configuration that holds the cluster's own default replication factor.
@@ -165,13 +165,35 @@ pub fn check(
     })
 }
 
-/// The warning when the cluster could not be described for the check.
-pub fn unchecked(control_topic: &str, replication_factor: u16, why: &KafkaError) -> ApplyWarning {
-    let authorization = why
+/// Whether the cluster refused its description to this principal (DescribeConfigs on the
+/// cluster is what reading a broker's configuration needs).
+fn refused(error: &KafkaError) -> bool {
+    error
         .cause
         .as_ref()
-        .is_some_and(|cause| cause.kind == crate::capabilities::ErrorKind::Authorization);
-    let grant = if authorization {
+        .is_some_and(|cause| cause.kind == crate::capabilities::ErrorKind::Authorization)
+}
+
+/// The failure of an apply that must create `control_topic` with the production default but
+/// could not describe the cluster: nothing is created, and the sentence names the ways out.
+pub fn undecided(control_topic: &str, why: KafkaError) -> CleanupError {
+    let grant = if refused(&why) {
+        ", or grant the principal DescribeConfigs on the cluster"
+    } else {
+        ""
+    };
+    CleanupError::Kafka(KafkaError {
+        message: format!(
+            "choosing the replication factor of the new control topic {control_topic} needs the cluster's brokers and their {DEFAULT_REPLICATION_FACTOR}: {}; set replication-factor (CLI: --replication-factor N) to choose it{grant}",
+            why.message
+        ),
+        ..why
+    })
+}
+
+/// The warning when the cluster could not be described for the check.
+pub fn unchecked(control_topic: &str, replication_factor: u16, why: &KafkaError) -> ApplyWarning {
+    let grant = if refused(why) {
         "; grant the principal DescribeConfigs on the cluster to have it checked"
     } else {
         ""
