@@ -1,4 +1,4 @@
-//! The capability conformance suite (world `conformance`): drives every import of the 0.3
+//! The capability conformance suite (world `conformance`): drives every import of the 0.2
 //! contract against a real broker and checks what the WIT promises. A host conforms exactly when
 //! every check of `run` passes. A wrong answer is a failed check, never a trap.
 
