@@ -12,8 +12,8 @@ use action_state_cleanup::testing::NativeCaps;
 use action_state_core::control::ControlEntry;
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::ops::{
-    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
-    TopicState,
+    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec,
+    PartitionRange, TopicDescription, TopicState,
 };
 use action_state_core::policy::Policy;
 use action_state_core::replay::{PolledBatch, RecordSource};
@@ -66,6 +66,10 @@ impl KafkaOps for NativeOps<'_> {
         names: &[&str],
     ) -> KafkaResult<Vec<Option<TopicState>>> {
         self.run("inspect-topics", |p| p.inspect_topics(topics, names))
+    }
+
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
+        self.run("describe-cluster", |p| p.describe_cluster(names))
     }
 
     fn offset_range(

@@ -39,7 +39,8 @@ use bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
 };
 pub use bindings::exports::action_state::cleanup::coordinator::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, ControlTopicReplication,
+    LivePartition, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::plans::{
     MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,
@@ -132,6 +133,9 @@ pub enum Lie {
     DataAlways,
     /// `sleep-ms` returns at once.
     NoSleep,
+    /// `describe` answers replication factor 0 and `describe-cluster` answers no value for any
+    /// broker configuration: the facts the control topic's replication is decided on.
+    ReplicationUnknown,
     /// `consumer.open` fails with a transport error (a host that cannot reach the cluster
     /// when a restore needs its consumer): the component's failure rules must still hold.
     ConsumerOpenFails,
@@ -237,10 +241,46 @@ impl kafka_admin::Host for HostState {
                 "lying host",
             ))));
         }
+        let lie = self.lying(Lie::ReplicationUnknown);
         let answer = Ok(result
-            .map(|all| all.into_iter().map(|t| t.map(Into::into)).collect())
+            .map(|all| {
+                all.into_iter()
+                    .map(|t| {
+                        t.map(|mut t| {
+                            if lie {
+                                t.replication_factor = 0;
+                            }
+                            t.into()
+                        })
+                    })
+                    .collect()
+            })
             .map_err(|e| self.error(e)));
         traced(&format!("describe {topics:?}"), started, answer)
+    }
+
+    fn describe_cluster(
+        &mut self,
+        config_names: Vec<String>,
+    ) -> Answer<kafka_admin::ClusterDescription> {
+        let started = Instant::now();
+        let result = self
+            .kafka
+            .admin()
+            .and_then(|a| a.describe_cluster(&config_names));
+        let lie = self.lying(Lie::ReplicationUnknown);
+        let answer = Ok(result
+            .map(|mut cluster| {
+                if lie {
+                    cluster
+                        .configs
+                        .iter_mut()
+                        .for_each(|(_, value)| *value = None);
+                }
+                cluster.into()
+            })
+            .map_err(|e| self.error(e)));
+        traced("describe-cluster", started, answer)
     }
 
     fn create_topic(

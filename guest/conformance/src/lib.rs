@@ -177,6 +177,15 @@ fn unauthorized(checks: &mut Checks, topic: Option<&str>) {
         &deleted,
         &["authorization"],
     );
+    // Reading a broker's configuration needs DescribeConfigs on the cluster: a host that read
+    // the refusal as "no value" would let the component guess a control topic's replication.
+    let cluster = kafka_admin::describe_cluster(&["default.replication.factor".to_owned()]);
+    checks.expect_error(
+        "describe-cluster of a broker's configuration without DescribeConfigs on the cluster \
+         fails with authorization",
+        &cluster,
+        &["authorization"],
+    );
 }
 
 /// Wrong credentials are reported as `authentication`, quickly.

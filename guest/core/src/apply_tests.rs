@@ -7,6 +7,7 @@ use crate::fake::{CONTROL, DATA, FakeKafka, Fault};
 use crate::marker::{Marker, VersionedMarker};
 use crate::plan::Plan;
 use crate::recovery::{RecoveryMode, RecoveryPolicy, check_recovery};
+use crate::replication::ApplyWarning;
 use crate::status::status;
 
 pub(crate) fn plan(source: &str, a: u64, b: u64) -> Plan {
@@ -22,7 +23,7 @@ pub(crate) fn plan(source: &str, a: u64, b: u64) -> Plan {
 fn options() -> ApplyOptions {
     ApplyOptions {
         control_topic: CONTROL.into(),
-        replication_factor: 1,
+        replication_factor: Some(1),
         dry_run: false,
         start_new_history: false,
     }
@@ -422,7 +423,7 @@ fn invalid_arguments_are_refused_before_any_kafka_call() {
     for (control, rf) in [(DATA, 1), (" ", 1), (CONTROL, 0), (CONTROL, 32768)] {
         let opts = ApplyOptions {
             control_topic: control.into(),
-            replication_factor: rf,
+            replication_factor: Some(rf),
             dry_run: false,
             start_new_history: false,
         };
@@ -950,7 +951,7 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
     let mut kafka = FakeKafka::new();
     let dry = ApplyOptions {
         dry_run: true,
-        replication_factor: 3,
+        replication_factor: Some(3),
         ..options()
     };
     let mut seen = Seen(Vec::new());
@@ -1128,4 +1129,267 @@ fn a_refused_restore_lists_every_partition_below_the_boundary() {
     )
     .unwrap_err();
     assert!(refusal.violations.is_empty());
+}
+
+/// Options that leave the control topic's replication to the production default.
+fn production() -> ApplyOptions {
+    ApplyOptions {
+        replication_factor: None,
+        ..options()
+    }
+}
+
+/// A fake cluster of `brokers` brokers with this `default.replication.factor`.
+fn cluster(brokers: u32, default: &str) -> FakeKafka {
+    let mut kafka = FakeKafka::new();
+    kafka.cluster(brokers, default);
+    kafka
+}
+
+/// A control topic that exists already with `rf` replicas (one partition, compact).
+fn existing_control_topic(kafka: &mut FakeKafka, rf: u16) {
+    let mut control = crate::fake::safe_topic("control-id", &[0], 0);
+    control
+        .configs
+        .insert("cleanup.policy".into(), "compact".into());
+    control.replication_factor = rf;
+    kafka.topics.insert(CONTROL.into(), control);
+}
+
+#[test]
+fn without_a_factor_a_new_control_topic_gets_the_production_default_of_its_cluster() {
+    // (brokers, default.replication.factor) → (replication factor, min.insync.replicas).
+    for (brokers, default, expected) in [
+        (1, "3", (1, 1)),
+        (2, "3", (2, 1)),
+        (3, "3", (3, 2)),
+        (5, "3", (3, 2)),
+        (1, "1", (1, 1)),
+        (3, "1", (1, 1)),
+        (5, "1", (1, 1)),
+        (5, "4", (3, 2)),
+    ] {
+        let mut kafka = cluster(brokers, default);
+        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production())
+            .unwrap_or_else(|e| panic!("{brokers} brokers, default {default}: {e}"));
+        assert_eq!(report.outcome, ApplyOutcome::Applied);
+        let created = report.created_control_topic.expect("created");
+        assert_eq!(
+            (created.replication_factor, created.min_insync_replicas),
+            expected,
+            "{brokers} brokers, default.replication.factor {default}"
+        );
+        // What Kafka was asked for: that factor, and min.insync.replicas as a topic config.
+        assert_eq!(kafka.created_with, [(CONTROL.to_owned(), expected.0)]);
+        assert_eq!(
+            kafka.topics[CONTROL].configs.get("min.insync.replicas"),
+            Some(&expected.1.to_string())
+        );
+        // The topic has its production default: nothing to warn about, and the cluster was
+        // described once for both decisions.
+        assert_eq!(report.warnings, []);
+        assert_eq!(kafka.calls["describe_cluster"], 1);
+    }
+}
+
+#[test]
+fn a_dry_run_announces_the_production_default_and_creates_nothing() {
+    let mut kafka = cluster(3, "3");
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..production()
+    };
+    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &dry).unwrap();
+    let would = report.created_control_topic.expect("would create");
+    assert_eq!(
+        (would.replication_factor, would.min_insync_replicas),
+        (3, 2)
+    );
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    assert!(kafka.created_with.is_empty());
+}
+
+#[test]
+fn an_explicit_factor_wins_over_the_production_default() {
+    for (factor, min_isr) in [(1, 1), (2, 1), (3, 2), (5, 2)] {
+        let mut kafka = cluster(3, "3");
+        let opts = ApplyOptions {
+            replication_factor: Some(factor),
+            ..options()
+        };
+        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
+        let created = report.created_control_topic.expect("created");
+        assert_eq!(
+            (created.replication_factor, created.min_insync_replicas),
+            (factor, min_isr)
+        );
+        assert_eq!(kafka.created_with, [(CONTROL.to_owned(), factor)]);
+        // Below the cluster's production default the operator hears it, with the fix.
+        match factor {
+            1 | 2 => assert!(
+                matches!(
+                    report.warnings.as_slice(),
+                    [ApplyWarning::UnderReplicatedControlTopic(w)] if w.replication_factor == factor
+                ),
+                "{factor}: {:?}",
+                report.warnings
+            ),
+            _ => {
+                assert_eq!(report.warnings, [], "{factor}");
+                assert!(
+                    !kafka.calls.contains_key("describe_cluster"),
+                    "a chosen factor of 3 or more needs no description of the cluster"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_warns_and_applies() {
+    let mut kafka = cluster(3, "3");
+    existing_control_topic(&mut kafka, 1);
+    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    assert_eq!(
+        report.outcome,
+        ApplyOutcome::Applied,
+        "a warning, not a refusal"
+    );
+    assert_eq!(report.created_control_topic, None);
+    let [ApplyWarning::UnderReplicatedControlTopic(warning)] = report.warnings.as_slice() else {
+        panic!("one warning: {:?}", report.warnings);
+    };
+    assert_eq!(warning.control_topic, CONTROL);
+    assert_eq!(warning.replication_factor, 1);
+    assert_eq!(
+        (
+            warning.recommended.replication_factor,
+            warning.recommended.min_insync_replicas
+        ),
+        (3, 2)
+    );
+    assert_eq!(warning.broker_count, 3);
+    assert_eq!(warning.cluster_default_replication_factor, 3);
+    assert!(
+        warning.message.contains("kafka-reassign-partitions.sh")
+            && warning.message.contains("min.insync.replicas=2"),
+        "{}",
+        warning.message
+    );
+    // The same with an explicit factor (it only matters for creation) and in a dry run.
+    for opts in [
+        options(),
+        ApplyOptions {
+            dry_run: true,
+            ..options()
+        },
+    ] {
+        let report = apply(&mut kafka, &mut Silent, &plan("rp2", 30, 40), &opts).unwrap();
+        assert!(
+            matches!(
+                report.warnings.as_slice(),
+                [ApplyWarning::UnderReplicatedControlTopic(_)]
+            ),
+            "{:?}",
+            report.warnings
+        );
+    }
+    // Already APPLIED: the warning still comes, nothing else happens.
+    let again = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    assert_eq!(again.outcome, ApplyOutcome::AlreadyApplied);
+    assert_eq!(again.warnings.len(), 1);
+}
+
+#[test]
+fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
+    for (brokers, default, rf) in [(3, "3", 3), (5, "3", 4), (1, "1", 1), (3, "1", 1)] {
+        let mut kafka = cluster(brokers, default);
+        existing_control_topic(&mut kafka, rf);
+        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+        assert_eq!(
+            report.warnings,
+            [],
+            "{brokers} brokers, default {default}, RF {rf}"
+        );
+        // Three replicas are enough on any cluster: not even asked.
+        assert_eq!(
+            kafka.calls.contains_key("describe_cluster"),
+            rf < 3,
+            "{brokers} brokers, RF {rf}"
+        );
+    }
+}
+
+#[test]
+fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_unchecked() {
+    // Creation with the production default needs it: refused before anything durable, naming
+    // the way out.
+    let mut kafka = cluster(3, "3");
+    kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
+    let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(error, CleanupError::Kafka(ref k) if !k.retriable),
+        "{message}"
+    );
+    for said in [
+        "new control topic action-state-control",
+        "default.replication.factor",
+        "(authorization)",
+        "--replication-factor",
+        "DescribeConfigs on the cluster",
+    ] {
+        assert!(message.contains(said), "{said:?} in {message}");
+    }
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    assert!(!kafka.topics.contains_key(CONTROL));
+    // A value that is not a factor is no answer either.
+    for value in ["0", "-1", "three"] {
+        let mut kafka = cluster(3, value);
+        let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("default.replication.factor={value}")),
+            "{error}"
+        );
+        assert!(kafka.events.is_empty());
+    }
+    // An existing control topic: the apply goes on and says the check did not happen.
+    let mut kafka = cluster(3, "3");
+    existing_control_topic(&mut kafka, 1);
+    kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
+    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    let [ApplyWarning::ReplicationUnchecked(message)] = report.warnings.as_slice() else {
+        panic!("{:?}", report.warnings);
+    };
+    assert!(
+        message.contains("control topic action-state-control (1 replica)")
+            && message.contains("was not checked")
+            && message.contains("grant the principal DescribeConfigs on the cluster"),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_replication_warning_comes_once_per_apply_even_when_it_decides_again() {
+    // Fenced before committing: the apply decides again from the start (a second inspection).
+    let mut kafka = cluster(3, "3");
+    existing_control_topic(&mut kafka, 1);
+    let p = plan("same", 10, 20);
+    let record = ControlRecord {
+        status: Status::Committed,
+        plan: p.clone(),
+    };
+    kafka.concurrent_commit = Some((p.plan_id.clone(), record.render()));
+    let report = apply(&mut kafka, &mut Silent, &p, &production()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Resumed);
+    assert!(
+        kafka.calls["describe_topics"] >= 2,
+        "decided twice: {:?}",
+        kafka.calls
+    );
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert_eq!(kafka.calls["describe_cluster"], 1);
 }

@@ -23,6 +23,7 @@ pub mod policy;
 pub mod preview;
 pub mod recovery;
 pub mod replay;
+pub mod replication;
 pub mod snapshot;
 pub mod status;
 pub mod topics;

@@ -9,8 +9,8 @@ use crate::control::ControlEntry;
 use crate::error::{CleanupError, KafkaError, Result};
 use crate::offsets::PartitionOffsets;
 use crate::ops::{
-    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
-    TopicState,
+    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec,
+    PartitionRange, TopicDescription, TopicState,
 };
 use crate::topics::check_identity;
 
@@ -472,10 +472,35 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             .map(|meta| {
                 meta.map(|mut meta| TopicState {
                     configs: std::mem::take(&mut meta.configs),
+                    replication_factor: meta.replication_factor,
                     description: description(meta),
                 })
             })
             .collect())
+    }
+
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
+        let op = "describe-cluster";
+        let mut answer = self.retry(op, "describing the cluster", |c| c.describe_cluster(names))?;
+        answer.brokers.sort_unstable();
+        answer.brokers.dedup();
+        if answer.brokers.is_empty() {
+            return Err(contract(
+                op,
+                "the cluster's description lists no broker".into(),
+            ));
+        }
+        if answer.configs.len() != names.len() {
+            return Err(contract(
+                op,
+                format!(
+                    "{} broker configuration entries for {} names",
+                    answer.configs.len(),
+                    names.len()
+                ),
+            ));
+        }
+        Ok(answer)
     }
 
     fn offset_range(

@@ -485,7 +485,7 @@ fn apply_plan(policy: &mut Policy<FakeCaps>) -> Result<crate::apply::ApplyReport
     .unwrap();
     let options = crate::apply::ApplyOptions {
         control_topic: CONTROL.into(),
-        replication_factor: 1,
+        replication_factor: Some(1),
         dry_run: false,
         start_new_history: true,
     };
@@ -625,4 +625,83 @@ fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record
     assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
     assert!(source.assignments.is_empty(), "nothing was assigned");
     assert!(session.next_batch(&mut policy, &mut source, 10).is_err());
+}
+
+fn cluster_answer(brokers: &[u32], default: Option<&str>) -> crate::ops::ClusterDescription {
+    crate::ops::ClusterDescription {
+        brokers: brokers.to_vec(),
+        configs: vec![crate::ops::ConfigEntry {
+            name: "default.replication.factor".into(),
+            value: default.map(Into::into),
+        }],
+    }
+}
+
+#[test]
+fn the_clusters_description_is_retried_while_transient_and_checked_for_its_shape() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().cluster = cluster_answer(&[3, 1, 2, 1], Some("3"));
+    cluster.borrow_mut().script = vec![("describe_cluster", 1, error(ErrorKind::Timeout))];
+    let described = policy
+        .describe_cluster(&["default.replication.factor"])
+        .unwrap();
+    assert_eq!(
+        described.brokers,
+        [1, 2, 3],
+        "ascending, without duplicates"
+    );
+    assert_eq!(described.configs[0].value.as_deref(), Some("3"));
+    assert_eq!(cluster.borrow().count("describe_cluster"), 2);
+
+    // Refused at once, with its cause.
+    cluster.borrow_mut().script = vec![("describe_cluster", 3, error(ErrorKind::Authorization))];
+    let refused = policy.describe_cluster(&["x"]).unwrap_err();
+    assert!(!refused.retriable);
+    assert_eq!(
+        refused.cause.map(|c| c.kind),
+        Some(ErrorKind::Authorization)
+    );
+    assert!(
+        refused.message.starts_with("describing the cluster: "),
+        "{}",
+        refused.message
+    );
+
+    // An answer that breaks the contract: no broker, or an entry missing.
+    cluster.borrow_mut().cluster = cluster_answer(&[], Some("3"));
+    let empty = policy
+        .describe_cluster(&["default.replication.factor"])
+        .unwrap_err();
+    assert!(
+        empty.message.contains("lists no broker"),
+        "{}",
+        empty.message
+    );
+    cluster.borrow_mut().cluster = cluster_answer(&[1], Some("3"));
+    let short = policy
+        .describe_cluster(&["default.replication.factor", "num.partitions"])
+        .unwrap_err();
+    assert!(
+        short
+            .message
+            .contains("1 broker configuration entries for 2 names"),
+        "{}",
+        short.message
+    );
+}
+
+#[test]
+fn the_replica_count_of_a_topic_reaches_its_inspection() {
+    let (cluster, mut policy) = setup();
+    if let Some(topic) = cluster.borrow_mut().topics.get_mut("data") {
+        topic.replication_factor = 3;
+    }
+    let states = policy
+        .inspect_topics(&["data", CONTROL, "missing"], &["cleanup.policy"])
+        .unwrap();
+    let factors: Vec<Option<u16>> = states
+        .iter()
+        .map(|s| s.as_ref().map(|s| s.replication_factor))
+        .collect();
+    assert_eq!(factors, [Some(3), Some(1), None]);
 }

@@ -260,7 +260,7 @@ fn restore_enforces_the_committed_boundary() {
         &plan,
         &crate::apply::ApplyOptions {
             control_topic: CONTROL.into(),
-            replication_factor: 1,
+            replication_factor: Some(1),
             dry_run: false,
             start_new_history: false,
         },

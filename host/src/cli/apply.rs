@@ -187,6 +187,9 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         }
         Err(trap) => return Err(Failure::internal(&trap)),
     };
+    if !args.out.json {
+        super::warnings::show(&report.warnings);
+    }
     if report.outcome == ApplyOutcome::Declined {
         return Err(Failure {
             code: DECLINED,
@@ -209,6 +212,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
             "beginningsAfter": offsets_json(&report.beginnings_after),
             "markedApplied": report.marked_applied,
             "createdControlTopic": created_json(report.created_control_topic.as_ref()),
+            "warnings": super::warnings::to_json(&report.warnings),
             "kafkaRequests": { "admin": counts.admin, "controlReads": counts.control_reads, "controlWrites": counts.control_writes },
         }));
     } else {

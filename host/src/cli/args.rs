@@ -226,9 +226,15 @@ pub struct ApplyArgs {
     /// would otherwise start a second history silently.
     #[arg(long)]
     pub start_new_history: bool,
-    /// Replication factor if the control topic must be created (1..=32767).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32767))]
-    pub replication_factor: u16,
+    /// Replication factor if apply must create the control topic (1..=32767; min.insync.replicas
+    /// becomes 2 from 3 on, else 1). Without it: the production default read from the cluster,
+    /// its brokers' default.replication.factor, at most 3 and at most the number of brokers, so
+    /// 3 with min.insync.replicas 2 on a cluster of three or more brokers that defaults to 3, and
+    /// 1 on a single broker. Reading that needs DescribeConfigs on the cluster; a factor given
+    /// here needs nothing. An existing control topic with fewer replicas than that default only
+    /// warns, with the kafka-reassign-partitions command that adds them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32767))]
+    pub replication_factor: Option<u16>,
     /// Make every check and print the preview, but commit and delete nothing.
     #[arg(long)]
     pub dry_run: bool,

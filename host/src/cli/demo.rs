@@ -153,7 +153,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     narrator.say(&format!("5. Apply with control topic {control} (`apply`):"));
     let options = ApplyOptions {
         control_topic: control.clone(),
-        replication_factor: 1,
+        replication_factor: None,
         dry_run: false,
         start_new_history: false,
     };

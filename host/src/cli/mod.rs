@@ -21,6 +21,7 @@ mod query;
 mod recover;
 mod session;
 mod snapshot;
+mod warnings;
 
 use std::process::ExitCode;
 

@@ -24,6 +24,17 @@ pub struct TopicInfo {
     pub configs: Vec<(String, Option<String>)>,
     /// (partition, beginning, last stable offset) per partition, when asked for.
     pub offsets: Vec<(u32, u64, u64)>,
+    /// The smallest replica count over the partitions.
+    pub replication_factor: u16,
+}
+
+/// The cluster as `describe-cluster` answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// Broker IDs, ascending.
+    pub brokers: Vec<u32>,
+    /// (name, value) per requested name, in order, of the broker with the lowest ID.
+    pub configs: Vec<(String, Option<String>)>,
 }
 
 /// The admin client and the runtime its futures run on.
@@ -143,9 +154,34 @@ impl Admin {
                 partitions: description.partitions,
                 configs: values,
                 offsets,
+                replication_factor: description.replication_factor,
             }));
         }
         Ok(answer)
+    }
+
+    /// The brokers (DescribeCluster), then, when names are asked for, those configuration
+    /// entries of the broker with the lowest ID (DescribeConfigs on its BROKER resource, which
+    /// only that broker answers). No metadata refresh first: DescribeCluster reads the brokers
+    /// afresh, and a refresh of every topic's metadata would cost a large cluster more.
+    pub fn describe_cluster(&self, names: &[String]) -> KafkaResult<ClusterInfo> {
+        let brokers = ffi::describe_cluster(self.client.inner(), self.timeout)
+            .map_err(|e| self.noted(e.into()))?;
+        let configs = match brokers.first() {
+            Some(&broker) if !names.is_empty() => self.broker_configs(broker, names)?,
+            // No broker listed (the component refuses that answer) or no names.
+            _ => names.iter().map(|n| (n.clone(), None)).collect(),
+        };
+        Ok(ClusterInfo { brokers, configs })
+    }
+
+    fn broker_configs(
+        &self,
+        broker: u32,
+        names: &[String],
+    ) -> KafkaResult<Vec<(String, Option<String>)>> {
+        ffi::describe_broker_configs(self.client.inner(), broker, names, self.timeout)
+            .map_err(|e| self.noted(e.into()))
     }
 
     /// `true` when created, `false` when it already existed; never waits for propagation.

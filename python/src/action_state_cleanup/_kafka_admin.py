@@ -65,6 +65,15 @@ class TopicMetadata(NamedTuple):
     configs: List[Tuple[str, Optional[str]]]
     #: (partition, beginning, end) per partition when offsets were asked for.
     offsets: List[Tuple[int, int, int]]
+    #: The smallest number of assigned replicas over the partitions (0 without partitions).
+    replication_factor: int = 0
+
+
+class ClusterDescription(NamedTuple):
+    #: Broker IDs, ascending, without duplicates.
+    brokers: List[int]
+    #: (name, value or None) per requested name, in order, of the broker with the lowest ID.
+    configs: List[Tuple[str, Optional[str]]]
 
 
 def _result(operation: str, admin: Admin, future, timeout: float):
@@ -110,6 +119,7 @@ def describe(admin: Admin, timeout: float, topics: Sequence[str], names: Sequenc
             sorted(p.id for p in description.partitions),
             [(n, None if entries.get(n) is None else entries[n].value) for n in names],
             [],
+            min((len(p.replicas) for p in description.partitions), default=0),
         )
     if with_offsets:
         existing = [m for m in found.values() if m is not None]
@@ -118,6 +128,29 @@ def describe(admin: Admin, timeout: float, topics: Sequence[str], names: Sequenc
         for m in existing:
             found[m.topic] = m._replace(offsets=[(p, earliest[(m.topic, p)], latest[(m.topic, p)]) for p in m.partitions])
     return [found[t] for t in topics]
+
+
+def describe_cluster(admin: Admin, timeout: float, names: Sequence[str]) -> ClusterDescription:
+    """The brokers (DescribeCluster), then, when names are asked for, those configuration entries
+    of the broker with the lowest ID (DescribeConfigs on its BROKER resource, which only that
+    broker answers; without DescribeConfigs on the cluster it fails with
+    CLUSTER_AUTHORIZATION_FAILED)."""
+    op = "describe-cluster"
+    try:
+        cluster = admin.describe_cluster(request_timeout=timeout)
+    except Exception as e:
+        raise failure(op, e) from None
+    brokers = sorted({node.id for node in _result(op, admin, cluster, timeout).nodes})
+    if not names or not brokers:
+        return ClusterDescription(brokers, [(n, None) for n in names])
+    resource = ConfigResource(ResourceType.BROKER, str(brokers[0]))
+    try:
+        futures = admin.describe_configs([resource], request_timeout=timeout)
+    except Exception as e:
+        raise failure(op, e) from None
+    (future,) = futures.values()
+    entries = _result(op, admin, future, timeout)
+    return ClusterDescription(brokers, [(n, None if entries.get(n) is None else entries[n].value) for n in names])
 
 
 def _offsets(admin: Admin, timeout: float, partitions: List[TopicPartition], *latest: bool) -> List[Dict[Tuple[str, int], int]]:
