@@ -4,7 +4,7 @@
 //! refused, with nothing but `-X` client properties. A principal without ACLs is refused by the
 //! authorizer (SCRAM identified it); a wrong SCRAM password, and a client without the cluster's
 //! CA, are refused at once as authentication failures that say what to check. `--version` names
-//! the client's TLS, SCRAM and Kerberos (GSSAPI) support.
+//! the client's TLS and SCRAM support.
 
 #![allow(
     clippy::unwrap_used,
@@ -90,7 +90,7 @@ fn builtin_features(version: &str) -> Vec<String> {
 }
 
 #[test]
-fn version_names_the_client_library_and_its_tls_scram_and_kerberos_support() {
+fn version_names_the_client_library_and_its_tls_and_scram_support() {
     let output = support::cli(&["--version"]);
     expect_code(&output, 0);
     let text = stdout(&output);
@@ -103,7 +103,7 @@ fn version_names_the_client_library_and_its_tls_scram_and_kerberos_support() {
     );
     assert!(text.contains("\nlibrdkafka 2."), "{text}");
     let features = builtin_features(&text);
-    for wanted in ["ssl", "sasl_plain", "sasl_scram", "sasl_gssapi"] {
+    for wanted in ["ssl", "sasl_plain", "sasl_scram"] {
         assert!(
             features.iter().any(|f| f == wanted),
             "{wanted} in {features:?}"
