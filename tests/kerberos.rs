@@ -5,10 +5,12 @@
 //! (the script's `rdkafka-<user>.properties`) and the environment MIT Kerberos reads
 //! (`KRB5_CONFIG`, `KRB5_CLIENT_KTNAME`, `KRB5CCNAME`): no kinit runs, the Kerberos compiled into
 //! the CLI takes the ticket from the client keytab itself. The keytab decides the principal:
-//! bob's is refused by the authorizer. The keytab of a principal the KDC deleted, a wrong
-//! service name and a KDC that is down are refused at once as authentication failures that say
-//! what to check and show no secret; the Kafka tools' `Krb5LoginModule` properties are refused
-//! with the translation.
+//! bob's is refused by the authorizer, unless a file ticket cache still holds admin's ticket
+//! (hence `KRB5CCNAME=MEMORY:`). The keytab of a principal the KDC deleted, a wrong service
+//! name, a krb5.conf without reverse lookup (the brokers advertise 127.0.0.1, their principal is
+//! kafka/localhost) and a KDC that is down are refused at once as authentication failures that
+//! say what to check and show no secret; the Kafka tools' `Krb5LoginModule` properties are
+//! refused with the translation.
 //! `--version` names the client's GSSAPI support.
 
 #![allow(
@@ -241,6 +243,22 @@ fn markers_apply_and_restores_work_over_sasl_gssapi_from_a_keytab_without_kinit(
         cluster.log_tails(20)
     );
 
+    // Why KRB5CCNAME=MEMORY:: with a file cache that holds admin's ticket (MIT keeps the
+    // ticket it got from admin's keytab there), bob's keytab is not even read: the client
+    // is admin again, and passes where bob would be refused.
+    let cache = format!("FILE:{}", dir.join("ticket-cache").display());
+    let in_file_cache = |user: &str| {
+        let mut login = Login::user(&cluster, user);
+        for (name, value) in &mut login.env {
+            if name == "KRB5CCNAME" {
+                value.clone_from(&cache);
+            }
+        }
+        login
+    };
+    expect_code(&cli(&marker, &in_file_cache("admin")), 0);
+    expect_code(&cli(&marker, &in_file_cache("bob")), 0);
+
     // A keytab whose principal the KDC deleted, and a service name the brokers do not use,
     // end at the first refusal (not after the request timeout, a third of --timeout: 20 s),
     // naming what to check. A password left in the file from another login never shows.
@@ -253,6 +271,30 @@ fn markers_apply_and_restores_work_over_sasl_gssapi_from_a_keytab_without_kinit(
     let wrong_service = Login::user(&cluster, "admin")
         .with("sasl.kerberos.service.name=kafka-broker")
         .with(&format!("sasl.password={PLANTED}"));
+    // The brokers advertise 127.0.0.1; the script's krb5.conf has MIT canonicalize that to
+    // localhost by reverse lookup (rdns), as Kafka's Java clients do. Without it the client
+    // asks for kafka/127.0.0.1, which the KDC does not know.
+    let literal = dir.join("krb5-no-rdns.conf");
+    let conf = std::fs::read_to_string(cluster.krb5_conf()).unwrap();
+    assert!(conf.contains("  rdns = true\n"), "{conf}");
+    std::fs::write(
+        &literal,
+        conf.replace("  rdns = true\n", "  rdns = false\n"),
+    )
+    .unwrap();
+    let mut no_rdns = Login::user(&cluster, "admin");
+    for (name, value) in &mut no_rdns.env {
+        if name == "KRB5_CONFIG" {
+            *value = literal.display().to_string();
+        }
+    }
+    let (message, _) = kafka_failure(&marker, &no_rdns);
+    assert!(
+        message.contains("Server kafka/127.0.0.1@ASC.TEST not found in Kerberos database")
+            && message.contains(&format!("KRB5_CONFIG {}", literal.display())),
+        "{message}"
+    );
+
     let krb5_conf = format!("KRB5_CONFIG {}", cluster.krb5_conf().display());
     let retired_keytab = format!("KRB5_CLIENT_KTNAME {}", cluster.keytab("retired").display());
     let admin_keytab = format!("KRB5_CLIENT_KTNAME {}", cluster.keytab("admin").display());
