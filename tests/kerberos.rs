@@ -370,7 +370,10 @@ fn markers_apply_and_restores_work_over_sasl_gssapi_from_a_keytab_without_kinit(
     // With the KDC gone, no ticket can be had: refused at once too, naming KRB5_CONFIG.
     let kdc = std::fs::read_to_string(cluster.state.join("kdc.pid")).unwrap();
     let kdc = kdc.trim();
-    let killed = Command::new("kill").args(["-KILL", kdc]).status().unwrap();
+    let killed = Command::new("bash")
+        .args(["-c", "kill -KILL \"$1\"", "kill", kdc])
+        .status()
+        .unwrap();
     assert!(killed.success(), "kill -KILL {kdc}");
     let started = Instant::now();
     while Path::new(&format!("/proc/{kdc}")).exists() {
