@@ -174,6 +174,16 @@ impl fmt::Display for CleanupError {
                 "Kafka action-state topic {} does not exist ({}); expected ID {}",
                 c.topic, c.context, c.expected_topic_id
             ),
+            CleanupError::TopicChanged(c)
+                if c.expected_topic_id != c.found_topic_id
+                    && !crate::topic_id::is_kafka_form(&c.expected_topic_id) =>
+            {
+                write!(
+                    f,
+                    "Kafka action-state topic {} has topic ID {} ({}), but the expected ID {} is not a Kafka topic ID (Kafka writes 16 bytes as 22 characters of URL-safe base64, as kafka-topics.sh --describe prints them), so it names no Kafka topic",
+                    c.topic, c.found_topic_id, c.context, c.expected_topic_id
+                )
+            }
             CleanupError::TopicChanged(c) if c.expected_topic_id != c.found_topic_id => write!(
                 f,
                 "Kafka action-state topic {} changed ({}): expected ID {} but found {}; the topic may have been recreated",

@@ -25,6 +25,7 @@ pub mod recovery;
 pub mod replay;
 pub mod snapshot;
 pub mod status;
+pub mod topic_id;
 pub mod topics;
 
 #[cfg(test)]
