@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 
 /// A partition whose requested offset is below the committed boundary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,11 +191,12 @@ impl fmt::Display for CleanupError {
             ),
             CleanupError::TopicChanged(c) => write!(
                 f,
-                "Kafka action-state topic {} changed partitions ({}): expected {} but found {}",
+                "Kafka action-state topic {} changed partitions ({}): expected {} but found {}{}",
                 c.topic,
                 c.context,
-                format_partitions(&c.expected_partitions),
-                format_partitions(&c.found_partitions)
+                brief_partitions(&c.expected_partitions),
+                brief_partitions(&c.found_partitions),
+                partition_difference(&c.expected_partitions, &c.found_partitions)
             ),
             CleanupError::OffsetsUnavailable(r) => write!(
                 f,

@@ -123,6 +123,10 @@ pub struct OutputArgs {
     /// Print one JSON object on stdout instead of text (errors too, with the same exit codes).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print every partition's row and offset: without it, tables and offset maps of more than
+    /// 20 partitions are summarised and show their first rows (--json always has every row).
+    #[arg(long, global = true)]
+    pub all: bool,
 }
 
 /// How to reach Kafka: the usual client settings.

@@ -21,6 +21,7 @@ mod query;
 mod recover;
 mod session;
 mod snapshot;
+mod wide;
 
 use std::process::ExitCode;
 

@@ -221,10 +221,13 @@ impl Admin {
     /// Returns each partition's log start offset after the deletion, ascending by partition.
     /// A wide call is sent as several DeleteRecords requests in flight at once (see
     /// `ffi::PARTITIONS_PER_REQUEST`) and answered as one: it fails when any partition failed.
+    /// While the answer is outstanding, `waiting` hears every second how long it has been
+    /// (a wide delete waits for every replica: seconds at thousands of partitions).
     pub fn delete_records(
         &self,
         topic: &str,
         before: &[(u32, u64)],
+        waiting: &mut dyn FnMut(Duration),
     ) -> KafkaResult<Vec<(u32, u64)>> {
         let mut lists = Vec::with_capacity(before.len() / ffi::PARTITIONS_PER_REQUEST + 1);
         for chunk in before.chunks(ffi::PARTITIONS_PER_REQUEST) {
@@ -246,13 +249,20 @@ impl Admin {
             .iter()
             .map(|list| self.client.delete_records(list, &options))
             .collect();
+        let started = std::time::Instant::now();
         let mut beginnings = Vec::with_capacity(before.len());
         let mut failed = Vec::new();
-        for future in futures {
-            let result = self
-                .runtime
-                .block_on(future)
-                .map_err(|e| self.noted(self.reason_for_no_entry(topic, from_rd(&e))))?;
+        for mut future in futures {
+            let answer = loop {
+                // The timer must be made inside the runtime: an async block defers it.
+                let tick = async { tokio::time::timeout(PROGRESS_TICK, &mut future).await };
+                match self.runtime.block_on(tick) {
+                    Ok(answer) => break answer,
+                    Err(_) => waiting(started.elapsed()),
+                }
+            };
+            let result =
+                answer.map_err(|e| self.noted(self.reason_for_no_entry(topic, from_rd(&e))))?;
             for element in result.elements() {
                 if let Err(error) = element.error() {
                     failed.push((element.partition(), error));
@@ -270,6 +280,9 @@ impl Admin {
         Ok(beginnings)
     }
 }
+
+/// How often a long request reports that it is still waiting.
+const PROGRESS_TICK: Duration = Duration::from_secs(1);
 
 /// How many partitions a failed call names one by one.
 const NAMED_PARTITIONS: usize = 5;
