@@ -146,6 +146,9 @@ pub struct Policy<C: Capabilities> {
     /// Topics known to exist (created or waited for): metadata reaches every broker a little
     /// later, and an answer from a broker that has not seen one yet must not make it missing.
     known: Vec<String>,
+    /// Topics this run asked to create, with their partition count: until metadata shows them
+    /// with every partition, a describe asks again (`request_topic` returns without waiting).
+    requested: Vec<(String, u32)>,
     /// Topics a `describe` of this run answered: a partition request that then says the topic
     /// is unknown (librdkafka answers "no leaders found" while a partition elects one) is
     /// asked again until the deadline instead of failing the step.
@@ -160,6 +163,7 @@ impl<C: Capabilities> Policy<C> {
             plain_writer: None,
             control_reader: None,
             known: Vec::new(),
+            requested: Vec::new(),
             seen: Vec::new(),
         }
     }
@@ -243,9 +247,16 @@ impl<C: Capabilities> Policy<C> {
             // not know it yet, or knows it but not yet its configuration (every topic has a
             // value for every configuration name; a missing one is a lagging answer).
             let unseen = topics.iter().zip(&answer).any(|(t, a)| {
-                self.known.iter().any(|k| k == t)
+                let lagging = self.known.iter().any(|k| k == t)
                     && a.as_ref()
-                        .is_none_or(|m| m.configs.iter().any(|c| c.value.is_none()))
+                        .is_none_or(|m| m.configs.iter().any(|c| c.value.is_none()));
+                // A topic this run requested is propagating until it shows every partition.
+                let partial = self.requested.iter().any(|(r, partitions)| {
+                    r == t
+                        && a.as_ref()
+                            .is_none_or(|m| m.partitions.len() < *partitions as usize)
+                });
+                lagging || partial
             });
             if !unseen || !deadline.wait(&mut self.caps) {
                 for (topic, found) in topics.iter().zip(&answer) {
@@ -609,6 +620,23 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             .into_iter()
             .map(|m| m.map(|m| m.configs).unwrap_or_default())
             .collect())
+    }
+
+    fn request_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        let created = self.retry("create-topic", &format!("creating {topic}"), |c| {
+            c.create_topic(topic, partitions, replication_factor, configs)
+        })?;
+        // Whoever created it, it exists: every later describe and partition request waits for
+        // it to propagate instead of taking it for missing.
+        self.known.push(topic.to_owned());
+        self.requested.push((topic.to_owned(), partitions));
+        Ok(created)
     }
 
     fn create_topic(

@@ -707,3 +707,17 @@ fn a_wide_append_is_allowed_more_time_to_become_visible() {
     let now = cluster.borrow().now;
     assert!(now > 1_000, "waited past the plain timeout: {now}");
 }
+
+#[test]
+fn a_requested_topic_is_not_waited_for_until_it_is_asked_about() {
+    // Apply fences its new control topic's writer while the topic propagates: the request
+    // returns at once, and the next describe waits for it instead of taking it for missing.
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().hidden.insert("new".into(), 3);
+    assert!(policy.request_topic("new", 1, 1, &[]).unwrap());
+    assert_eq!(cluster.borrow().count("describe"), 0);
+    policy.fence_control("new").unwrap();
+    let described = policy.describe_topics(&["new"]).unwrap();
+    assert!(described[0].is_some());
+    assert_eq!(cluster.borrow().count("describe"), 4);
+}
