@@ -155,7 +155,9 @@ fn a_wide_plan_reaches_every_partition_and_its_output_stays_a_summary() {
     expect_code(&allowed, 0);
     let verdict = stdout(&allowed);
     assert!(
-        verdict.contains("  1,200 partitions; restore from offsets 4, beginning 0..3, end 4; 0 records to replay"),
+        verdict.contains(
+            "  1,200 partitions; restore from offsets 4, beginning 0..3, end 4; 0 records to replay"
+        ),
         "{verdict}"
     );
     assert!(
