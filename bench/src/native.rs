@@ -104,6 +104,18 @@ impl KafkaOps for NativeOps<'_> {
         })
     }
 
+    fn request_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        self.run("create-topic", |p| {
+            p.request_topic(topic, partitions, replication_factor, configs)
+        })
+    }
+
     fn list_offsets(
         &mut self,
         topic: &str,

@@ -68,6 +68,11 @@ pub trait OperatorEvents {
 
     /// A Kafka step is being retried until its deadline, `remaining_ms` from now.
     fn retrying(&mut self, _message: &str, _remaining_ms: u64) {}
+
+    /// One Kafka request is still waiting for its answer after `elapsed` (reported about every
+    /// second): `what` says which, e.g. the DeleteRecords of a wide plan, which waits for every
+    /// replica. The host's own progress report; it decides nothing.
+    fn waiting(&mut self, _what: &str, _elapsed: Duration) {}
 }
 
 /// Shows nothing and never asks: every review proceeds.
@@ -345,10 +350,23 @@ impl kafka_admin::Host for HostState {
             })));
         }
         let before: Vec<(u32, u64)> = before.iter().map(|po| (po.partition, po.offset)).collect();
-        let result = self
-            .kafka
+        // Before COMMITTED the only delete is the permission probe (at the beginnings).
+        let what = if self.committed {
+            format!(
+                "deleting the records below the boundary on {} partitions of {topic}",
+                before.len()
+            )
+        } else {
+            format!(
+                "checking the DeleteRecords permission on {} partitions of {topic}",
+                before.len()
+            )
+        };
+        let HostState { kafka, events, .. } = self;
+        let mut waiting = |elapsed: Duration| events.waiting(&what, elapsed);
+        let result = kafka
             .admin()
-            .and_then(|a| a.delete_records(&topic, &before));
+            .and_then(|a| a.delete_records(&topic, &before, &mut waiting));
         if self.committed {
             failpoint::pause(failpoint::Stage::AfterDelete);
         }

@@ -307,7 +307,7 @@ impl caps::Capabilities for NativeCaps<'_> {
     ) -> CapResult<Vec<(u32, u64)>> {
         self.kafka
             .admin()?
-            .delete_records(topic, &before.iter().collect::<Vec<_>>())
+            .delete_records(topic, &before.iter().collect::<Vec<_>>(), &mut |_| {})
     }
 
     fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Writer> {

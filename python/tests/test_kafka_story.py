@@ -19,7 +19,7 @@ from action_state_cleanup import (
     RecoveryRefused,
 )
 
-from conftest import beginning_offsets, create_topic, produce, send, unique
+from conftest import beginning_offsets, create_topic, delete_topic, produce, send, unique
 
 
 class Abort(Exception):
@@ -246,3 +246,31 @@ def test_a_new_control_topic_gets_the_production_default_and_an_under_replicated
         cleanup.apply(plan, replication_factor=70_000)
     cleanup.close()
     three.close()
+
+
+def test_capabilities_answer_a_wide_request_as_one(bootstrap: str, admin: AdminClient):
+    """1,100 partitions are three ListOffsets and DeleteRecords requests of at most 500 (the
+    host splits a wide call, librdkafka's merge being quadratic): one answer, every partition."""
+    kafka = KafkaCapabilities({"bootstrap.servers": bootstrap}, timeout=30)
+    topic = unique("wide")
+    partitions = list(range(1_100))
+    create_topic(admin, topic, partitions=len(partitions))
+    send(bootstrap, topic, [(p, f"k{p}-{n}", "v") for p in (0, 499, 500, 1_099) for n in range(3)])
+    from action_state_cleanup import CapabilityError
+
+    deadline = time.monotonic() + 30
+    while True:  # the host does not wait for leaders (the component does): the test does
+        try:
+            ends = dict(kafka.list_offsets(topic, partitions, latest=True))
+            break
+        except CapabilityError as e:
+            assert e.case == "not-leader" and time.monotonic() < deadline, e
+            time.sleep(0.2)
+    assert sorted(ends) == partitions
+    assert [ends[p] for p in (0, 1, 499, 500, 1_099)] == [3, 0, 3, 3, 3]
+    (described,) = kafka.describe([topic], [], True)
+    assert [p for p, _, _ in described.offsets] == partitions
+    after = kafka.delete_records(topic, [(p, 2 if p in (499, 500) else 0) for p in partitions])
+    assert [p for p, _ in after] == partitions and dict(after)[500] == 2
+    assert beginning_offsets(admin, topic, [0, 499, 500, 501]) == {0: 0, 499: 2, 500: 2, 501: 0}
+    delete_topic(admin, topic)

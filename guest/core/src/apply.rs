@@ -409,11 +409,15 @@ impl Session<'_> {
         let mut states = states.into_iter();
         let (data, mut control_state) = (states.next().flatten(), states.next().flatten());
         self.check_data_state(data.as_ref(), "checked before commit")?;
+        let mut fenced = false;
         if control_state.is_none() {
-            match self.missing_control_topic(options)? {
+            match self.missing_control_topic(options, fence)? {
                 Missing::Found(state) => control_state = Some(state),
                 Missing::DryRun => return Ok(ControlHistory::default()),
-                Missing::Created(state) => control_state = state,
+                Missing::Created(state) => {
+                    control_state = state;
+                    fenced = fence;
+                }
             }
         }
         let Some(control_state) = control_state else {
@@ -423,7 +427,7 @@ impl Session<'_> {
         };
         check_control_topic(control, &control_state.description, &control_state.configs)?;
         self.check_replication(control_state.replication_factor);
-        if fence {
+        if fence && !fenced {
             return self.fence_and_read();
         }
         self.read_history()
@@ -433,7 +437,14 @@ impl Session<'_> {
     /// topic was already cleaned, which is not a first apply. With retention off, only an
     /// earlier DeleteRecords moved a beginning past offset 0, so that cleanup's history (and the
     /// boundary restores are checked against) is elsewhere: refused without start-new-history.
-    fn missing_control_topic(&mut self, options: &ApplyOptions) -> Result<Missing> {
+    ///
+    /// With `fence`, the writer is fenced right after the creation is sent, before the new
+    /// topic is described: opening the transactional writer (a round trip to the transaction
+    /// coordinator, seconds on a busy cluster) overlaps the topic's propagation to every
+    /// broker, instead of both running in turn. Fencing writes nothing to the control topic,
+    /// and the history is still read after it, so the protocol is unchanged: a topic that
+    /// turns out not to be a valid control topic ends the apply before anything is read.
+    fn missing_control_topic(&mut self, options: &ApplyOptions, fence: bool) -> Result<Missing> {
         let control = self.control;
         if !options.start_new_history {
             let cleaned = self.cleaned_partitions()?;
@@ -473,10 +484,15 @@ impl Session<'_> {
         };
         let created = self
             .kafka
-            .create_topic(control, 1, replication_factor, &[compact, min_isr])
+            .request_topic(control, 1, replication_factor, &[compact, min_isr])
             .map_err(CleanupError::Kafka)?;
         if created {
             self.run.created = Some(new);
+        }
+        if fence {
+            self.kafka
+                .fence_control(control)
+                .map_err(CleanupError::Kafka)?;
         }
         Ok(Missing::Created(self.inspect_control()?))
     }

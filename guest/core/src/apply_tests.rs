@@ -3,7 +3,7 @@
 use crate::apply::{ApplyOptions, ApplyOutcome, Silent, apply};
 use crate::control::{ControlEntry, ControlRecord, Status};
 use crate::error::CleanupError;
-use crate::fake::{CONTROL, DATA, FakeKafka, Fault};
+use crate::fake::{CONTROL, DATA, FakeKafka, Fault, RECREATED_ID, TOPIC_ID};
 use crate::marker::{Marker, VersionedMarker};
 use crate::plan::Plan;
 use crate::recovery::{RecoveryMode, RecoveryPolicy, check_recovery};
@@ -14,7 +14,7 @@ pub(crate) fn plan(source: &str, a: u64, b: u64) -> Plan {
     Plan::new(
         source,
         DATA,
-        "topic-id",
+        TOPIC_ID,
         [(0, a), (1, b)].into_iter().collect(),
     )
     .unwrap()
@@ -58,7 +58,7 @@ fn statuses(kafka: &mut FakeKafka) -> Vec<(String, Status)> {
 fn marker(a: u64, b: u64) -> Marker {
     Marker::Versioned(VersionedMarker {
         topic: DATA.into(),
-        topic_id: "topic-id".into(),
+        topic_id: TOPIC_ID.into(),
         offsets: [(0, a), (1, b)].into_iter().collect(),
     })
 }
@@ -313,7 +313,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
         kafka.fail_on(
             "describe_topics",
             call,
-            Fault::RecreateTopic("recreated-id".into()),
+            Fault::RecreateTopic(RECREATED_ID.into()),
         );
         let error = run(&mut kafka, &p).unwrap_err();
         assert!(
@@ -323,7 +323,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
         assert!(
             error
                 .to_string()
-                .contains("expected ID topic-id but found recreated-id"),
+                .contains(&format!("expected ID {TOPIC_ID} but found {RECREATED_ID}")),
             "{error}"
         );
         assert_eq!(
@@ -337,7 +337,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
 #[test]
 fn recreated_topic_and_changed_partitions_are_refused_before_commit() {
     let mut kafka = FakeKafka::new();
-    kafka.data().topic_id = "recreated-id".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     assert!(matches!(
         run(&mut kafka, &plan("rp", 10, 20)),
         Err(CleanupError::TopicChanged(_))
@@ -534,7 +534,7 @@ fn recovery_decision_table_rows() {
         "{error}"
     );
     // A recreated topic is reported as such.
-    kafka.data().topic_id = "new-id".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     let error = check_recovery(&mut kafka, &[marker(10, 20)], &standard).unwrap_err();
     assert!(
         error.to_string().contains("may have been recreated"),
@@ -809,7 +809,7 @@ fn apply_validates_the_plan_value_before_anything_durable() {
     );
     assert!(kafka.fenced.is_empty() && kafka.control_log.is_empty());
     // Later applies and recoveries are not blocked by a record nobody can read.
-    kafka.data().topic_id = "topic-id".into();
+    kafka.data().topic_id = TOPIC_ID.into();
     assert_eq!(
         run(&mut kafka, &plan("c1", 10, 20)),
         Ok(ApplyOutcome::Applied)
@@ -851,12 +851,12 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
     let mut kafka = FakeKafka::new();
     run(&mut kafka, &plan("c1", 10, 20)).unwrap();
     // The topic is recreated under the same name; a plan is made from its new markers.
-    kafka.data().topic_id = "recreated-id".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     kafka.data().beginnings = [(0, 0), (1, 0)].into_iter().collect();
     let fresh = Plan::new(
         "c2",
         DATA,
-        "recreated-id",
+        RECREATED_ID,
         [(0, 30), (1, 40)].into_iter().collect(),
     )
     .unwrap();
@@ -865,7 +865,7 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
     let message = error.to_string();
     assert!(message.contains("the topic was recreated"), "{message}");
     assert!(
-        message.contains("topic-id") && message.contains("recreated-id"),
+        message.contains(TOPIC_ID) && message.contains(RECREATED_ID),
         "{message}"
     );
     assert!(!message.contains("not dedicated"), "{message}");
@@ -874,7 +874,7 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
         &mut kafka,
         &[Marker::Versioned(VersionedMarker {
             topic: DATA.into(),
-            topic_id: "recreated-id".into(),
+            topic_id: RECREATED_ID.into(),
             offsets: [(0, 30), (1, 40)].into_iter().collect(),
         })],
         &enforced(),
@@ -1392,4 +1392,82 @@ fn the_replication_warning_comes_once_per_apply_even_when_it_decides_again() {
     );
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     assert_eq!(kafka.calls["describe_cluster"], 1);
+}
+
+#[test]
+fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
+    let mut kafka = FakeKafka::new();
+    // SPEC's test vector ID: a valid plan, but no topic Kafka could have.
+    let foreign = Plan::new(
+        "rp",
+        DATA,
+        "topic-id",
+        [(0, 10), (1, 20)].into_iter().collect(),
+    )
+    .unwrap();
+    let error = run(&mut kafka, &foreign).unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "Kafka action-state topic {DATA} has topic ID {TOPIC_ID} (checked before commit), but the expected ID topic-id is not a Kafka topic ID (Kafka writes 16 bytes as 22 characters of URL-safe base64, as kafka-topics.sh --describe prints them), so it names no Kafka topic"
+        )
+    );
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    let marker = Marker::Versioned(VersionedMarker {
+        topic: DATA.into(),
+        topic_id: "topic-id".into(),
+        offsets: [(0, 10), (1, 20)].into_iter().collect(),
+    });
+    let standard = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let error = check_recovery(&mut kafka, &[marker], &standard).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("topic-id is not a Kafka topic ID"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("recreated"), "{error}");
+}
+
+#[test]
+fn a_topic_id_in_standard_base64_is_refused_by_every_input_naming_its_kafka_form() {
+    let offsets = || -> crate::offsets::PartitionOffsets { [(0, 10)].into_iter().collect() };
+    let standard = "/dCxXk8LR+qHr1Z2nQkB9w==";
+    let plan = Plan::new("rp", DATA, standard, offsets())
+        .unwrap_err()
+        .to_string();
+    assert!(plan.starts_with(&format!("Cleanup plan topicId {standard} is a Kafka topic ID written in standard or padded base64")), "{plan}");
+    assert!(
+        plan.contains(&format!(
+            "as {RECREATED_ID} (URL-safe base64 without padding"
+        )),
+        "{plan}"
+    );
+    let text = format!(
+        r#"{{"schemaVersion":1,"topic":"{DATA}","topicId":"{standard}","offsets":{{"0":10}}}}"#
+    );
+    let marker = Marker::parse(&text).unwrap_err().to_string();
+    assert!(
+        marker.contains(&format!(
+            "Recovery marker topicId {standard} is a Kafka topic ID"
+        )),
+        "{marker}"
+    );
+    assert!(
+        marker.ends_with("write the marker's topicId in that form"),
+        "{marker}"
+    );
+    // The reference reader (escaped text) and marker values built by embedders say the same.
+    let escaped = text.replace("\"topic\"", "\"t\\u006fpic\"");
+    assert_eq!(Marker::parse(&escaped).unwrap_err().to_string(), marker);
+    assert!(VersionedMarker::new(DATA, standard, offsets()).is_err());
+    // A plan from such markers is refused before any plan is made.
+    assert!(crate::planning::plan_from_marker_texts("rp", &[text]).is_err());
+    // The Kafka form itself is a topic ID like any other.
+    assert!(Plan::new("rp", DATA, RECREATED_ID, offsets()).is_ok());
 }

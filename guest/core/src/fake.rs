@@ -70,6 +70,10 @@ pub struct FakeKafka {
 
 pub const DATA: &str = "action-state";
 pub const CONTROL: &str = "action-state-control";
+/// The data topic's ID, in Kafka's form (the protocols compare it with plans and markers).
+pub const TOPIC_ID: &str = "ygFlQI50RqmgPT_6YH-HZw";
+/// Another Kafka topic ID: the data topic after it was deleted and created again.
+pub const RECREATED_ID: &str = "_dCxXk8LR-qHr1Z2nQkB9w";
 
 impl FakeKafka {
     /// A data topic with partitions 0 and 1, safe configuration, beginnings 0 and large ends.
@@ -77,7 +81,7 @@ impl FakeKafka {
         let mut kafka = FakeKafka::default();
         kafka
             .topics
-            .insert(DATA.into(), safe_topic("topic-id", &[0, 1], 1_000));
+            .insert(DATA.into(), safe_topic(TOPIC_ID, &[0, 1], 1_000));
         kafka.cluster(1, "1");
         kafka
     }

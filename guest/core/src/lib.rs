@@ -26,6 +26,7 @@ pub mod replay;
 pub mod replication;
 pub mod snapshot;
 pub mod status;
+pub mod topic_id;
 pub mod topics;
 
 #[cfg(test)]

@@ -98,6 +98,20 @@ pub trait KafkaOps {
         names: &[&str],
     ) -> KafkaResult<Vec<Vec<ConfigEntry>>>;
 
+    /// Sends the creation of a topic and returns without waiting until metadata shows it;
+    /// `Ok(false)` when it already existed. Whatever next asks about the topic waits for it
+    /// instead, so the caller can do other work meanwhile (apply fences its control topic's
+    /// writer while the topic it just created propagates). The default creates and waits.
+    fn request_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        self.create_topic(topic, partitions, replication_factor, configs)
+    }
+
     /// Creates a topic; `Ok(false)` when it already existed (another apply may have won).
     fn create_topic(
         &mut self,

@@ -123,6 +123,10 @@ pub struct OutputArgs {
     /// Print one JSON object on stdout instead of text (errors too, with the same exit codes).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print every partition's row and offset: without it, tables and offset maps of more than
+    /// 20 partitions are summarised and show their first rows (--json always has every row).
+    #[arg(long, global = true)]
+    pub all: bool,
 }
 
 /// How to reach Kafka: the usual client settings.
@@ -142,7 +146,8 @@ pub struct KafkaArgs {
     #[arg(long, value_name = "FILE", visible_alias = "command-config")]
     pub kafka_config: Option<PathBuf>,
     /// How long one Kafka step may take, retries included, in seconds; each single request gets a
-    /// third of it, so a request to a leader that died leaves time to ask the new one.
+    /// third of it, so a request to a leader that died leaves time to ask the new one. A
+    /// DeleteRecords step gets 5 ms more per partition, an append 50 ms more per KiB of its record.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub timeout: u64,
 }

@@ -80,7 +80,10 @@ impl OperatorEvents for Printer {
         preview: &[action_state_cleanup::cleanup::PartitionPreview],
         created: Option<&action_state_cleanup::cleanup::NewControlTopic>,
     ) -> action_state_cleanup::cleanup::Review {
-        outln!("{}", super::apply::preview_text(plan_id, preview, created));
+        outln!(
+            "{}",
+            super::apply::preview_text(plan_id, preview, created, false)
+        );
         action_state_cleanup::cleanup::Review::Proceed
     }
 }

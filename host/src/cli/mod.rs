@@ -22,6 +22,7 @@ mod recover;
 mod session;
 mod snapshot;
 mod warnings;
+mod wide;
 
 use std::process::ExitCode;
 

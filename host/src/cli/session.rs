@@ -70,6 +70,15 @@ impl Progress {
             remaining_ms.div_ceil(1000)
         );
     }
+
+    /// A request still waiting for its answer (a wide DeleteRecords waits for every replica):
+    /// a line after 2 s, then every 5 s, so a long wait is never silence.
+    pub fn waiting(&self, what: &str, elapsed: std::time::Duration) {
+        let seconds = elapsed.as_secs();
+        if seconds >= 2 && (seconds - 2).is_multiple_of(5) {
+            errln!("progress: {what}: waiting for the brokers' answer for {seconds} s");
+        }
+    }
 }
 
 impl OperatorEvents for Progress {

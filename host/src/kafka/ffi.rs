@@ -539,8 +539,37 @@ pub enum Spec {
     Latest,
 }
 
-/// Lists the earliest or latest offset of each partition (one request per partition leader),
-/// with read_committed isolation so "latest" is the last stable offset under transactions.
+/// The most partitions one ListOffsets or DeleteRecords admin request carries. librdkafka
+/// handles one admin request in steps that look each partition up in a list of the request's
+/// partitions: sorting them out by leader (`rd_kafka_topic_partition_list_get_leaders`) and
+/// merging each broker's answer (`rd_kafka_ListOffsets_response_merge`,
+/// `rd_kafka_DeleteRecords_response_merge`). That is time quadratic in the partitions of one
+/// request: one apply of a 10,000-partition plan spent 5 s of CPU in it. A wider call is sent as
+/// several requests of the same kind, all in flight at once, and answered as one, which makes
+/// the cost linear (n × 500 comparisons). librdkafka sends one request per partition leader
+/// either way; this multiplies those by the number of slices.
+pub const PARTITIONS_PER_REQUEST: usize = 500;
+
+/// A request list of (partition, offset) for one topic, built without librdkafka's per-element
+/// lookup (`rd_kafka_topic_partition_list_set_offset` searches the whole list: quadratic).
+pub fn partition_list(
+    topic: &str,
+    entries: impl ExactSizeIterator<Item = (u32, Offset)>,
+) -> Result<TopicPartitionList, NativeError> {
+    let mut list = TopicPartitionList::with_capacity(entries.len());
+    for (partition, offset) in entries {
+        let number = i32::try_from(partition)
+            .map_err(|_| invalid_arg(format!("partition {partition} out of range")))?;
+        list.add_partition(topic, number)
+            .set_offset(offset)
+            .map_err(|e| invalid_arg(e.to_string()))?;
+    }
+    Ok(list)
+}
+
+/// Lists the earliest or latest offset of each partition (one request per partition leader
+/// and per `PARTITIONS_PER_REQUEST` partitions, all in flight at once), with read_committed
+/// isolation so "latest" is the last stable offset under transactions. Ascending by partition.
 pub fn list_offsets(
     client: &Client<DefaultClientContext>,
     topic: &str,
@@ -548,8 +577,22 @@ pub fn list_offsets(
     spec: Spec,
     timeout: Duration,
 ) -> Result<Vec<(u32, u64)>, NativeError> {
-    let pending = start_list_offsets(client.native_ptr(), topic, partitions, spec, timeout)?;
-    finish_list_offsets(pending.wait()?)
+    let native = client.native_ptr();
+    let pending = partitions
+        .chunks(PARTITIONS_PER_REQUEST)
+        .map(|chunk| start_list_offsets(native, topic, chunk, spec, timeout))
+        .collect::<Result<Vec<_>, _>>()?;
+    finish_all(pending)
+}
+
+/// Waits for every request of one call and joins their answers, ascending by partition.
+fn finish_all(pending: Vec<Pending>) -> Result<Vec<(u32, u64)>, NativeError> {
+    let mut offsets = Vec::new();
+    for request in pending {
+        offsets.extend(finish_list_offsets(request.wait()?)?);
+    }
+    offsets.sort_unstable();
+    Ok(offsets)
 }
 
 /// Beginning and end of each partition: both ListOffsets requests are in flight at once.
@@ -560,13 +603,19 @@ pub fn list_offset_range(
     timeout: Duration,
 ) -> Result<Vec<(u32, u64, u64)>, NativeError> {
     let native = client.native_ptr();
-    let earliest = start_list_offsets(native, topic, partitions, Spec::Earliest, timeout)?;
-    let latest = start_list_offsets(native, topic, partitions, Spec::Latest, timeout)?;
-    let beginnings = finish_list_offsets(earliest.wait()?)?;
-    let ends = finish_list_offsets(latest.wait()?)?;
+    let start = |spec| {
+        partitions
+            .chunks(PARTITIONS_PER_REQUEST)
+            .map(|chunk| start_list_offsets(native, topic, chunk, spec, timeout))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let earliest = start(Spec::Earliest)?;
+    let latest = start(Spec::Latest)?;
+    let beginnings = finish_all(earliest)?;
+    let ends: std::collections::HashMap<u32, u64> = finish_all(latest)?.into_iter().collect();
     Ok(beginnings
         .into_iter()
-        .filter_map(|(p, b)| ends.iter().find(|(q, _)| *q == p).map(|(_, e)| (p, b, *e)))
+        .filter_map(|(p, b)| ends.get(&p).map(|e| (p, b, *e)))
         .collect())
 }
 
@@ -584,18 +633,11 @@ fn start_list_offsets(
     spec: Spec,
     timeout: Duration,
 ) -> Result<Pending, NativeError> {
-    let mut request = TopicPartitionList::with_capacity(partitions.len());
     let offset = match spec {
         Spec::Earliest => Offset::Beginning,
         Spec::Latest => Offset::End,
     };
-    for &partition in partitions {
-        let partition = i32::try_from(partition)
-            .map_err(|_| invalid_arg(format!("partition {partition} out of range")))?;
-        request
-            .add_partition_offset(topic, partition, offset)
-            .map_err(|e| invalid_arg(e.to_string()))?;
-    }
+    let request = partition_list(topic, partitions.iter().map(|&p| (p, offset)))?;
     start_admin(
         client,
         rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_LISTOFFSETS,
