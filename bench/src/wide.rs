@@ -56,6 +56,15 @@ struct Run {
     calls: BTreeMap<String, (u32, f64)>,
     /// delete-records.sh: partitions it reported an error for.
     peer_errors: usize,
+    /// apply: `status` and `check-recovery` (a marker at the plan's offsets) right after it.
+    queries: Option<Queries>,
+}
+
+/// The read-only commands after an apply: their usage, and what `status` printed.
+struct Queries {
+    status: Usage,
+    check_recovery: Usage,
+    status_text: String,
 }
 
 /// The plan's offset of partition `p`: 10 to 16 of the 20 records (the issue's shape).
@@ -92,6 +101,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     warm_up(ctx, &bootstrap, &dir, replication)?;
 
     let mut rows = Vec::new();
+    let mut query_rows = Vec::new();
+    let mut status_shown: Option<(u32, String)> = None;
     let mut traces = Vec::new();
     let mut ratios: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for (index, &size) in sizes.iter().enumerate() {
@@ -123,6 +134,23 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             let (apply, peer) = (&runs["apply"], &runs["delete-records.sh"]);
             let quotient = apply.usage.wall / peer.usage.wall;
             ratios.entry(size).or_default().push(quotient);
+            if let Some(q) = &apply.queries {
+                query_rows.push(vec![
+                    format!("{size}"),
+                    format!("{}", round + 1),
+                    dur(apply.usage.cpu),
+                    format!("{} ({})", dur(q.status.cpu), dur(q.status.wall)),
+                    format!(
+                        "{} ({})",
+                        dur(q.check_recovery.cpu),
+                        dur(q.check_recovery.wall)
+                    ),
+                    format!("{} lines", q.status_text.lines().count()),
+                ]);
+                if status_shown.is_none() {
+                    status_shown = Some((size, q.status_text.clone()));
+                }
+            }
             rows.push(vec![
                 format!("{size}"),
                 format!("{}", round + 1),
@@ -190,6 +218,25 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             "- {size} partitions, round {round}: {}; outside: {}",
             parts.join(", "),
             dur(wall - inside)
+        );
+    }
+    out.push_str("\nCPU of the commands whose CPU grew with the square of the partitions before issue 26 (user + system, wall in parentheses), each a process right after the apply, against the same topic and control topic:\n\n");
+    out.push_str(&table(
+        &[
+            "partitions",
+            "round",
+            "apply CPU",
+            "status CPU",
+            "check-recovery CPU",
+            "status output",
+        ],
+        &query_rows,
+    ));
+    if let Some((size, text)) = status_shown {
+        let _ = writeln!(
+            out,
+            "\n`status` of the {size}-partition topic after its apply (the topic name includes a timestamp):\n\n```\n{}\n```",
+            text.trim_end()
         );
     }
     for (size, quotients) in &ratios {
@@ -270,11 +317,13 @@ fn one_side(
                 replication,
                 dir,
             )?;
+            let queries = queries(ctx, bootstrap, dir, &topic, size)?;
             Run {
                 usage,
                 verified: 0,
                 calls,
                 peer_errors: 0,
+                queries: Some(queries),
             }
         }
         Side::Peer => peer(tools, bootstrap, dir, &topic, size)?,
@@ -348,6 +397,70 @@ fn plan_file(bootstrap: &str, dir: &Path, topic: &str, size: u32) -> R<std::path
     let path = dir.join(format!("{topic}.plan.json"));
     std::fs::write(&path, plan.render_pretty())?;
     Ok(path)
+}
+
+/// `status` and `check-recovery` of the applied topic, each timed as a process: the CPU the
+/// issue measured growing with the square of the partitions, and the summary an operator reads.
+fn queries(ctx: &Ctx, bootstrap: &str, dir: &Path, topic: &str, size: u32) -> R<Queries> {
+    let control = format!("{topic}-control");
+    let mut status = Command::new(&ctx.cli);
+    status
+        .args([
+            "status",
+            "--control-topic",
+            &control,
+            "--bootstrap-servers",
+            bootstrap,
+        ])
+        .env("ASC_CACHE_DIR", &ctx.cache_dir);
+    let (status_usage, output) = timed(status, dir)?;
+    let status_text = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        return Err(fail(format!("status failed: {status_text}")));
+    }
+    let mut kafka = KafkaClients::new(KafkaSettings::new(bootstrap))?;
+    let id = kafka
+        .describe_topics(&[topic.to_owned()])?
+        .into_iter()
+        .next()
+        .flatten()
+        .ok_or_else(|| fail(format!("{topic} vanished")))?
+        .topic_id;
+    let offsets: Vec<String> = (0..size)
+        .map(|p| format!("\"{p}\":{}", planned(p)))
+        .collect();
+    let marker = dir.join(format!("{topic}.marker.json"));
+    std::fs::write(
+        &marker,
+        format!(
+            "{{\"schemaVersion\":1,\"topic\":\"{topic}\",\"topicId\":\"{id}\",\"offsets\":{{{}}}}}",
+            offsets.join(",")
+        ),
+    )?;
+    let mut check = Command::new(&ctx.cli);
+    check
+        .arg("check-recovery")
+        .arg("--markers")
+        .arg(&marker)
+        .args([
+            "--control-topic",
+            &control,
+            "--bootstrap-servers",
+            bootstrap,
+        ])
+        .env("ASC_CACHE_DIR", &ctx.cache_dir);
+    let (check_usage, output) = timed(check, dir)?;
+    if !output.status.success() {
+        return Err(fail(format!(
+            "check-recovery failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(Queries {
+        status: status_usage,
+        check_recovery: check_usage,
+        status_text,
+    })
 }
 
 /// `command` under `/usr/bin/time`: its wall and CPU seconds and peak RSS, and its output.
@@ -492,6 +605,7 @@ fn peer(tools: &KafkaTools, bootstrap: &str, dir: &Path, topic: &str, size: u32)
         verified: 0,
         calls: Calls::new(),
         peer_errors,
+        queries: None,
     })
 }
 
