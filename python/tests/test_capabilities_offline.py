@@ -11,7 +11,9 @@ from typing import Optional
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from action_state_cleanup import AppendFenced, CapabilityError, KafkaCapabilities, ReplayConsumer, transactional_id
+from action_state_cleanup._kafka_config import KafkaCapabilities, transactional_id
+from action_state_cleanup._kafka_consumer import Consumer as ReplayConsumer
+from action_state_cleanup._kafka_errors import AppendFenced, CapabilityError
 from action_state_cleanup._component import kafka_error, polled_batch
 from action_state_cleanup._kafka_errors import CASES, failure
 from action_state_cleanup._kafka_writer import Writer

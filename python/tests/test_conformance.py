@@ -15,7 +15,9 @@ import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
 
-from action_state_cleanup import AppendFenced, CapabilityError, KafkaCapabilities, _component
+from action_state_cleanup import _component
+from action_state_cleanup._kafka_config import KafkaCapabilities
+from action_state_cleanup._kafka_errors import AppendFenced, CapabilityError
 from action_state_cleanup._component import record
 
 from conftest import REPO, create_topic, sasl, unique

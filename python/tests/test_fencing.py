@@ -12,7 +12,9 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from action_state_cleanup import CapabilityError, Cleanup, Fenced, KafkaFailure, TopicChanged, transactional_id
+from action_state_cleanup import Cleanup, Fenced, KafkaFailure, TopicChanged
+from action_state_cleanup._kafka_config import transactional_id
+from action_state_cleanup._kafka_errors import CapabilityError
 
 from conftest import beginning_offsets, create_topic, delete_topic, produce, unique
 

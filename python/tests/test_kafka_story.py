@@ -173,7 +173,7 @@ def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
     assert kafka.describe_cluster([]) == ([1], [])
 
     # Failures are CapabilityError (the WIT kafka-error case), never raw client exceptions.
-    from action_state_cleanup import CapabilityError
+    from action_state_cleanup._kafka_errors import CapabilityError
 
     with pytest.raises(CapabilityError) as failed:
         kafka.delete_records(missing, [(0, 1)])
@@ -196,7 +196,7 @@ class ClusterRefused(KafkaCapabilities):
     cluster."""
 
     def describe_cluster(self, names):
-        from action_state_cleanup import CapabilityError
+        from action_state_cleanup._kafka_errors import CapabilityError
 
         raise CapabilityError("describe-cluster", "configuration of broker 1: denied (test host)", "authorization", 31, "CLUSTER_AUTHORIZATION_FAILED")
 
@@ -256,7 +256,7 @@ def test_capabilities_answer_a_wide_request_as_one(bootstrap: str, admin: AdminC
     partitions = list(range(1_100))
     create_topic(admin, topic, partitions=len(partitions))
     send(bootstrap, topic, [(p, f"k{p}-{n}", "v") for p in (0, 499, 500, 1_099) for n in range(3)])
-    from action_state_cleanup import CapabilityError
+    from action_state_cleanup._kafka_errors import CapabilityError
 
     deadline = time.monotonic() + 30
     while True:  # the host does not wait for leaders (the component does): the test does

@@ -11,7 +11,8 @@ import pytest
 from wasmtime.component import Component
 
 import action_state_cleanup as asc
-from action_state_cleanup import Cleanup, InvalidMarker, InvalidPlan, KafkaFailure, kafka_uuid
+from action_state_cleanup import Cleanup, InvalidMarker, InvalidPlan, KafkaFailure
+from action_state_cleanup._kafka_config import kafka_uuid
 
 SPEC_PLAN = """{
   "schemaVersion" : 1,
@@ -173,3 +174,16 @@ def test_a_component_this_host_cannot_link_is_an_internal_error(tmp_path):
     with pytest.raises(asc.InternalError) as raised:
         cleanup.verify(SPEC_PLAN)
     assert raised.value.kind == "internal" and "cannot instantiate" in raised.value.message
+
+
+def test_the_package_exports_only_its_public_api():
+    # What `from action_state_cleanup import *` gives: the Cleanup and session classes, the
+    # dataclasses and the typed errors. The Kafka capability classes stay in their private modules.
+    exported = set(asc.__all__)
+    assert {"Cleanup", "RecoverySession", "Plan", "ApplyReport", "Verdict", "CleanupError", "BoundaryViolation"} <= exported
+    assert not [name for name in exported if name.startswith("_")]
+    assert not exported & {"KafkaCapabilities", "CapabilityError", "AppendFenced", "FencedWriter", "ReplayConsumer", "transactional_id", "kafka_uuid"}
+    for name in exported:
+        assert getattr(asc, name) is not None, name
+    errors = {name for name in exported if isinstance(getattr(asc, name), type) and issubclass(getattr(asc, name), asc.CleanupError)}
+    assert len(errors) == 20

@@ -5,7 +5,6 @@ reads the files the component asks for and gets the Java tool's plan or refusal.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import pytest
