@@ -152,25 +152,10 @@ fn main() {
 fn run(args: &[String]) -> R<()> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let repo = repo.canonicalize().unwrap_or(repo);
-    let mut only: Vec<String> = ["plan", "apply", "replay", "startup", "python", "snapshot"]
-        .map(String::from)
-        .to_vec();
-    let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--only" => {
-                let list = rest.next().ok_or_else(|| fail(USAGE))?;
-                only = list.split(',').map(|s| s.trim().to_owned()).collect();
-            }
-            "--report" => report_path = PathBuf::from(rest.next().ok_or_else(|| fail(USAGE))?),
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => return Err(fail(format!("unknown argument {other:?}\n{USAGE}"))),
-        }
-    }
+    let Some((only, report_path)) = parse_args(args)? else {
+        println!("{USAGE}");
+        return Ok(());
+    };
     if std::env::var_os("ASC_FAILPOINT").is_some() {
         return Err(fail(
             "unset ASC_FAILPOINT: the harness sets it only for its child processes",
@@ -188,6 +173,7 @@ fn run(args: &[String]) -> R<()> {
             cli.display()
         )));
     }
+    refuse_testing_build(&cli)?;
     let cache_dir =
         action_state_cleanup::engine::cache_dir().unwrap_or_else(|| out.join("component-cache"));
     let bootstrap = std::env::var("ASC_KAFKA_BOOTSTRAP")
@@ -213,44 +199,7 @@ fn run(args: &[String]) -> R<()> {
         component,
     };
 
-    let mut sections: Vec<(u32, String)> = Vec::new();
-    let wants = |name: &str| only.iter().any(|o| o == name);
-    if wants("plan") {
-        sections.push((1, plan::run(&ctx, &mut report)?));
-    }
-    if wants("startup") {
-        sections.push((4, startup::run(&ctx, &mut report)?));
-    }
-    if wants("python") {
-        sections.push((5, python::run(&ctx, &mut report)?));
-    }
-    if wants("snapshot") {
-        sections.push((6, snapshot::run(&ctx, &mut report)?));
-    }
-    // Not in the default set: it needs a 3-node cluster and takes tens of minutes.
-    if wants("wide") {
-        sections.push((7, wide::run(&ctx, &mut report)?));
-    }
-    for (name, number) in [("apply", 2), ("replay", 3)] {
-        if !wants(name) {
-            continue;
-        }
-        if ctx.bootstrap.is_none() {
-            sections.push((
-                number,
-                format!("## {number}. {name}\n\nSkipped: no broker (ASC_KAFKA_BOOTSTRAP unset).\n"),
-            ));
-            continue;
-        }
-        let text = if name == "apply" {
-            apply::run(&ctx, &mut report)?
-        } else {
-            replay::run(&ctx, &mut report)?
-        };
-        sections.push((number, text));
-    }
-    sections.sort_by_key(|(n, _)| *n);
-    for (_, text) in sections {
+    for text in sections(&ctx, &only, &mut report)? {
         report.section(text);
     }
     report.goals.sort_by_key(|g| goal_order(&g.goal));
@@ -280,6 +229,90 @@ fn run(args: &[String]) -> R<()> {
     println!("{text}");
     std::fs::write(&report_path, &text)?;
     eprintln!("bench: wrote {}", report_path.display());
+    Ok(())
+}
+
+/// `--only` and `--report`; `None` for `--help`.
+fn parse_args(args: &[String]) -> R<Option<(Vec<String>, PathBuf)>> {
+    let mut only: Vec<String> = ["plan", "apply", "replay", "startup", "python", "snapshot"]
+        .map(String::from)
+        .to_vec();
+    let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--only" => {
+                let list = rest.next().ok_or_else(|| fail(USAGE))?;
+                only = list.split(',').map(|s| s.trim().to_owned()).collect();
+            }
+            "--report" => report_path = PathBuf::from(rest.next().ok_or_else(|| fail(USAGE))?),
+            "-h" | "--help" => return Ok(None),
+            other => return Err(fail(format!("unknown argument {other:?}\n{USAGE}"))),
+        }
+    }
+    Ok(Some((only, report_path)))
+}
+
+/// Runs the chosen sections and returns their texts in the report's order.
+fn sections(ctx: &Ctx, only: &[String], report: &mut Report) -> R<Vec<String>> {
+    let mut sections: Vec<(u32, String)> = Vec::new();
+    let wants = |name: &str| only.iter().any(|o| o == name);
+    if wants("plan") {
+        sections.push((1, plan::run(ctx, report)?));
+    }
+    if wants("startup") {
+        sections.push((4, startup::run(ctx, report)?));
+    }
+    if wants("python") {
+        sections.push((5, python::run(ctx, report)?));
+    }
+    if wants("snapshot") {
+        sections.push((6, snapshot::run(ctx, report)?));
+    }
+    // Not in the default set: it needs a 3-node cluster and takes tens of minutes.
+    if wants("wide") {
+        sections.push((7, wide::run(ctx, report)?));
+    }
+    for (name, number) in [("apply", 2), ("replay", 3)] {
+        if !wants(name) {
+            continue;
+        }
+        if ctx.bootstrap.is_none() {
+            sections.push((
+                number,
+                format!("## {number}. {name}\n\nSkipped: no broker (ASC_KAFKA_BOOTSTRAP unset).\n"),
+            ));
+            continue;
+        }
+        let text = if name == "apply" {
+            apply::run(ctx, report)?
+        } else {
+            replay::run(ctx, report)?
+        };
+        sections.push((number, text));
+    }
+    sections.sort_by_key(|(n, _)| *n);
+    Ok(sections.into_iter().map(|(_, text)| text).collect())
+}
+
+/// The measured CLI must be the shipped one: built without the `testing` feature, whose
+/// failpoints and test hooks sit inside the capability calls being timed.
+fn refuse_testing_build(cli: &Path) -> R<()> {
+    let output = std::process::Command::new(cli).arg("--version").output()?;
+    let version = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(fail(format!(
+            "{} --version failed: {version}",
+            cli.display()
+        )));
+    }
+    if version.lines().any(|l| l.starts_with("build: testing")) {
+        return Err(fail(format!(
+            "{} was built with the `testing` feature: build it on its own, \
+             cargo build --release -p action-state-cleanup (scripts/bench does)",
+            cli.display()
+        )));
+    }
     Ok(())
 }
 

@@ -579,18 +579,94 @@ fn replay_once(
     Ok(timing)
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
-    let records = env_usize("ASC_BENCH_REPLAY_RECORDS", 1_000_000)? as u64;
-    let value_bytes = env_usize("ASC_BENCH_REPLAY_VALUE_BYTES", 1024)?;
-    let tombstones = env_usize(
-        "ASC_BENCH_REPLAY_TOMBSTONES",
-        (records / 1000).min(1000) as usize,
-    )? as u64;
-    let rounds = env_usize("ASC_BENCH_REPLAY_ROUNDS", 16)?.max(1);
-    let diagnostics = env_usize("ASC_BENCH_REPLAY_DIAGNOSTICS", 1)? != 0;
-    let data = ensure_data(ctx, records, value_bytes, tombstones)?;
+/// The section's knobs, from the environment.
+struct Settings {
+    records: u64,
+    value_bytes: usize,
+    tombstones: u64,
+    rounds: usize,
+    diagnostics: bool,
+}
 
-    // A and B first: the tables and ratios below read them at indices 0 and 1.
+impl Settings {
+    fn from_env() -> R<Settings> {
+        let records = env_usize("ASC_BENCH_REPLAY_RECORDS", 1_000_000)? as u64;
+        Ok(Settings {
+            records,
+            value_bytes: env_usize("ASC_BENCH_REPLAY_VALUE_BYTES", 1024)?,
+            tombstones: env_usize(
+                "ASC_BENCH_REPLAY_TOMBSTONES",
+                (records / 1000).min(1000) as usize,
+            )? as u64,
+            rounds: env_usize("ASC_BENCH_REPLAY_ROUNDS", 16)?.max(1),
+            diagnostics: env_usize("ASC_BENCH_REPLAY_DIAGNOSTICS", 1)? != 0,
+        })
+    }
+}
+
+/// Every variant's samples, in the order of `variants` (A and B first: the tables and ratios
+/// read them at indices 0 and 1), and the state every in-process variant ended with.
+struct Measured {
+    variants: Vec<Variant>,
+    samples: Vec<Samples>,
+    outcome: Outcome,
+    /// kcat's version line, when it is installed.
+    kcat: Option<String>,
+    /// Records replayed per run.
+    total: f64,
+}
+
+impl Measured {
+    fn sample(&self, v: Variant) -> Option<&Samples> {
+        self.variants
+            .iter()
+            .position(|x| *x == v)
+            .map(|i| &self.samples[i])
+    }
+
+    /// The median rate of `v` in records/s (NaN when it did not run).
+    fn rate(&self, v: Variant) -> f64 {
+        self.sample(v)
+            .map_or(f64::NAN, |s| s.rate_median(self.total))
+    }
+
+    /// CPU per record in µs of one of the phases "cpu process" and "cpu main thread".
+    fn cpu(&self, s: &Samples, name: &str) -> f64 {
+        s.phase_median(name).unwrap_or(f64::NAN) * 1e6 / self.total
+    }
+}
+
+pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
+    let settings = Settings::from_env()?;
+    let data = ensure_data(
+        ctx,
+        settings.records,
+        settings.value_bytes,
+        settings.tombstones,
+    )?;
+    let measured = measure(ctx, &data, &settings)?;
+    let mut out = introduction(&data, &settings, &measured);
+    out.push_str(&throughput_table(&data, &measured));
+    out.push_str(&phase_table(&measured));
+    let a = &measured.samples[0];
+    report.goals.push(kcat_goal(
+        measured.kcat.as_deref(),
+        [
+            measured.rate(Variant::Component),
+            measured.rate(Variant::Native),
+            measured.rate(Variant::Kcat),
+        ],
+        measured
+            .sample(Variant::Kcat)
+            .map(|k| measured.cpu(k, "cpu process")),
+        measured.cpu(a, "cpu process"),
+    ));
+    report.goals.push(native_goal(&settings, &measured));
+    Ok(out)
+}
+
+/// Runs every variant `settings.rounds` times, in an order that changes from round to round.
+fn measure(ctx: &Ctx, data: &Data, settings: &Settings) -> R<Measured> {
     let mut variants = vec![Variant::Native, Variant::Component];
     let kcat = kcat_version();
     match &kcat {
@@ -600,9 +676,10 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         }
         None => eprintln!("bench: replay: kcat is not installed; its variant is skipped"),
     }
-    if diagnostics {
+    if settings.diagnostics {
         variants.push(Variant::Core);
     }
+    let rounds = settings.rounds;
     let mut samples: Vec<Samples> = variants.iter().map(|_| Samples::default()).collect();
     let mut expected: Option<Outcome> = None;
     for round in 0..rounds {
@@ -620,7 +697,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             let variant = variants[i];
             // Let the broker settle between replays.
             std::thread::sleep(Duration::from_secs(1));
-            let timing = replay_once(ctx, &data, variant, &mut expected)?;
+            let timing = replay_once(ctx, data, variant, &mut expected)?;
             eprintln!(
                 "bench: replay round {}/{rounds}: {} {:.2} s ({} records/s)",
                 round + 1,
@@ -631,17 +708,24 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             samples[i].0.push(timing);
         }
     }
-    let outcome = expected.ok_or_else(|| fail("no replay ran"))?;
-    let total = data.total as f64;
-    let rate = |v: Variant| {
-        variants
-            .iter()
-            .position(|x| *x == v)
-            .map_or(f64::NAN, |i| samples[i].rate_median(total))
-    };
-    let sample = |v: Variant| variants.iter().position(|x| *x == v).map(|i| &samples[i]);
-    let rate_ratio = rate(Variant::Component) / rate(Variant::Native);
+    Ok(Measured {
+        variants,
+        samples,
+        outcome: expected.ok_or_else(|| fail("no replay ran"))?,
+        kcat,
+        total: data.total as f64,
+    })
+}
 
+/// The section's heading and what each variant does.
+fn introduction(data: &Data, settings: &Settings, measured: &Measured) -> String {
+    let Settings {
+        records,
+        value_bytes,
+        tombstones,
+        rounds,
+        ..
+    } = *settings;
     let mut out = String::from(
         "## 3. Replay throughput: component recovery session (B) vs native consumer (A) and kcat \
          (K)\n\n",
@@ -663,7 +747,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         num(records as f64),
         mib(data.bytes as f64),
         num((records / 10).max(1) as f64),
-        kcat.as_ref().map_or(
+        measured.kcat.as_ref().map_or(
             "K = kcat: not installed, so not measured.".to_owned(),
             |version| format!(
                 "K = {version} (the Debian package) as a user reading the topic as fast as it \
@@ -673,20 +757,30 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 data.topic
             )
         ),
-        num(outcome.states as f64),
+        num(measured.outcome.states as f64),
     );
-    let a = &samples[0];
-    let mut rows = Vec::new();
-    for (variant, s) in variants.iter().zip(&samples) {
-        rows.push(vec![
-            variant.label().into(),
-            s.rate_summary(total, "records/s"),
-            format!("{:.0} MiB/s", mib(data.bytes as f64) / s.median()),
-            s.summary(),
-            ratio(s.rate_median(total) / a.rate_median(total)),
-        ]);
-    }
-    out.push_str(&table(
+    out
+}
+
+/// Throughput of every variant, with its rate against A.
+fn throughput_table(data: &Data, measured: &Measured) -> String {
+    let total = measured.total;
+    let a = &measured.samples[0];
+    let rows: Vec<Vec<String>> = measured
+        .variants
+        .iter()
+        .zip(&measured.samples)
+        .map(|(variant, s)| {
+            vec![
+                variant.label().into(),
+                s.rate_summary(total, "records/s"),
+                format!("{:.0} MiB/s", mib(data.bytes as f64) / s.median()),
+                s.summary(),
+                ratio(s.rate_median(total) / a.rate_median(total)),
+            ]
+        })
+        .collect();
+    table(
         &[
             "variant",
             "throughput median (min–max)",
@@ -695,23 +789,28 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             "rate vs A",
         ],
         &rows,
-    ));
-    out.push_str(
+    )
+}
+
+/// Where each variant's time and CPU went.
+fn phase_table(measured: &Measured) -> String {
+    let total = measured.total;
+    let mut out = String::from(
         "\nWhere the time goes (medians; *fetch* = inside `poll` / `next_batch`, *apply* = HashMap \
          updates; CPU = user + system time from `/proc` (10 ms ticks) of the whole process, \
          librdkafka's threads included, and of the thread running the loop, guest code and the \
          boundary included; for K, the kcat process's CPU as its waited-for child):\n\n",
     );
-    let cpu = |s: &Samples, name: &str| s.phase_median(name).unwrap_or(f64::NAN) * 1e6 / total;
-    let rows: Vec<Vec<String>> = variants
+    let rows: Vec<Vec<String>> = measured
+        .variants
         .iter()
-        .zip(&samples)
+        .zip(&measured.samples)
         .map(|(variant, s)| {
             if *variant == Variant::Kcat {
                 // A separate process: only its wall time and CPU are seen.
                 let mut row = vec!["–".to_owned(); 7];
                 row[0] = variant.label().into();
-                row[6] = format!("{:.2} µs / –", cpu(s, "cpu process"));
+                row[6] = format!("{:.2} µs / –", measured.cpu(s, "cpu process"));
                 return row;
             }
             let fetch = s.phase_median("fetch").unwrap_or(f64::NAN);
@@ -725,8 +824,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 format!("{} ({:.0} records each)", num(polls), total / polls),
                 format!(
                     "{:.2} µs / {:.2} µs",
-                    cpu(s, "cpu process"),
-                    cpu(s, "cpu main thread")
+                    measured.cpu(s, "cpu process"),
+                    measured.cpu(s, "cpu main thread")
                 ),
             ]
         })
@@ -743,52 +842,63 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         ],
         &rows,
     ));
+    out
+}
 
+/// Goal 3 against the native consumer: B/A of the median rates, and, when B falls short, what
+/// the diagnostic variant C says about where the gap is.
+fn native_goal(settings: &Settings, measured: &Measured) -> Goal {
+    let value_bytes = settings.value_bytes;
+    let total = measured.total;
+    let rate = |v: Variant| measured.rate(v);
+    let cpu = |s: &Samples, name: &str| measured.cpu(s, name);
+    let rate_ratio = rate(Variant::Component) / rate(Variant::Native);
+    let a = &measured.samples[0];
+    let b = &measured.samples[1];
     let mut analysis = format!(
         "B {} vs A {} records/s over {} records of {value_bytes} B.",
         num(rate(Variant::Component)),
         num(rate(Variant::Native)),
         num(total)
     );
-    let b = &samples[1];
-    let boundary_cpu = sample(Variant::Core)
+    let boundary_cpu = measured
+        .sample(Variant::Core)
         .map(|c| cpu(b, "cpu main thread") - cpu(c, "cpu main thread"))
         .unwrap_or(f64::NAN);
-    if rate_ratio < NATIVE_GOAL && diagnostics {
+    if rate_ratio < NATIVE_GOAL && settings.diagnostics {
         let (ra, rb, rc) = (
             rate(Variant::Native),
             rate(Variant::Component),
             rate(Variant::Core),
         );
         let wall_gap = (1.0 / rb - 1.0 / rc) * 1e6;
+        let core_cpu = measured
+            .sample(Variant::Core)
+            .map(|c| cpu(c, "cpu process") / cpu(a, "cpu process"))
+            .unwrap_or(f64::NAN);
+        let core_finding = if rc / ra >= NATIVE_GOAL {
+            ", so the core's loop keeps up and the gap is the component boundary".to_owned()
+        } else if core_cpu < 1.15 {
+            format!(
+                " while using {core_cpu:.2}× A's CPU per record: the core's own work per \
+                 record is small, and C's lower rate is contention on the busy machine \
+                 rather than work"
+            )
+        } else {
+            format!(
+                ", using {core_cpu:.2}× A's CPU per record: the core's replay loop itself \
+                 costs throughput"
+            )
+        };
         let _ = write!(
             analysis,
-            " The same core natively (C) reaches {} ({} of A){}. B spends {:.2} µs more CPU per \
-             record on the replay thread than C: that is the WebAssembly boundary, which in contract \
-             0.3 carries each poll as columns (partitions, offsets and one flag byte per record for \
-             key presence, tombstone and UTF-8 validity; no key or value), while `next-batch` \
-             answers with indices into the host's last poll.{}",
+            " The same core natively (C) reaches {} ({} of A){core_finding}. B spends {:.2} µs \
+             more CPU per record on the replay thread than C: that is the WebAssembly boundary, \
+             which in contract 0.3 carries each poll as columns (partitions, offsets and one flag \
+             byte per record for key presence, tombstone and UTF-8 validity; no key or value), \
+             while `next-batch` answers with indices into the host's last poll.{}",
             num(rc),
             ratio(rc / ra),
-            {
-                let core_cpu = sample(Variant::Core)
-                    .map(|c| cpu(c, "cpu process") / cpu(a, "cpu process"))
-                    .unwrap_or(f64::NAN);
-                if rc / ra >= NATIVE_GOAL {
-                    ", so the core's loop keeps up and the gap is the component boundary".to_owned()
-                } else if core_cpu < 1.15 {
-                    format!(
-                        " while using {core_cpu:.2}× A's CPU per record: the core's own work per \
-                         record is small, and C's lower rate is contention on the busy machine \
-                         rather than work"
-                    )
-                } else {
-                    format!(
-                        ", using {core_cpu:.2}× A's CPU per record: the core's replay loop itself \
-                         costs throughput"
-                    )
-                }
-            },
             boundary_cpu,
             if wall_gap > boundary_cpu * 1.2 {
                 format!(
@@ -814,17 +924,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             " Run with ASC_BENCH_REPLAY_DIAGNOSTICS=1 for the variants that locate the gap."
         );
     }
-    report.goals.push(kcat_goal(
-        kcat.as_deref(),
-        [
-            rate(Variant::Component),
-            rate(Variant::Native),
-            rate(Variant::Kcat),
-        ],
-        sample(Variant::Kcat).map(|k| cpu(k, "cpu process")),
-        cpu(a, "cpu process"),
-    ));
-    report.goals.push(Goal {
+    Goal {
         goal: format!("Replay ≥ {NATIVE_GOAL}× native consumer"),
         measured: format!(
             "{} (B/A records/s) at {} records × {value_bytes} B",
@@ -833,8 +933,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         ),
         met: Some(rate_ratio >= NATIVE_GOAL),
         analysis,
-    });
-    Ok(out)
+    }
 }
 
 /// Goal 3 against kcat: B/K of the median rates, with A/K to show how much of the gap the

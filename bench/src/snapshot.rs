@@ -319,6 +319,15 @@ struct Row {
     jvm_note: Option<String>,
 }
 
+/// The plan command of one fixture, as the CLI and as the JVM tool run it, in the fixture's line.
+struct Sides<'a> {
+    cli_runs: usize,
+    jvm_runs: usize,
+    jvms: &'a [(String, Result<Jvm, String>)],
+    envs: &'a [(&'a str, &'a Path)],
+    rss: Option<&'a Path>,
+}
+
 pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let lines: Vec<String> = std::env::var("ASC_BENCH_SNAPSHOT_LINES")
         .unwrap_or_else(|_| "flink-2.2,flink-1.20".into())
@@ -334,11 +343,27 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     }
     let gnu_time = Path::new(GNU_TIME).is_file();
     let rss_file = ctx.out.join("snapshot-peak-rss.txt");
-    let rss = gnu_time.then_some(rss_file.as_path());
-    let envs = [("ASC_CACHE_DIR", ctx.cache_dir.as_path())];
+    let jvms = jvms(ctx, &lines, jvm_runs);
+    let sides = Sides {
+        cli_runs,
+        jvm_runs,
+        jvms: &jvms,
+        envs: &[("ASC_CACHE_DIR", ctx.cache_dir.as_path())],
+        rss: gnu_time.then_some(rss_file.as_path()),
+    };
+    let mut rows = Vec::new();
+    for case in &cases {
+        rows.push(measure_case(ctx, case, &sides)?);
+    }
+    let (table_rows, worst_ratio) = table_rows(&rows);
+    goals(report, &rows, worst_ratio);
+    Ok(section_text(cli_runs, jvm_runs, gnu_time, &table_rows))
+}
 
-    let mut jvms: Vec<(String, Result<Jvm, String>)> = Vec::new();
-    for line in &lines {
+/// The JVM tool of each Flink line, or why it cannot run.
+fn jvms(ctx: &Ctx, lines: &[String], jvm_runs: usize) -> Vec<(String, Result<Jvm, String>)> {
+    let mut jvms = Vec::new();
+    for line in lines {
         let jvm = if jvm_runs == 0 {
             Err("ASC_BENCH_SNAPSHOT_JVM_RUNS=0".into())
         } else {
@@ -349,62 +374,72 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         }
         jvms.push((line.clone(), jvm));
     }
+    jvms
+}
 
-    let mut rows = Vec::new();
-    for case in &cases {
-        eprintln!("bench: snapshot: {}/{}", case.line, case.name);
-        let mut cli_argv: Vec<OsString> = vec![
-            ctx.cli.clone().into(),
-            "plan".into(),
-            "--checkpoint".into(),
-            case.checkpoint.clone().into(),
-        ];
-        cli_argv.extend(case.operator_args().map(OsString::from));
-        // One unrecorded, checked CLI run under GNU time: warm-up and peak RSS.
-        let warm = spawn_timed(&cli_argv, &ctx.repo, &envs, rss)?;
-        check(case, "CLI", &warm)?;
-        let jvm = jvms
-            .iter()
-            .find(|(l, _)| *l == case.line)
-            .map(|(_, j)| j)
-            .ok_or_else(|| fail("no JVM entry"))?;
-        let jvm_argv = match jvm {
-            Ok(jvm) => jvm_argv(jvm, &ctx.repo, case),
-            Err(why) => Err(why.clone()),
-        };
-        let mut row = Row {
-            case: case.name.clone(),
-            line: case.line.clone(),
-            partitions: case.partitions,
-            cli: Vec::new(),
-            cli_kib: warm.peak_kib,
-            jvm: Vec::new(),
-            jvm_kib: None,
-            jvm_note: jvm_argv.as_ref().err().cloned(),
-        };
-        // JVM runs spread over the CLI runs: JVM, a share of CLI runs, JVM, …
-        let slots = if jvm_argv.is_ok() { jvm_runs.max(1) } else { 1 };
-        for slot in 0..slots {
-            if let Ok(argv) = &jvm_argv {
-                let r = spawn_timed(argv, &ctx.repo, &[], rss)?;
-                check(case, "JVM (State Processor API)", &r)?;
-                row.jvm.push(r.seconds);
-                row.jvm_kib = row.jvm_kib.max(r.peak_kib);
-            }
-            let share = cli_runs / slots + usize::from(slot < cli_runs % slots);
-            for _ in 0..share {
-                let r = spawn_timed(&cli_argv, &ctx.repo, &envs, None)?;
-                check(case, "CLI", &r)?;
-                row.cli.push(r.seconds);
-            }
+/// Every run of one fixture: a warm-up CLI run, then the JVM runs spread between the CLI runs.
+fn measure_case(ctx: &Ctx, case: &Case, sides: &Sides) -> R<Row> {
+    let (cli_runs, jvm_runs, jvms, envs, rss) = (
+        sides.cli_runs,
+        sides.jvm_runs,
+        sides.jvms,
+        sides.envs,
+        sides.rss,
+    );
+    eprintln!("bench: snapshot: {}/{}", case.line, case.name);
+    let mut cli_argv: Vec<OsString> = vec![
+        ctx.cli.clone().into(),
+        "plan".into(),
+        "--checkpoint".into(),
+        case.checkpoint.clone().into(),
+    ];
+    cli_argv.extend(case.operator_args().map(OsString::from));
+    // One unrecorded, checked CLI run under GNU time: warm-up and peak RSS.
+    let warm = spawn_timed(&cli_argv, &ctx.repo, envs, rss)?;
+    check(case, "CLI", &warm)?;
+    let jvm = jvms
+        .iter()
+        .find(|(l, _)| *l == case.line)
+        .map(|(_, j)| j)
+        .ok_or_else(|| fail("no JVM entry"))?;
+    let jvm_argv = match jvm {
+        Ok(jvm) => jvm_argv(jvm, &ctx.repo, case),
+        Err(why) => Err(why.clone()),
+    };
+    let mut row = Row {
+        case: case.name.clone(),
+        line: case.line.clone(),
+        partitions: case.partitions,
+        cli: Vec::new(),
+        cli_kib: warm.peak_kib,
+        jvm: Vec::new(),
+        jvm_kib: None,
+        jvm_note: jvm_argv.as_ref().err().cloned(),
+    };
+    // JVM runs spread over the CLI runs: JVM, a share of CLI runs, JVM, …
+    let slots = if jvm_argv.is_ok() { jvm_runs.max(1) } else { 1 };
+    for slot in 0..slots {
+        if let Ok(argv) = &jvm_argv {
+            let r = spawn_timed(argv, &ctx.repo, &[], rss)?;
+            check(case, "JVM (State Processor API)", &r)?;
+            row.jvm.push(r.seconds);
+            row.jvm_kib = row.jvm_kib.max(r.peak_kib);
         }
-        rows.push(row);
+        let share = cli_runs / slots + usize::from(slot < cli_runs % slots);
+        for _ in 0..share {
+            let r = spawn_timed(&cli_argv, &ctx.repo, envs, None)?;
+            check(case, "CLI", &r)?;
+            row.cli.push(r.seconds);
+        }
     }
+    Ok(row)
+}
 
-    // The table.
+/// The table's rows, and the lowest JVM/CLI ratio with its case.
+fn table_rows(rows: &[Row]) -> (Vec<Vec<String>>, Option<(f64, String)>) {
     let mut table_rows = Vec::new();
     let mut worst_ratio: Option<(f64, String)> = None;
-    for row in &rows {
+    for row in rows {
         let cli_median = median(&row.cli);
         let jvm_median = median(&row.jvm);
         let ratio = jvm_median / cli_median;
@@ -447,8 +482,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             },
         ]);
     }
+    (table_rows, worst_ratio)
+}
 
-    // Goals.
+/// The section's two goals: JVM/CLI on every case, and the large case's absolute time.
+fn goals(report: &mut Report, rows: &[Row], worst_ratio: Option<(f64, String)>) {
     let measured_all = rows.iter().all(|r| !r.jvm.is_empty());
     report.goals.push(Goal {
         goal:
@@ -466,7 +504,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             None => "JVM side not measured".into(),
         },
         met: worst_ratio.as_ref().map(|(r, _)| *r >= 100.0),
-        analysis: spread_analysis(&rows),
+        analysis: spread_analysis(rows),
     });
     for row in rows.iter().filter(|r| r.case == LARGE_CASE) {
         let m = median(&row.cli);
@@ -484,8 +522,15 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             analysis: String::new(),
         });
     }
+}
 
-    let text = format!(
+fn section_text(
+    cli_runs: usize,
+    jvm_runs: usize,
+    gnu_time: bool,
+    table_rows: &[Vec<String>],
+) -> String {
+    format!(
         "## 6. plan from a Flink snapshot (`plan --checkpoint`)\n\n\
          Both sides as fresh processes in the repository root over the committed fixtures \
          (`fixtures/snapshots/<line>/<case>/`, real Flink snapshots), every case that plans plus \
@@ -519,10 +564,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 "JVM peak RSS",
                 "JVM/CLI",
             ],
-            &table_rows,
+            table_rows,
         )
-    );
-    Ok(text)
+    )
 }
 
 /// The two sides' ranges of medians over the cases, for the goal's analysis.

@@ -72,6 +72,53 @@ fn planned(p: u32) -> u64 {
     10 + u64::from(p % 7)
 }
 
+/// The section's knobs, from the environment.
+struct Settings {
+    sizes: Vec<u32>,
+    records: u64,
+    rounds: usize,
+    replication: u16,
+}
+
+impl Settings {
+    fn from_env() -> R<Settings> {
+        let sizes = std::env::var("ASC_BENCH_WIDE_PARTITIONS")
+            .unwrap_or_else(|_| "5000,10000".into())
+            .split(',')
+            .map(|s| s.trim().replace('_', "").parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| fail(format!("ASC_BENCH_WIDE_PARTITIONS: {e}")))?;
+        let records = env_usize("ASC_BENCH_WIDE_RECORDS", 20)? as u64;
+        if records < 17 {
+            return Err(fail(
+                "ASC_BENCH_WIDE_RECORDS must be at least 17 (plans delete up to 16)",
+            ));
+        }
+        Ok(Settings {
+            sizes,
+            records,
+            rounds: env_usize("ASC_BENCH_WIDE_ROUNDS", 1)?,
+            replication: env_usize("ASC_BENCH_WIDE_REPLICATION", 3)? as u16,
+        })
+    }
+}
+
+/// Both sides at one size in one round.
+struct Pair {
+    size: u32,
+    round: usize,
+    first: Side,
+    apply: Run,
+    peer: Run,
+}
+
+impl Pair {
+    /// apply's wall time over the peer's.
+    fn quotient(&self) -> f64 {
+        self.apply.usage.wall / self.peer.usage.wall
+    }
+}
+
 pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let Some(bootstrap) = std::env::var("ASC_BENCH_WIDE_BOOTSTRAP")
         .ok()
@@ -79,40 +126,57 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     else {
         return Ok("## 7. Wide topics\n\nSkipped: no 3-node cluster (ASC_BENCH_WIDE_BOOTSTRAP unset; `scripts/bench --only wide` starts one).\n".into());
     };
-    let sizes: Vec<u32> = std::env::var("ASC_BENCH_WIDE_PARTITIONS")
-        .unwrap_or_else(|_| "5000,10000".into())
-        .split(',')
-        .map(|s| s.trim().replace('_', "").parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| fail(format!("ASC_BENCH_WIDE_PARTITIONS: {e}")))?;
-    let records = env_usize("ASC_BENCH_WIDE_RECORDS", 20)? as u64;
-    let rounds = env_usize("ASC_BENCH_WIDE_ROUNDS", 1)?;
-    let replication = env_usize("ASC_BENCH_WIDE_REPLICATION", 3)? as u16;
-    if records < 17 {
-        return Err(fail(
-            "ASC_BENCH_WIDE_RECORDS must be at least 17 (plans delete up to 16)",
-        ));
+    let settings = Settings::from_env()?;
+    let load_before = load_average();
+    let started = Instant::now();
+    let pairs = measure(ctx, &bootstrap, &settings)?;
+    let load_after = load_average();
+
+    let mut out = String::from("## 7. Wide topics: apply against kafka-delete-records.sh\n\n");
+    out.push_str(&runs_table(&settings, &pairs));
+    let _ = writeln!(
+        out,
+        "\nLoad average (1, 5, 15 min) on {} cores: {load_before} before this section, {load_after} after; the section took {:.0} s.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        started.elapsed().as_secs_f64()
+    );
+    out.push_str(&traces(&pairs));
+    out.push_str(&queries_table(&pairs));
+    for size in &settings.sizes {
+        let quotients: Vec<f64> = pairs
+            .iter()
+            .filter(|p| p.size == *size)
+            .map(Pair::quotient)
+            .collect();
+        let median = crate::stats::median(&quotients);
+        report.goals.push(Goal {
+            goal: format!(
+                "Wide apply: fresh apply of {size} partitions (3 nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
+                settings.replication
+            ),
+            measured: ratio(median),
+            met: Some(median <= 1.0),
+            analysis: String::new(),
+        });
     }
+    Ok(out)
+}
+
+/// Every size and round, each side on its own topic; which side goes first alternates.
+fn measure(ctx: &Ctx, bootstrap: &str, settings: &Settings) -> R<Vec<Pair>> {
     let tools = KafkaTools::new(&ctx.repo)?;
     let dir = ctx.out.join("wide");
     std::fs::create_dir_all(&dir)?;
-    let load_before = load_average();
-    let started = Instant::now();
-    warm_up(ctx, &bootstrap, &dir, replication)?;
-
-    let mut rows = Vec::new();
-    let mut query_rows = Vec::new();
-    let mut status_shown: Option<(u32, String)> = None;
-    let mut traces = Vec::new();
-    let mut ratios: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for (index, &size) in sizes.iter().enumerate() {
-        for round in 0..rounds {
+    warm_up(ctx, bootstrap, &dir, settings.replication)?;
+    let mut pairs = Vec::new();
+    for (index, &size) in settings.sizes.iter().enumerate() {
+        for round in 0..settings.rounds {
             let order = if (index + round) % 2 == 0 {
                 [Side::Peer, Side::Apply]
             } else {
                 [Side::Apply, Side::Peer]
             };
-            let mut runs: BTreeMap<&'static str, Run> = BTreeMap::new();
+            let (mut apply, mut peer) = (None, None);
             for side in order {
                 eprintln!(
                     "bench: wide {size} partitions, round {}: {}",
@@ -122,46 +186,61 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                 let run = one_side(
                     ctx,
                     &tools,
-                    &bootstrap,
+                    bootstrap,
                     &dir,
                     side,
                     size,
-                    records,
-                    replication,
+                    settings.records,
+                    settings.replication,
                 )?;
-                runs.insert(side.name(), run);
-            }
-            let (apply, peer) = (&runs["apply"], &runs["delete-records.sh"]);
-            let quotient = apply.usage.wall / peer.usage.wall;
-            ratios.entry(size).or_default().push(quotient);
-            if let Some(q) = &apply.queries {
-                query_rows.push(vec![
-                    format!("{size}"),
-                    format!("{}", round + 1),
-                    dur(apply.usage.cpu),
-                    format!("{} ({})", dur(q.status.cpu), dur(q.status.wall)),
-                    format!(
-                        "{} ({})",
-                        dur(q.check_recovery.cpu),
-                        dur(q.check_recovery.wall)
-                    ),
-                    format!("{} lines", q.status_text.lines().count()),
-                ]);
-                if status_shown.is_none() {
-                    status_shown = Some((size, q.status_text.clone()));
+                match side {
+                    Side::Apply => apply = Some(run),
+                    Side::Peer => peer = Some(run),
                 }
             }
-            rows.push(vec![
+            let (Some(apply), Some(peer)) = (apply, peer) else {
+                return Err(fail("a side of the wide benchmark did not run"));
+            };
+            pairs.push(Pair {
+                size,
+                round: round + 1,
+                first: order[0],
+                apply,
+                peer,
+            });
+        }
+    }
+    Ok(pairs)
+}
+
+/// What was measured, and both sides' wall, CPU and peak RSS with the ratio.
+fn runs_table(settings: &Settings, pairs: &[Pair]) -> String {
+    let Settings {
+        records,
+        replication,
+        ..
+    } = *settings;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "A fresh apply (a new control topic, created with `--replication-factor {replication}`) of a plan over every partition of a topic with {records} records per partition, replication factor {replication}, on a 3-node cluster (`scripts/kafka start --brokers 3`), against `kafka-delete-records.sh` (Kafka's `DeleteRecordsCommand` with kafka-run-class.sh's JVM options, JVM start included) deleting the same offsets (10 to 16) of an identical topic, in the same run. Both are processes timed by `/usr/bin/time` (wall, user + system CPU, peak RSS). After each, Kafka's GetOffsetShell reads every partition's beginning; the last column counts the partitions found exactly at the planned offset (apply, then delete-records.sh). The topics are created in parts of {} partitions (Kafka refuses more in one request) and deleted after their run (two such topics exceed the open-file limit of a node). A warm-up apply of 8 partitions ran first (the cluster's first transactional producer creates `__transaction_state`; the CLI's component cache is warm).\n",
+        wide_topic::PARTITIONS_PER_REQUEST
+    );
+    let rows: Vec<Vec<String>> = pairs
+        .iter()
+        .map(|pair| {
+            let (size, apply, peer) = (pair.size, &pair.apply, &pair.peer);
+            vec![
                 format!("{size}"),
-                format!("{}", round + 1),
-                format!("{} first", order[0].name()),
+                format!("{}", pair.round),
+                format!("{} first", pair.first.name()),
                 dur(apply.usage.wall),
                 dur(apply.usage.cpu),
                 format!("{:.0} MiB", apply.usage.rss_kib as f64 / 1024.0),
                 dur(peer.usage.wall),
                 dur(peer.usage.cpu),
                 format!("{:.0} MiB", peer.usage.rss_kib as f64 / 1024.0),
-                ratio(quotient),
+                ratio(pair.quotient()),
                 format!(
                     "{}/{size} and {}/{size}{}",
                     apply.verified,
@@ -172,18 +251,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
                         String::new()
                     }
                 ),
-            ]);
-            traces.push((size, round + 1, apply.usage.wall, apply.calls.clone()));
-        }
-    }
-    let load_after = load_average();
-
-    let mut out = String::from("## 7. Wide topics: apply against kafka-delete-records.sh\n\n");
-    let _ = writeln!(
-        out,
-        "A fresh apply (a new control topic, created with `--replication-factor {replication}`) of a plan over every partition of a topic with {records} records per partition, replication factor {replication}, on a 3-node cluster (`scripts/kafka start --brokers 3`), against `kafka-delete-records.sh` (Kafka's `DeleteRecordsCommand` with kafka-run-class.sh's JVM options, JVM start included) deleting the same offsets (10 to 16) of an identical topic, in the same run. Both are processes timed by `/usr/bin/time` (wall, user + system CPU, peak RSS). After each, Kafka's GetOffsetShell reads every partition's beginning; the last column counts the partitions found exactly at the planned offset (apply, then delete-records.sh). The topics are created in parts of {} partitions (Kafka refuses more in one request) and deleted after their run (two such topics exceed the open-file limit of a node). A warm-up apply of 8 partitions ran first (the cluster's first transactional producer creates `__transaction_state`; the CLI's component cache is warm).\n",
-        wide_topic::PARTITIONS_PER_REQUEST
-    );
+            ]
+        })
+        .collect();
     out.push_str(&table(
         &[
             "partitions",
@@ -200,14 +270,16 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         ],
         &rows,
     ));
-    let _ = writeln!(
-        out,
-        "\nLoad average (1, 5, 15 min) on {} cores: {load_before} before this section, {load_after} after; the section took {:.0} s.\n",
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
-        started.elapsed().as_secs_f64()
+    out
+}
+
+/// Where each apply's wall clock went, per Kafka capability.
+fn traces(pairs: &[Pair]) -> String {
+    let mut out = String::from(
+        "Where each apply's wall clock went (`ASC_TRACE_KAFKA=1`: seconds in each capability, calls in parentheses; the rest is outside any Kafka call):\n\n",
     );
-    out.push_str("Where each apply's wall clock went (`ASC_TRACE_KAFKA=1`: seconds in each capability, calls in parentheses; the rest is outside any Kafka call):\n\n");
-    for (size, round, wall, calls) in &traces {
+    for pair in pairs {
+        let calls = &pair.apply.calls;
         let inside: f64 = calls.values().map(|(_, s)| s).sum();
         let parts: Vec<String> = calls
             .iter()
@@ -215,12 +287,42 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             .collect();
         let _ = writeln!(
             out,
-            "- {size} partitions, round {round}: {}; outside: {}",
+            "- {} partitions, round {}: {}; outside: {}",
+            pair.size,
+            pair.round,
             parts.join(", "),
-            dur(wall - inside)
+            dur(pair.apply.usage.wall - inside)
         );
     }
-    out.push_str("\nCPU of the commands whose CPU grew with the square of the partitions before issue 26 (user + system, wall in parentheses), each a process right after the apply, against the same topic and control topic:\n\n");
+    out
+}
+
+/// The CPU of `status` and `check-recovery` after each apply, and the first `status` output.
+fn queries_table(pairs: &[Pair]) -> String {
+    let mut out = String::from(
+        "\nCPU of the commands whose CPU grew with the square of the partitions before issue 26 (user + system, wall in parentheses), each a process right after the apply, against the same topic and control topic:\n\n",
+    );
+    let with_queries = || {
+        pairs
+            .iter()
+            .filter_map(|pair| pair.apply.queries.as_ref().map(|q| (pair, q)))
+    };
+    let rows: Vec<Vec<String>> = with_queries()
+        .map(|(pair, q)| {
+            vec![
+                format!("{}", pair.size),
+                format!("{}", pair.round),
+                dur(pair.apply.usage.cpu),
+                format!("{} ({})", dur(q.status.cpu), dur(q.status.wall)),
+                format!(
+                    "{} ({})",
+                    dur(q.check_recovery.cpu),
+                    dur(q.check_recovery.wall)
+                ),
+                format!("{} lines", q.status_text.lines().count()),
+            ]
+        })
+        .collect();
     out.push_str(&table(
         &[
             "partitions",
@@ -230,25 +332,17 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             "check-recovery CPU",
             "status output",
         ],
-        &query_rows,
+        &rows,
     ));
-    if let Some((size, text)) = status_shown {
+    if let Some((pair, q)) = with_queries().next() {
         let _ = writeln!(
             out,
-            "\n`status` of the {size}-partition topic after its apply (the topic name includes a timestamp):\n\n```\n{}\n```",
-            text.trim_end()
+            "\n`status` of the {}-partition topic after its apply (the topic name includes a timestamp):\n\n```\n{}\n```",
+            pair.size,
+            q.status_text.trim_end()
         );
     }
-    for (size, quotients) in &ratios {
-        let median = crate::stats::median(quotients);
-        report.goals.push(Goal {
-            goal: format!("Wide apply: fresh apply of {size} partitions (3 nodes, RF {replication}) ≤ 1.0× kafka-delete-records.sh"),
-            measured: ratio(median),
-            met: Some(median <= 1.0),
-            analysis: String::new(),
-        });
-    }
-    Ok(out)
+    out
 }
 
 /// Applies an 8-partition plan once, unmeasured: the cluster's first transactional producer

@@ -33,10 +33,17 @@ use failure::Failure;
 
 /// `--version`: this CLI's version, then the librdkafka it runs on and that library's
 /// `builtin.features` (whether TLS, SCRAM, GSSAPI... are available), as the library reports them.
+/// A build with the `testing` feature (failpoints compiled in) says so on a last line, so that
+/// the benchmark can refuse to measure it.
 fn version() -> String {
     let (client, features) = action_state_cleanup::kafka::client_build();
+    let testing = if cfg!(feature = "testing") {
+        "\nbuild: testing (failpoints and test hooks compiled in; not for production)"
+    } else {
+        ""
+    };
     format!(
-        "{}\nlibrdkafka {client}\nbuiltin.features: {features}",
+        "{}\nlibrdkafka {client}\nbuiltin.features: {features}{testing}",
         env!("CARGO_PKG_VERSION")
     )
 }
