@@ -129,11 +129,18 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let settings = Settings::from_env()?;
     let load_before = load_average();
     let started = Instant::now();
-    let pairs = measure(ctx, &bootstrap, &settings)?;
+    let (pairs, failure) = measure(ctx, &bootstrap, &settings)?;
     let load_after = load_average();
 
     let mut out = String::from("## 7. Wide topics: apply against kafka-delete-records.sh\n\n");
     out.push_str(&runs_table(&settings, &pairs));
+    if let Some(error) = &failure {
+        eprintln!("bench: wide: stopped: {error}");
+        let _ = writeln!(
+            out,
+            "\n**The measurement stopped** after the rows above: {error}"
+        );
+    }
     let _ = writeln!(
         out,
         "\nLoad average (1, 5, 15 min) on {} cores: {load_before} before this section, {load_after} after; the section took {:.0} s.\n",
@@ -148,6 +155,21 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
             .filter(|p| p.size == *size)
             .map(Pair::quotient)
             .collect();
+        if quotients.is_empty() {
+            report.goals.push(Goal {
+                goal: format!(
+                    "Wide apply: fresh apply of {size} partitions (3 nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
+                    settings.replication
+                ),
+                measured: format!(
+                    "not measured: {}",
+                    failure.as_deref().unwrap_or("no round ran")
+                ),
+                met: None,
+                analysis: String::new(),
+            });
+            continue;
+        }
         let median = crate::stats::median(&quotients);
         report.goals.push(Goal {
             goal: format!(
@@ -163,12 +185,27 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
 }
 
 /// Every size and round, each side on its own topic; which side goes first alternates.
-fn measure(ctx: &Ctx, bootstrap: &str, settings: &Settings) -> R<Vec<Pair>> {
+/// A failure stops the measurement; the pairs measured before it are still reported.
+fn measure(ctx: &Ctx, bootstrap: &str, settings: &Settings) -> R<(Vec<Pair>, Option<String>)> {
     let tools = KafkaTools::new(&ctx.repo)?;
     let dir = ctx.out.join("wide");
     std::fs::create_dir_all(&dir)?;
     warm_up(ctx, bootstrap, &dir, settings.replication)?;
     let mut pairs = Vec::new();
+    let failure = measure_pairs(ctx, bootstrap, settings, &tools, &dir, &mut pairs)
+        .err()
+        .map(|e| e.0);
+    Ok((pairs, failure))
+}
+
+fn measure_pairs(
+    ctx: &Ctx,
+    bootstrap: &str,
+    settings: &Settings,
+    tools: &KafkaTools,
+    dir: &Path,
+    pairs: &mut Vec<Pair>,
+) -> R<()> {
     for (index, &size) in settings.sizes.iter().enumerate() {
         for round in 0..settings.rounds {
             let order = if (index + round) % 2 == 0 {
@@ -185,9 +222,9 @@ fn measure(ctx: &Ctx, bootstrap: &str, settings: &Settings) -> R<Vec<Pair>> {
                 );
                 let run = one_side(
                     ctx,
-                    &tools,
+                    tools,
                     bootstrap,
-                    &dir,
+                    dir,
                     side,
                     size,
                     settings.records,
@@ -210,7 +247,7 @@ fn measure(ctx: &Ctx, bootstrap: &str, settings: &Settings) -> R<Vec<Pair>> {
             });
         }
     }
-    Ok(pairs)
+    Ok(())
 }
 
 /// What was measured, and both sides' wall, CPU and peak RSS with the ratio.

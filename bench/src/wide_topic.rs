@@ -149,6 +149,33 @@ fn wait_for_leaders(
     }
 }
 
+/// Waits until the producer's own metadata shows all `partitions` of `topic`: the admin client
+/// that created them asked one broker, and a producer whose first metadata came from another
+/// broker that had not yet learned of the partitions added last refuses to send to them
+/// ("Unknown partition", seen at 10,000 partitions created in two requests).
+fn await_partitions(producer: &BaseProducer, topic: &str, partitions: u32) -> R<()> {
+    let started = Instant::now();
+    loop {
+        let metadata = producer
+            .client()
+            .fetch_metadata(Some(topic), Duration::from_secs(30))?;
+        let seen = metadata
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic)
+            .map_or(0, |t| t.partitions().len());
+        if seen == usize::try_from(partitions)? {
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(300) {
+            return Err(fail(format!(
+                "{topic}: the producer sees {seen} of {partitions} partitions after 300 s"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// Writes `records` keyed records to every partition of `topic` (acks=all, idempotent).
 pub fn fill(bootstrap: &str, topic: &str, partitions: u32, records: u64) -> R<()> {
     let producer: BaseProducer = ClientConfig::new()
@@ -160,10 +187,12 @@ pub fn fill(bootstrap: &str, topic: &str, partitions: u32, records: u64) -> R<()
         .set("queue.buffering.max.messages", "1000000")
         .set("message.timeout.ms", "900000")
         .create()?;
+    await_partitions(&producer, topic, partitions)?;
     // Partition by partition: each partition's records form one batch, and one produce request
     // carries the batches of hundreds of partitions. (Record by record across the partitions
     // made a batch of one record per partition and request, and at 5,000 partitions with
     // replication factor 3 did not finish 100,000 records in 300 s.)
+    let mut lagging: Option<Instant> = None;
     for p in 0..partitions {
         for n in 0..records {
             let key = format!("action-{p}-{n}");
@@ -178,6 +207,14 @@ pub fn fill(bootstrap: &str, topic: &str, partitions: u32, records: u64) -> R<()
                     Err((RdError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                         record = back;
                         producer.poll(Duration::from_millis(20));
+                    }
+                    // The producer's metadata can still lag behind the partitions it was shown.
+                    Err((RdError::MessageProduction(RDKafkaErrorCode::UnknownPartition), back))
+                        if lagging.get_or_insert_with(Instant::now).elapsed()
+                            < Duration::from_secs(60) =>
+                    {
+                        record = back;
+                        producer.poll(Duration::from_millis(100));
                     }
                     Err((error, _)) => return Err(error.into()),
                 }
