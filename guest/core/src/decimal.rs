@@ -10,7 +10,11 @@ const MAX_DIGITS: usize = 20;
 pub fn push_decimal(out: &mut Vec<u8>, value: u64) {
     let mut digits = [0u8; MAX_DIGITS];
     let start = write_digits(&mut digits, value);
-    out.extend_from_slice(&digits[start..]);
+    // Byte by byte: a slice copy of a few bytes becomes a `memory.copy` call on wasm32, which
+    // costs more than the copy on engines that implement it out of line (Chicory).
+    for &digit in &digits[start..] {
+        out.push(digit);
+    }
 }
 
 /// Appends `value` in decimal to a string (the same text as `value.to_string()`).
