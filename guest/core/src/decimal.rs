@@ -4,53 +4,62 @@
 //! digits themselves, most of all on WebAssembly engines without a JIT-friendly indirect call.
 
 /// Most digits of a `u64`.
-const MAX_DIGITS: usize = 20;
+pub const MAX_DIGITS: usize = 20;
 
-/// Appends `value` in decimal (the same text as `value.to_string()`).
-pub fn push_decimal(out: &mut Vec<u8>, value: u64) {
-    let mut digits = [0u8; MAX_DIGITS];
-    let start = write_digits(&mut digits, value);
-    // Byte by byte: a slice copy of a few bytes becomes a `memory.copy` call on wasm32, which
-    // costs more than the copy on engines that implement it out of line (Chicory).
-    for &digit in &digits[start..] {
-        out.push(digit);
+/// Writes `value` in decimal (the same text as `value.to_string()`) into `out` from `at`, where
+/// `out` has room for [`MAX_DIGITS`] bytes, and returns the position after the last digit. Each
+/// digit is stored once, in place: no digits buffer copied afterwards.
+pub fn write_decimal(out: &mut [u8], at: usize, value: u64) -> usize {
+    const EIGHT_DIGITS: u64 = 100_000_000;
+    let end = at + digit_count(value);
+    let mut pos = end;
+    let mut rest = value;
+    // Eight digits at a time in 32-bit arithmetic: a 64-bit division by a constant is a real
+    // division instruction on 32-bit targets (wasm32), a 32-bit one becomes a multiplication.
+    while rest >= EIGHT_DIGITS {
+        let mut low = (rest % EIGHT_DIGITS) as u32;
+        rest /= EIGHT_DIGITS;
+        for _ in 0..8 {
+            pos -= 1;
+            out[pos] = b'0' + (low % 10) as u8;
+            low /= 10;
+        }
+    }
+    // Below 10^8 now, so it fits in 32 bits.
+    let mut low = rest as u32;
+    loop {
+        pos -= 1;
+        out[pos] = b'0' + (low % 10) as u8;
+        low /= 10;
+        if low == 0 {
+            return end;
+        }
     }
 }
 
 /// Appends `value` in decimal to a string (the same text as `value.to_string()`).
 pub fn push_decimal_str(out: &mut String, value: u64) {
     let mut digits = [0u8; MAX_DIGITS];
-    let start = write_digits(&mut digits, value);
-    for &digit in &digits[start..] {
+    let end = write_decimal(&mut digits, 0, value);
+    for &digit in &digits[..end] {
         out.push(char::from(digit));
     }
 }
 
-/// Writes the digits of `value` right-aligned into `digits`; returns where they start.
-fn write_digits(digits: &mut [u8; MAX_DIGITS], mut value: u64) -> usize {
-    const EIGHT_DIGITS: u64 = 100_000_000;
-    let mut at = MAX_DIGITS;
-    // Eight digits at a time in 32-bit arithmetic: a 64-bit division by a constant is a real
-    // division instruction on 32-bit targets (wasm32), a 32-bit one becomes a multiplication.
-    while value >= EIGHT_DIGITS {
-        let mut low = (value % EIGHT_DIGITS) as u32;
-        value /= EIGHT_DIGITS;
-        for _ in 0..8 {
-            at -= 1;
-            digits[at] = b'0' + (low % 10) as u8;
-            low /= 10;
+/// How many decimal digits `value` has (comparisons only: no division, and no overflow-checked
+/// multiplication, which wasm32 computes with a 128-bit multiplication routine).
+fn digit_count(value: u64) -> usize {
+    let mut count = 1;
+    let mut bound: u64 = 10;
+    while value >= bound {
+        count += 1;
+        if count == MAX_DIGITS {
+            break;
         }
+        // bound = 10^count with count at most 19: 10^19 is the largest power of ten a u64 holds.
+        bound *= 10;
     }
-    // Below 10^8 now, so it fits in 32 bits.
-    let mut low = value as u32;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (low % 10) as u8;
-        low /= 10;
-        if low == 0 {
-            return at;
-        }
-    }
+    count
 }
 
 #[cfg(test)]
@@ -58,7 +67,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn same_text_as_to_string() {
+    fn same_text_as_to_string_written_in_place() {
         let mut values = vec![0, 1, 9, 10, 99, 100, 99_999_999, 100_000_000, 100_000_001];
         values.extend([
             10_000_000_000_000_000,
@@ -71,9 +80,11 @@ mod tests {
             values.extend([p - 1, p, p + 1]);
         }
         for value in values {
-            let mut bytes = Vec::new();
-            push_decimal(&mut bytes, value);
-            assert_eq!(bytes, value.to_string().as_bytes(), "{value}");
+            let mut out = [b'x'; 3 + MAX_DIGITS + 3];
+            let end = write_decimal(&mut out, 3, value);
+            assert_eq!(&out[3..end], value.to_string().as_bytes(), "{value}");
+            let untouched = out[..3].iter().chain(&out[end..]).all(|b| *b == b'x');
+            assert!(untouched, "{value}: a byte outside its digits was written");
             let mut text = String::from("x");
             push_decimal_str(&mut text, value);
             assert_eq!(text, format!("x{value}"), "{value}");
