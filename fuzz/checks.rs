@@ -29,7 +29,7 @@ use arbitrary::Unstructured;
 /// One check: panics when the core breaks a promise on this input.
 pub type Check = fn(&[u8]);
 
-/// The fuzz targets, by the name of their corpus folder (`fuzz/corpus/<name>/`).
+/// The fuzz targets, by the name of their corpus folder (`fuzz/corpus/<name>/`, `fuzz/regressions/<name>/`).
 pub const TARGETS: [(&str, Check); 6] = [
     ("plan", check_plan),
     ("marker", check_marker),
@@ -299,7 +299,7 @@ const PARTITIONS: [u32; 8] = [0, 1, 2, 3, 9, 10, 100, 2_147_483_647];
 const OFFSETS: [u64; 7] = [0, 10, 15, 20, 25, 150, 9_223_372_036_854_775_807];
 
 /// Decodes fuzz bytes into control-topic entries (offsets 0, 1, 2, … in log order). The format
-/// is simple enough that `fuzz/seed-corpus` writes it for the fixture logs. Each entry starts
+/// is simple enough that `fuzz/seeds.rs` writes it for the fixture logs. Each entry starts
 /// with a tag byte; `tag % 4` selects:
 ///
 /// * `0` **raw**: `field(key) field(value)` where `field` is a presence byte (`0` = none, so a
@@ -1031,7 +1031,7 @@ fn marker_text(u: &mut Unstructured<'_>, marker: &Marker) -> String {
 
 /// The `snapshot` input: a little-endian u32 length, that many bytes of `_metadata`, and the
 /// rest as the bytes of every state file the snapshot asks for (seeds: each fixture snapshot's
-/// `_metadata` and its marker state file, see `seed-corpus`).
+/// `_metadata` and its marker state file, see `seeds.rs`).
 pub fn split_snapshot_input(data: &[u8]) -> (&[u8], &[u8]) {
     let Some((length, rest)) = data.split_first_chunk::<4>() else {
         return (data, &[]);

@@ -7,6 +7,8 @@
     reason = "tests: a failure is a failed test"
 )]
 
+#[path = "support/cluster.rs"]
+mod cluster;
 mod support;
 
 use std::path::Path;
@@ -378,6 +380,54 @@ fn topic_id_matches_kafkas_own_tool() {
         "Kafka's tool printed: {text}"
     );
     assert_eq!(ours.len(), 22);
+}
+
+/// `topics --describe --topic T` of Kafka's own tool against the test broker, parsed.
+fn described_by_kafka(topic: &str) -> cluster::TopicState {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka");
+    let described = std::process::Command::new(script)
+        .args(["topics", "--describe", "--topic", topic])
+        .env("ASC_KAFKA_BOOTSTRAP", bootstrap())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&described.stdout);
+    cluster::parse_describe(&text).unwrap_or_else(|| panic!("Kafka's tool printed: {text}"))
+}
+
+#[test]
+fn on_a_single_broker_the_default_control_topic_has_one_replica_and_min_insync_replicas_one() {
+    let dir = scratch("single-broker");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let applied = apply_json(&plan_file(&dir, &c1, "C1"), &control);
+    expect_code(&applied, 0);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&applied)).unwrap();
+    assert_eq!(
+        report["createdControlTopic"],
+        serde_json::json!({"name": control, "partitions": 1, "replicationFactor": 1, "minInsyncReplicas": 1}),
+        "{report}"
+    );
+    // One broker: one replica is the production default, so nothing to warn about.
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
+    let created = described_by_kafka(&control);
+    assert_eq!(created.replication_factor, 1, "{created:?}");
+    assert!(
+        created.configs.contains("min.insync.replicas=1")
+            && created.configs.contains("cleanup.policy=compact"),
+        "{created:?}"
+    );
+    // --help says what the default is.
+    let help = cli(&["apply", "--help"]);
+    expect_code(&help, 0);
+    let help = stdout(&help)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("default.replication.factor, at most 3 and at most the number of brokers")
+            && help.contains("kafka-reassign-partitions"),
+        "{help}"
+    );
 }
 
 #[test]

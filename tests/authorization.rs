@@ -8,6 +8,8 @@
 //! Kafka error (exit 4) and change nothing; the wrong password at the brokers' first refusal
 //! (not after the request timeout), naming the principal and the SASL mechanism. alice holds no
 //! consumer-group ACL: the refusal librdkafka reports for the unused group does not stop a read.
+//! Before alice holds DescribeConfigs on the cluster, her first apply cannot choose the new
+//! control topic's production replication and is refused before anything is created.
 
 #![allow(
     clippy::unwrap_used,
@@ -210,8 +212,35 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
     // ends is a matter of timing; the component ignores it. alice holds no group ACL, and every
     // read below succeeds.
 
-    // 1. alice with -X settings: refused by the permission probe, before COMMITTED.
+    // 0. Without DescribeConfigs on the cluster, alice's first apply cannot read the brokers'
+    // default.replication.factor to choose the new control topic's replication: refused before
+    // anything is created, naming both ways out.
     let as_alice = cluster.cli_args(Some("alice"));
+    let refused = apply(&plan, &control, &as_alice);
+    let (kind, message, hint) = kafka_error(&refused, "alice without cluster DescribeConfigs");
+    assert_eq!(kind, "kafka", "{message}");
+    for said in [
+        "Kafka describe-cluster failed",
+        &format!("new control topic {control}"),
+        "default.replication.factor",
+        "(authorization)",
+        "--replication-factor",
+        "DescribeConfigs on the cluster",
+    ] {
+        assert!(message.contains(said), "{said:?} in: {message}");
+    }
+    assert!(hint.contains("nothing was committed"), "{hint}");
+    assert!(
+        cluster
+            .kafka()
+            .describe_topics(std::slice::from_ref(&control))
+            .expect("describe")[0]
+            .is_none(),
+        "the control topic was not created"
+    );
+    grant(&cluster, "alice", &["DescribeConfigs"], &["--cluster"]);
+
+    // 1. alice with -X settings: refused by the permission probe, before COMMITTED.
     let refused = apply(&plan, &control, &as_alice);
     let (kind, message, hint) = kafka_error(&refused, "alice without Delete (-X)");
     assert_eq!(kind, "kafka", "{message}");
@@ -355,6 +384,29 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         [(plan_id, "APPLIED".to_owned())]
     );
     assert_eq!(beginnings(&cluster, &topic), [(0, 20), (1, 15)]);
+    // The control topic protected as the README says: DENY Delete and AlterConfigs for everyone
+    // but the super user. A DENY wins over alice's own ALLOW, and applies go on regardless.
+    grant(&cluster, "alice", &["Delete"], &["--topic", &control]);
+    cluster.acls(&[
+        "--add",
+        "--deny-principal",
+        "User:*",
+        "--operation",
+        "Delete",
+        "--operation",
+        "AlterConfigs",
+        "--topic",
+        &control,
+    ]);
+    let mut as_alice_clients = KafkaClients::new(cluster.settings_as(Some("alice"))).unwrap();
+    let kept = as_alice_clients
+        .delete_topic(&control)
+        .expect_err("the DENY ACL keeps the control topic");
+    assert_eq!(
+        kept.kind,
+        action_state_cleanup::kafka::ErrorKind::Authorization,
+        "{kept:?}"
+    );
     // Again, from the properties file: already APPLIED, nothing changes.
     let again = apply(&plan, &control, &from_file);
     expect_code(&again, 0);

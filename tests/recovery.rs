@@ -371,7 +371,7 @@ fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore
     let plan_json = runtime.render_plan(&plan).unwrap();
     let options = ApplyOptions {
         control_topic: control.clone(),
-        replication_factor: 1,
+        replication_factor: Some(1),
         dry_run: false,
         start_new_history: false,
     };

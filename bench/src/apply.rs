@@ -136,7 +136,7 @@ fn apply(ctx: &Ctx, side: Side, plan: &str, control: &str, client_id: Option<&st
             let plan = Plan::parse(plan).map_err(|e| fail(e.to_string()))?;
             let options = core_apply::ApplyOptions {
                 control_topic: control.to_owned(),
-                replication_factor: 1,
+                replication_factor: Some(1),
                 dry_run: false,
                 start_new_history: false,
             };
@@ -156,7 +156,7 @@ fn apply(ctx: &Ctx, side: Side, plan: &str, control: &str, client_id: Option<&st
             let mut instance = w(ctx.component.instantiate(kafka, Box::new(NoEvents)))?;
             let options = ApplyOptions {
                 control_topic: control.to_owned(),
-                replication_factor: 1,
+                replication_factor: Some(1),
                 dry_run: false,
                 start_new_history: false,
             };

@@ -12,6 +12,8 @@ mod report;
 mod snapshot;
 mod startup;
 mod stats;
+mod wide;
+mod wide_topic;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -110,14 +112,17 @@ fn env_usize(name: &str, default: usize) -> R<usize> {
 }
 
 const USAGE: &str =
-    "usage: action-state-bench [--only plan,apply,replay,startup,python,snapshot] [--report FILE]
+    "usage: action-state-bench [--only plan,apply,replay,startup,python,snapshot,wide] [--report FILE]
 Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
 ASC_BENCH_REPLAY_ROUNDS (5), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
 ASC_BENCH_KAFKA_PROPERTIES (k=v,… librdkafka properties for every harness client; experiments),
 ASC_BENCH_SNAPSHOT_LINES (flink-2.2,flink-1.20), ASC_BENCH_SNAPSHOT_CLI_RUNS (60),
-ASC_BENCH_SNAPSHOT_JVM_RUNS (3; 0 skips the JVM side),
+ASC_BENCH_SNAPSHOT_JVM_RUNS (3; 0 skips the JVM side), ASC_BENCH_WIDE_BOOTSTRAP (the 3-node
+cluster of section 7, wide, which only --only wide runs), ASC_BENCH_WIDE_STATE (its state dir),
+ASC_BENCH_WIDE_PARTITIONS (5000,10000), ASC_BENCH_WIDE_RECORDS (20), ASC_BENCH_WIDE_ROUNDS (1),
+ASC_BENCH_WIDE_REPLICATION (3),
 ASC_CACHE_DIR (warm component cache).";
 
 fn main() {
@@ -126,6 +131,14 @@ fn main() {
     if args.get(1).is_some_and(|a| a.starts_with("probe-")) {
         if let Err(e) = startup::probe(&args[1..]) {
             eprintln!("probe failed: {e:?}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    // A wide data topic for experiments by hand (the wide-topic section makes its own).
+    if args.get(1).is_some_and(|a| a == "wide-topic") {
+        if let Err(e) = wide_topic::prepare_from_args(&args[2..]) {
+            eprintln!("wide-topic failed: {e:?}");
             std::process::exit(1);
         }
         return;
@@ -214,6 +227,10 @@ fn run(args: &[String]) -> R<()> {
     if wants("snapshot") {
         sections.push((6, snapshot::run(&ctx, &mut report)?));
     }
+    // Not in the default set: it needs a 3-node cluster and takes tens of minutes.
+    if wants("wide") {
+        sections.push((7, wide::run(&ctx, &mut report)?));
+    }
     for (name, number) in [("apply", 2), ("replay", 3)] {
         if !wants(name) {
             continue;
@@ -276,6 +293,7 @@ fn goal_order(goal: &str) -> usize {
         "Replay",
         "`verify`",
         "Snapshot",
+        "Wide",
     ]
     .iter()
     .position(|p| goal.starts_with(p))

@@ -12,8 +12,8 @@ use action_state_cleanup::testing::NativeCaps;
 use action_state_core::control::ControlEntry;
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::ops::{
-    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
-    TopicState,
+    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec,
+    PartitionRange, TopicDescription, TopicState,
 };
 use action_state_core::policy::Policy;
 use action_state_core::replay::{PolledBatch, RecordSource};
@@ -68,6 +68,10 @@ impl KafkaOps for NativeOps<'_> {
         self.run("inspect-topics", |p| p.inspect_topics(topics, names))
     }
 
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
+        self.run("describe-cluster", |p| p.describe_cluster(names))
+    }
+
     fn offset_range(
         &mut self,
         topic: &str,
@@ -97,6 +101,18 @@ impl KafkaOps for NativeOps<'_> {
     ) -> KafkaResult<bool> {
         self.run("create-topic", |p| {
             p.create_topic(topic, partitions, replication_factor, configs)
+        })
+    }
+
+    fn request_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        self.run("create-topic", |p| {
+            p.request_topic(topic, partitions, replication_factor, configs)
         })
     }
 

@@ -1,4 +1,4 @@
-//! The `cleanup` component in wasmtime: the host implements the 0.2 imports (plain Kafka
+//! The `cleanup` component in wasmtime: the host implements its imports (plain Kafka
 //! operations and a clock, see `kafka`) and calls the exported coordinator and recovery.
 
 use std::time::{Duration, Instant};
@@ -39,7 +39,8 @@ use bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
 };
 pub use bindings::exports::action_state::cleanup::coordinator::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, LivePartition, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, ControlTopicReplication,
+    LivePartition, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::plans::{
     MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,
@@ -67,6 +68,11 @@ pub trait OperatorEvents {
 
     /// A Kafka step is being retried until its deadline, `remaining_ms` from now.
     fn retrying(&mut self, _message: &str, _remaining_ms: u64) {}
+
+    /// One Kafka request is still waiting for its answer after `elapsed` (reported about every
+    /// second): `what` says which, e.g. the DeleteRecords of a wide plan, which waits for every
+    /// replica. The host's own progress report; it decides nothing.
+    fn waiting(&mut self, _what: &str, _elapsed: Duration) {}
 }
 
 /// Shows nothing and never asks: every review proceeds.
@@ -132,6 +138,9 @@ pub enum Lie {
     DataAlways,
     /// `sleep-ms` returns at once.
     NoSleep,
+    /// `describe` answers replication factor 0 and `describe-cluster` answers no value for any
+    /// broker configuration: the facts the control topic's replication is decided on.
+    ReplicationUnknown,
     /// `consumer.open` fails with a transport error (a host that cannot reach the cluster
     /// when a restore needs its consumer): the component's failure rules must still hold.
     ConsumerOpenFails,
@@ -237,10 +246,46 @@ impl kafka_admin::Host for HostState {
                 "lying host",
             ))));
         }
+        let lie = self.lying(Lie::ReplicationUnknown);
         let answer = Ok(result
-            .map(|all| all.into_iter().map(|t| t.map(Into::into)).collect())
+            .map(|all| {
+                all.into_iter()
+                    .map(|t| {
+                        t.map(|mut t| {
+                            if lie {
+                                t.replication_factor = 0;
+                            }
+                            t.into()
+                        })
+                    })
+                    .collect()
+            })
             .map_err(|e| self.error(e)));
         traced(&format!("describe {topics:?}"), started, answer)
+    }
+
+    fn describe_cluster(
+        &mut self,
+        config_names: Vec<String>,
+    ) -> Answer<kafka_admin::ClusterDescription> {
+        let started = Instant::now();
+        let result = self
+            .kafka
+            .admin()
+            .and_then(|a| a.describe_cluster(&config_names));
+        let lie = self.lying(Lie::ReplicationUnknown);
+        let answer = Ok(result
+            .map(|mut cluster| {
+                if lie {
+                    cluster
+                        .configs
+                        .iter_mut()
+                        .for_each(|(_, value)| *value = None);
+                }
+                cluster.into()
+            })
+            .map_err(|e| self.error(e)));
+        traced("describe-cluster", started, answer)
     }
 
     fn create_topic(
@@ -305,10 +350,23 @@ impl kafka_admin::Host for HostState {
             })));
         }
         let before: Vec<(u32, u64)> = before.iter().map(|po| (po.partition, po.offset)).collect();
-        let result = self
-            .kafka
+        // Before COMMITTED the only delete is the permission probe (at the beginnings).
+        let what = if self.committed {
+            format!(
+                "deleting the records below the boundary on {} partitions of {topic}",
+                before.len()
+            )
+        } else {
+            format!(
+                "checking the DeleteRecords permission on {} partitions of {topic}",
+                before.len()
+            )
+        };
+        let HostState { kafka, events, .. } = self;
+        let mut waiting = |elapsed: Duration| events.waiting(&what, elapsed);
+        let result = kafka
             .admin()
-            .and_then(|a| a.delete_records(&topic, &before));
+            .and_then(|a| a.delete_records(&topic, &before, &mut waiting));
         if self.committed {
             failpoint::pause(failpoint::Stage::AfterDelete);
         }

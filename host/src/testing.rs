@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use action_state_core::capabilities::{self as caps, CapResult, PolledBatch, TopicMetadata};
-use action_state_core::ops::{ConfigEntry, KafkaOps, OffsetSpec};
+use action_state_core::ops::{ClusterDescription, ConfigEntry, KafkaOps, OffsetSpec};
 use action_state_core::{CleanupError, ControlEntry, PartitionOffsets};
 use rdkafka::admin::{AlterConfig, ResourceSpecifier};
 
@@ -252,9 +252,23 @@ impl caps::Capabilities for NativeCaps<'_> {
                             end,
                         })
                         .collect(),
+                    replication_factor: t.replication_factor,
                 })
             })
             .collect())
+    }
+
+    fn describe_cluster(&mut self, names: &[&str]) -> CapResult<ClusterDescription> {
+        let names: Vec<String> = names.iter().map(|t| (*t).to_owned()).collect();
+        let cluster = self.kafka.admin()?.describe_cluster(&names)?;
+        Ok(ClusterDescription {
+            brokers: cluster.brokers,
+            configs: cluster
+                .configs
+                .into_iter()
+                .map(|(name, value)| ConfigEntry { name, value })
+                .collect(),
+        })
     }
 
     fn create_topic(
@@ -293,7 +307,7 @@ impl caps::Capabilities for NativeCaps<'_> {
     ) -> CapResult<Vec<(u32, u64)>> {
         self.kafka
             .admin()?
-            .delete_records(topic, &before.iter().collect::<Vec<_>>())
+            .delete_records(topic, &before.iter().collect::<Vec<_>>(), &mut |_| {})
     }
 
     fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Writer> {

@@ -106,6 +106,17 @@ class EverythingIsOther(KafkaCapabilities):
             raise CapabilityError(e.operation, e.message, "other", e.code, e.name) from None
 
 
+class ReplicationUnknown(KafkaCapabilities):
+    """Answers replication factor 0 for every topic and no value for any broker configuration."""
+
+    def describe(self, topics, names, with_offsets):
+        return [None if m is None else m._replace(replication_factor=0) for m in super().describe(topics, names, with_offsets)]
+
+    def describe_cluster(self, names):
+        real = super().describe_cluster(names)
+        return real._replace(configs=[(n, None) for n, _ in real.configs])
+
+
 class NoFencing(KafkaCapabilities):
     def open_writer(self, transactional_id: Optional[str]):
         writer = super().open_writer(transactional_id)
@@ -128,6 +139,7 @@ class NoFencing(KafkaCapabilities):
         (NoFencing, "the older writer's append fails with fenced"),
         (MissingIsError, "describe answers none for a topic that does not exist"),
         (EverythingIsOther, "list-offsets of a missing topic fails with unknown-topic"),
+        (ReplicationUnknown, "describe gives the replication factor a topic was created with"),
     ],
 )
 def test_the_suite_fails_a_python_host_that_lies(suite_component, bootstrap: str, liar, check: str):

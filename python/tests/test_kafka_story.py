@@ -11,12 +11,15 @@ from confluent_kafka.admin import AdminClient
 from action_state_cleanup import (
     BoundaryViolation,
     Cleanup,
+    ControlTopicReplication,
+    InvalidArgument,
     KafkaCapabilities,
+    NewControlTopic,
     PartitionPreview,
     RecoveryRefused,
 )
 
-from conftest import beginning_offsets, create_topic, produce, send, unique
+from conftest import beginning_offsets, create_topic, delete_topic, produce, send, unique
 
 
 class Abort(Exception):
@@ -131,6 +134,7 @@ def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
     names = ["cleanup.policy", "retention.ms", "no.such.config"]
     described, absent = kafka.describe([topic, missing], names, True)
     assert absent is None and described.partitions == [0, 1, 2] and len(described.topic_id) == 22
+    assert described.replication_factor == 1  # created with one replica per partition
     assert described.configs == [("cleanup.policy", "compact,delete"), ("retention.ms", "-1"), ("no.such.config", None)]
     assert described.offsets == [(0, 0, 0), (1, 0, 10), (2, 0, 0)]
     assert kafka.describe([topic], [], False)[0].offsets == [] and kafka.describe([], names, True) == []
@@ -162,6 +166,12 @@ def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
         (11, None, None, True, False),
     ]
 
+    # The cluster: the test broker is node 1, which defaults to one replica (scripts/kafka).
+    cluster = kafka.describe_cluster(["default.replication.factor", "no.such.config"])
+    assert cluster.brokers == [1]
+    assert cluster.configs == [("default.replication.factor", "1"), ("no.such.config", None)]
+    assert kafka.describe_cluster([]) == ([1], [])
+
     # Failures are CapabilityError (the WIT kafka-error case), never raw client exceptions.
     from action_state_cleanup import CapabilityError
 
@@ -169,3 +179,98 @@ def test_capabilities_against_the_broker(bootstrap: str, admin: AdminClient):
         kafka.delete_records(missing, [(0, 1)])
     assert failed.value.case == "unknown-topic" and failed.value.operation == "delete-records"
     kafka.close()
+
+
+class ThreeBrokers(KafkaCapabilities):
+    """The test broker as a cluster of three brokers that default to three replicas: only the
+    answer of `describe-cluster` is changed (the Python tests run one broker); every other
+    capability is the real broker's."""
+
+    def describe_cluster(self, names):
+        real = super().describe_cluster(names)
+        return real._replace(brokers=[1, 2, 3], configs=[(n, "3" if n == "default.replication.factor" else v) for n, v in real.configs])
+
+
+class ClusterRefused(KafkaCapabilities):
+    """Answers `describe-cluster` as a broker does to a principal without DescribeConfigs on the
+    cluster."""
+
+    def describe_cluster(self, names):
+        from action_state_cleanup import CapabilityError
+
+        raise CapabilityError("describe-cluster", "configuration of broker 1: denied (test host)", "authorization", 31, "CLUSTER_AUTHORIZATION_FAILED")
+
+
+def test_a_new_control_topic_gets_the_production_default_and_an_under_replicated_one_a_warning(bootstrap: str, admin: AdminClient):
+    data = unique("defaults")
+    create_topic(admin, data, partitions=1)
+    cleanup = Cleanup(bootstrap, f"{data}-cleanup")
+    produce(cleanup, data, 0, 0, 20)
+    plan = cleanup.render(cleanup.plan("C1", [cleanup.snapshot_marker(data)]))
+
+    # One broker that defaults to one replica: the control topic gets one, and no warning.
+    first = cleanup.apply(plan, dry_run=True)
+    assert first.created_control_topic == NewControlTopic(f"{data}-cleanup", 1, 1, 1)
+    assert first.warnings == []
+
+    # The same control topic on "three brokers defaulting to three": it has one replica, fewer
+    # than the production default; the apply goes on and the report says so, with the fix.
+    created = unique("ctl")
+    create_topic(admin, created, partitions=1, config={"cleanup.policy": "compact"})
+    three = Cleanup(bootstrap, created)
+    three.kafka = three._host.kafka = ThreeBrokers(three.kafka.properties, three.kafka.timeout)
+    report = three.apply(plan)
+    assert report.outcome == "applied" and report.created_control_topic is None
+    (warning,) = report.warnings
+    assert warning.kind == "under-replicated-control-topic"
+    assert warning.replication == ControlTopicReplication(
+        created, 1, 3, 2, 3, 3, f'{{"version":1,"partitions":[{{"topic":"{created}","partition":0,"replicas":[1,2,3]}}]}}'
+    )
+    assert f"control topic {created} has 1 replica but this cluster's production default is 3" in warning.message
+    assert "kafka-reassign-partitions.sh" in warning.message and "min.insync.replicas=2" in warning.message
+
+    # A principal that may not read the brokers' configuration: the check is reported as not
+    # done (the second case of the WIT variant, a sentence), and the apply still goes on.
+    three.kafka = three._host.kafka = ClusterRefused(three.kafka.properties, three.kafka.timeout)
+    again = three.apply(plan)
+    assert again.outcome == "already-applied"
+    (unchecked,) = again.warnings
+    assert unchecked.kind == "replication-unchecked" and unchecked.replication is None
+    assert "was not checked" in unchecked.message and "grant the principal DescribeConfigs on the cluster" in unchecked.message
+
+    # An explicit factor wins (and is checked by the component, not by Python).
+    with pytest.raises(InvalidArgument) as refused:
+        cleanup.apply(plan, replication_factor=0)
+    assert "replication factor must be between 1 and 32767, but was 0" in refused.value.message
+    with pytest.raises(ValueError):
+        cleanup.apply(plan, replication_factor=70_000)
+    cleanup.close()
+    three.close()
+
+
+def test_capabilities_answer_a_wide_request_as_one(bootstrap: str, admin: AdminClient):
+    """1,100 partitions are three ListOffsets and DeleteRecords requests of at most 500 (the
+    host splits a wide call, librdkafka's merge being quadratic): one answer, every partition."""
+    kafka = KafkaCapabilities({"bootstrap.servers": bootstrap}, timeout=30)
+    topic = unique("wide")
+    partitions = list(range(1_100))
+    create_topic(admin, topic, partitions=len(partitions))
+    send(bootstrap, topic, [(p, f"k{p}-{n}", "v") for p in (0, 499, 500, 1_099) for n in range(3)])
+    from action_state_cleanup import CapabilityError
+
+    deadline = time.monotonic() + 30
+    while True:  # the host does not wait for leaders (the component does): the test does
+        try:
+            ends = dict(kafka.list_offsets(topic, partitions, latest=True))
+            break
+        except CapabilityError as e:
+            assert e.case == "not-leader" and time.monotonic() < deadline, e
+            time.sleep(0.2)
+    assert sorted(ends) == partitions
+    assert [ends[p] for p in (0, 1, 499, 500, 1_099)] == [3, 0, 3, 3, 3]
+    (described,) = kafka.describe([topic], [], True)
+    assert [p for p, _, _ in described.offsets] == partitions
+    after = kafka.delete_records(topic, [(p, 2 if p in (499, 500) else 0) for p in partitions])
+    assert [p for p, _ in after] == partitions and dict(after)[500] == 2
+    assert beginning_offsets(admin, topic, [0, 499, 500, 501]) == {0: 0, 499: 2, 500: 2, 501: 0}
+    delete_topic(admin, topic)

@@ -98,6 +98,9 @@ pub struct Cluster {
     pub sasl: bool,
     /// `--tls`: clients use SASL_SSL with SCRAM-SHA-512 and trust `ca_path()`.
     pub tls: bool,
+    /// `--kerberos`: clients use SASL_PLAINTEXT with GSSAPI; a user's key is `keytab(user)`,
+    /// handed to MIT Kerberos in the environment (`kerberos_env`).
+    pub kerberos: bool,
 }
 
 fn script_path() -> PathBuf {
@@ -107,32 +110,42 @@ fn script_path() -> PathBuf {
 impl Cluster {
     /// `scripts/kafka start --brokers N [--sasl] --state-dir <fresh temp dir>`.
     pub fn start(brokers: u32, sasl: bool) -> Cluster {
-        Self::launch(brokers, sasl, false)
+        Self::launch_as(
+            brokers,
+            if sasl {
+                Security::Sasl
+            } else {
+                Security::Plain
+            },
+        )
     }
 
     /// `scripts/kafka start --brokers N --tls --state-dir <fresh temp dir>`: SASL_SSL with
     /// SCRAM-SHA-512, a certificate signed by the script's CA (`ca_path()`), ACLs as `--sasl`.
     pub fn start_tls(brokers: u32) -> Cluster {
-        Self::launch(brokers, true, true)
+        Self::launch_as(brokers, Security::Tls)
     }
 
-    fn launch(brokers: u32, sasl: bool, tls: bool) -> Cluster {
+    /// `scripts/kafka start --brokers N --kerberos --state-dir <fresh temp dir>`: SASL_PLAINTEXT
+    /// with GSSAPI against the script's KDC, ACLs as `--sasl`.
+    pub fn start_kerberos(brokers: u32) -> Cluster {
+        Self::launch_as(brokers, Security::Kerberos)
+    }
+
+    fn launch_as(brokers: u32, security: Security) -> Cluster {
         let state = std::env::temp_dir().join(super::support::unique("asc-kafka"));
         std::fs::create_dir_all(&state).expect("state dir");
         let mut cluster = Cluster {
             state,
             bootstrap: String::new(),
             brokers,
-            sasl,
-            tls,
+            sasl: security != Security::Plain,
+            tls: security == Security::Tls,
+            kerberos: security == Security::Kerberos,
         };
         let brokers_arg = brokers.to_string();
         let mut args = vec!["start", "--brokers", brokers_arg.as_str()];
-        if tls {
-            args.push("--tls");
-        } else if sasl {
-            args.push("--sasl");
-        }
+        args.extend(security.flag());
         let started = Instant::now();
         // From here on the guard stops whatever started, even if start fails half-way.
         let output = cluster.script(&args);
@@ -147,11 +160,7 @@ impl Cluster {
             .to_owned();
         eprintln!(
             "cluster of {brokers} node(s){} at {} in {} ready after {:.1} s",
-            match (tls, sasl) {
-                (true, _) => " (SASL_SSL/SCRAM-SHA-512, ACLs)",
-                (false, true) => " (SASL/PLAIN, ACLs)",
-                (false, false) => "",
-            },
+            security.description(),
             cluster.bootstrap,
             cluster.state.display(),
             started.elapsed().as_secs_f64()
@@ -254,7 +263,8 @@ impl Cluster {
         settings
     }
 
-    /// Host-library clients; on a `--sasl` cluster they authenticate as admin.
+    /// Host-library clients; on a `--sasl` cluster they authenticate as admin (on a `--kerberos`
+    /// cluster with the keytab this process's environment names: `kerberos_env("admin")`).
     pub fn kafka(&self) -> KafkaClients {
         let user = self.sasl.then_some("admin");
         KafkaClients::new(self.settings_as(user)).expect("kafka clients")
@@ -270,9 +280,46 @@ impl Cluster {
         ]
     }
 
-    /// `key=value` librdkafka properties that log in as `user` on this cluster: SASL/PLAIN, or
-    /// on a `--tls` cluster SCRAM-SHA-512 over SASL_SSL trusting the cluster's CA.
+    /// The krb5.conf of a `--kerberos` cluster: its realm and KDC.
+    pub fn krb5_conf(&self) -> PathBuf {
+        self.state.join("krb5.conf")
+    }
+
+    /// The keytab of `user` on a `--kerberos` cluster (`retired`: a principal the KDC deleted).
+    pub fn keytab(&self, user: &str) -> PathBuf {
+        self.state.join("kerberos").join(format!("{user}.keytab"))
+    }
+
+    /// The environment in which the CLI's MIT Kerberos logs in as `user` on a `--kerberos`
+    /// cluster without kinit: the realm's krb5.conf, the client keytab it takes the ticket
+    /// from, and a ticket cache in memory, so that no ticket of another principal (a file
+    /// cache of an earlier login) decides who the client is.
+    pub fn kerberos_env(&self, user: &str) -> Vec<(String, String)> {
+        vec![
+            (
+                "KRB5_CONFIG".to_owned(),
+                self.krb5_conf().display().to_string(),
+            ),
+            (
+                "KRB5_CLIENT_KTNAME".to_owned(),
+                self.keytab(user).display().to_string(),
+            ),
+            ("KRB5CCNAME".to_owned(), "MEMORY:".to_owned()),
+        ]
+    }
+
+    /// `key=value` librdkafka properties that log in as `user` on this cluster: SASL/PLAIN, on
+    /// a `--tls` cluster SCRAM-SHA-512 over SASL_SSL trusting the cluster's CA, on a
+    /// `--kerberos` cluster GSSAPI with no kinit (the user is the keytab of `kerberos_env`).
     pub fn auth_pairs(&self, user: &str) -> Vec<String> {
+        if self.kerberos {
+            return vec![
+                "security.protocol=SASL_PLAINTEXT".to_owned(),
+                "sasl.mechanism=GSSAPI".to_owned(),
+                "sasl.kerberos.service.name=kafka".to_owned(),
+                "sasl.kerberos.min.time.before.relogin=0".to_owned(),
+            ];
+        }
         if !self.tls {
             return Self::sasl_pairs(user);
         }
@@ -330,6 +377,35 @@ impl Cluster {
             text.push('\n');
         }
         text
+    }
+}
+
+/// How clients authenticate to a cluster: the `scripts/kafka start` flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Security {
+    Plain,
+    Sasl,
+    Tls,
+    Kerberos,
+}
+
+impl Security {
+    fn flag(self) -> Option<&'static str> {
+        match self {
+            Security::Plain => None,
+            Security::Sasl => Some("--sasl"),
+            Security::Tls => Some("--tls"),
+            Security::Kerberos => Some("--kerberos"),
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Security::Plain => "",
+            Security::Sasl => " (SASL/PLAIN, ACLs)",
+            Security::Tls => " (SASL_SSL/SCRAM-SHA-512, ACLs)",
+            Security::Kerberos => " (SASL_PLAINTEXT/GSSAPI, a KDC, ACLs)",
+        }
     }
 }
 

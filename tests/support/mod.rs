@@ -286,3 +286,55 @@ pub fn error_kind(output: &Output) -> String {
         .and_then(|v| v["error"]["kind"].as_str().map(str::to_owned))
         .unwrap_or_default()
 }
+
+/// Every partition's beginning (log start offset) of `topic`, as Kafka's own `GetOffsetShell`
+/// (`--time -2`, a JVM with Kafka's Java client) reads it: a reader that shares no code with
+/// the CLI under test. Ascending by partition.
+pub fn beginnings_by_kafka(topic: &str) -> Vec<(u32, u64)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kafka");
+    let paths = Command::new(script)
+        .arg("classpath")
+        .output()
+        .expect("scripts/kafka runs");
+    assert!(paths.status.success(), "scripts/kafka classpath failed");
+    let paths = String::from_utf8(paths.stdout).expect("utf-8");
+    let mut lines = paths.lines();
+    let (classpath, log_config) = (
+        lines.next().expect("classpath"),
+        lines.next().expect("log4j"),
+    );
+    let output = Command::new("java")
+        .arg(format!("-Dlog4j2.configurationFile={log_config}"))
+        .args([
+            "-Xmx256m",
+            "-cp",
+            classpath,
+            "org.apache.kafka.tools.GetOffsetShell",
+        ])
+        .args([
+            "--bootstrap-server",
+            bootstrap(),
+            "--topic",
+            topic,
+            "--time",
+            "-2",
+        ])
+        .output()
+        .expect("java runs");
+    assert!(
+        output.status.success(),
+        "GetOffsetShell failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut offsets: Vec<(u32, u64)> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            // topic:partition:offset, and the topic itself may hold ':' no more than ours does.
+            let rest = line.strip_prefix(topic)?.strip_prefix(':')?;
+            let (partition, offset) = rest.split_once(':')?;
+            Some((partition.parse().ok()?, offset.trim().parse().ok()?))
+        })
+        .collect();
+    offsets.sort_unstable();
+    offsets
+}

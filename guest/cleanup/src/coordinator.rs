@@ -5,8 +5,8 @@ use action_state_core as core;
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::coordinator::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, Guest, LivePartition, PartitionPreview,
-    StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, ControlTopicReplication,
+    Guest, LivePartition, PartitionPreview, StatusReport,
 };
 use crate::convert::from_offsets;
 use crate::imports::{HostObserver, host_kafka};
@@ -45,6 +45,7 @@ impl Guest for Component {
             beginnings_after: from_offsets(&report.beginnings_after),
             marked_applied: report.marked_applied,
             created_control_topic: report.created_control_topic.as_ref().map(Into::into),
+            warnings: report.warnings.into_iter().map(warning).collect(),
         })
     }
 
@@ -75,5 +76,25 @@ impl Guest for Component {
                 .collect(),
             broken_history: report.broken_history,
         })
+    }
+}
+
+fn warning(warning: core::replication::ApplyWarning) -> ApplyWarning {
+    match warning {
+        core::replication::ApplyWarning::UnderReplicatedControlTopic(w) => {
+            ApplyWarning::UnderReplicatedControlTopic(ControlTopicReplication {
+                control_topic: w.control_topic,
+                replication_factor: w.replication_factor,
+                recommended_replication_factor: w.recommended.replication_factor,
+                recommended_min_insync_replicas: w.recommended.min_insync_replicas,
+                broker_count: w.broker_count,
+                cluster_default_replication_factor: w.cluster_default_replication_factor,
+                reassignment: w.reassignment,
+                message: w.message,
+            })
+        }
+        core::replication::ApplyWarning::ReplicationUnchecked(message) => {
+            ApplyWarning::ReplicationUnchecked(message)
+        }
     }
 }

@@ -6,7 +6,7 @@ use action_state_core as core;
 use core::capabilities::{
     CapResult, Capabilities, Consumer, PartitionRange, PolledBatch, TopicMetadata, Writer,
 };
-use core::ops::{ConfigEntry, OffsetSpec};
+use core::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use crate::bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events,
@@ -61,6 +61,7 @@ impl From<kafka_admin::TopicMetadata> for TopicMetadata {
                     end: r.end,
                 })
                 .collect(),
+            replication_factor: m.replication_factor,
         }
     }
 }
@@ -136,6 +137,14 @@ impl Capabilities for HostCaps {
     ) -> CapResult<Vec<Option<TopicMetadata>>> {
         let answer = kafka_admin::describe(&owned(topics), &owned(config_names), with_offsets)?;
         Ok(answer.into_iter().map(|m| m.map(Into::into)).collect())
+    }
+
+    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+        let answer = kafka_admin::describe_cluster(&owned(config_names))?;
+        Ok(ClusterDescription {
+            brokers: answer.brokers,
+            configs: answer.configs.into_iter().map(Into::into).collect(),
+        })
     }
 
     fn create_topic(

@@ -1,6 +1,6 @@
-//! The capability conformance suite (world `conformance`): drives every import of the 0.2
-//! contract against a real broker and checks what the WIT promises. A host conforms exactly when
-//! every check of `run` passes. A wrong answer is a failed check, never a trap.
+//! The capability conformance suite (world `conformance`): drives every Kafka and clock import
+//! of the contract (`wit/`) against a real broker and checks what the WIT promises. A host
+//! conforms exactly when every check of `run` passes. A wrong answer is a failed check, never a trap.
 
 #[allow(
     missing_debug_implementations,
@@ -175,6 +175,15 @@ fn unauthorized(checks: &mut Checks, topic: Option<&str>) {
     checks.expect_error(
         "delete-records of a forbidden topic fails with authorization",
         &deleted,
+        &["authorization"],
+    );
+    // Reading a broker's configuration needs DescribeConfigs on the cluster: a host that read
+    // the refusal as "no value" would let the component guess a control topic's replication.
+    let cluster = kafka_admin::describe_cluster(&["default.replication.factor".to_owned()]);
+    checks.expect_error(
+        "describe-cluster of a broker's configuration without DescribeConfigs on the cluster \
+         fails with authorization",
+        &cluster,
         &["authorization"],
     );
 }

@@ -7,6 +7,7 @@ use kafka_admin::{ConfigEntry, OffsetSpec};
 
 const POLICY: &str = "cleanup.policy";
 const UNKNOWN_NAME: &str = "no.such.config.name";
+const DEFAULT_REPLICATION_FACTOR: &str = "default.replication.factor";
 
 fn po(partition: u32, offset: u64) -> PartitionOffset {
     PartitionOffset { partition, offset }
@@ -220,11 +221,70 @@ pub fn run(checks: &mut Checks, prefix: &str) {
             .is_some_and(|m| m.offsets.is_empty() && m.configs.is_empty()),
         || format!("got {plain:?}"),
     );
+    // Every topic of the suite is created with one replica per partition.
+    checks.check(
+        "describe gives the replication factor a topic was created with",
+        meta.replication_factor == 1 && plain.as_ref().is_some_and(|m| m.replication_factor == 1),
+        || {
+            format!(
+                "got {} (and {:?} without offsets)",
+                meta.replication_factor,
+                plain.as_ref().map(|m| m.replication_factor)
+            )
+        },
+    );
+
+    cluster(checks);
 
     idempotent_writes(checks, &data);
     transactional_writes(checks, prefix, &control);
     consumer_reads(checks, &data, &control);
     deletion(checks, &data);
+}
+
+/// The cluster's brokers and one broker's configuration, as the component reads them to choose
+/// a control topic's replication.
+fn cluster(checks: &mut Checks) {
+    let names = [
+        UNKNOWN_NAME.to_owned(),
+        DEFAULT_REPLICATION_FACTOR.to_owned(),
+    ];
+    let described = kafka_admin::describe_cluster(&names);
+    let Ok(cluster) = described else {
+        checks.check("describe-cluster answers on a live broker", false, || {
+            format!("got {described:?}")
+        });
+        return;
+    };
+    checks.check(
+        "describe-cluster lists the brokers, at least one, ascending and without duplicates",
+        !cluster.brokers.is_empty() && cluster.brokers.windows(2).all(|w| w[0] < w[1]),
+        || format!("got {:?}", cluster.brokers),
+    );
+    let configs: Vec<(&str, Option<&str>)> = cluster
+        .configs
+        .iter()
+        .map(|c| (c.name.as_str(), c.value.as_deref()))
+        .collect();
+    let factor = configs
+        .get(1)
+        .and_then(|(_, v)| v.as_ref())
+        .and_then(|v| v.parse::<u16>().ok());
+    checks.check(
+        "describe-cluster answers every requested broker config name in order, none for an \
+         unknown name and default.replication.factor as a number of at least 1",
+        configs.len() == 2
+            && configs[0] == (UNKNOWN_NAME, None)
+            && configs[1].0 == DEFAULT_REPLICATION_FACTOR
+            && factor.is_some_and(|f| f >= 1),
+        || format!("got {configs:?}"),
+    );
+    let plain = kafka_admin::describe_cluster(&[]);
+    checks.check(
+        "describe-cluster without names answers the same brokers and no configs",
+        matches!(&plain, Ok(p) if p.brokers == cluster.brokers && p.configs.is_empty()),
+        || format!("got {plain:?}"),
+    );
 }
 
 fn idempotent_writes(checks: &mut Checks, data: &str) {

@@ -6,6 +6,7 @@ use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::offsets::PartitionOffsets;
 use crate::ops::{AppendError, ConfigEntry, KafkaOps, TopicDescription, TopicState};
 use crate::plan::Plan;
+use crate::replication::{self, ApplyWarning, ClusterFacts, MAX_DEFAULT_REPLICATION_FACTOR};
 use crate::topics::{
     CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
     check_data_topic_config, check_identity,
@@ -17,8 +18,9 @@ pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {
     pub control_topic: String,
-    /// Used only when apply creates the control topic.
-    pub replication_factor: u16,
+    /// Used only when apply creates the control topic; `None`: the production default the
+    /// cluster calls for (`replication::ClusterFacts::production_default`).
+    pub replication_factor: Option<u16>,
     /// Run every check and report the preview, but commit nothing.
     pub dry_run: bool,
     /// Create a missing control topic even though the data topic was already cleaned (some
@@ -88,6 +90,8 @@ pub struct ApplyReport {
     pub marked_applied: Vec<String>,
     /// The control topic this run created (in a dry run: would create).
     pub created_control_topic: Option<NewControlTopic>,
+    /// What the operator should fix although the apply went on (at most one per kind).
+    pub warnings: Vec<ApplyWarning>,
 }
 
 /// Receives the preview right before the point of no return, so a host can show it (and ask
@@ -163,6 +167,7 @@ pub fn apply_with_status(
     match outcome {
         Ok(mut report) => {
             report.created_control_topic = run.created;
+            report.warnings = run.warnings;
             Ok(report)
         }
         Err(error) => Err(ApplyFailure {
@@ -184,6 +189,11 @@ struct RunState {
     commit_attempted: bool,
     /// The control topic this run created (or, dry, would create).
     created: Option<NewControlTopic>,
+    /// The cluster's brokers and default replication factor, once read.
+    cluster: Option<ClusterFacts>,
+    /// Set once the control topic's replication was checked (attempts check it once).
+    replication_checked: bool,
+    warnings: Vec<ApplyWarning>,
 }
 
 fn apply_attempts(
@@ -241,10 +251,11 @@ fn apply_once(
     run: &mut RunState,
 ) -> Result<ApplyReport> {
     check_control_topic_name(&options.control_topic, &plan.topic)?;
-    if options.replication_factor == 0 || options.replication_factor > MAX_REPLICATION_FACTOR {
+    if let Some(factor) = options.replication_factor
+        && (factor == 0 || factor > MAX_REPLICATION_FACTOR)
+    {
         return Err(CleanupError::InvalidArgument(format!(
-            "Kafka cleanup control topic replication factor must be between 1 and {MAX_REPLICATION_FACTOR}, but was {}",
-            options.replication_factor
+            "Kafka cleanup control topic replication factor must be between 1 and {MAX_REPLICATION_FACTOR}, but was {factor}"
         )));
     }
     let mut session = Session {
@@ -344,6 +355,7 @@ fn report(plan: &Plan, outcome: ApplyOutcome, status: Option<Status>) -> ApplyRe
         beginnings_after: PartitionOffsets::new(),
         marked_applied: Vec::new(),
         created_control_topic: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -397,11 +409,15 @@ impl Session<'_> {
         let mut states = states.into_iter();
         let (data, mut control_state) = (states.next().flatten(), states.next().flatten());
         self.check_data_state(data.as_ref(), "checked before commit")?;
+        let mut fenced = false;
         if control_state.is_none() {
-            match self.missing_control_topic(options)? {
+            match self.missing_control_topic(options, fence)? {
                 Missing::Found(state) => control_state = Some(state),
                 Missing::DryRun => return Ok(ControlHistory::default()),
-                Missing::Created(state) => control_state = state,
+                Missing::Created(state) => {
+                    control_state = state;
+                    fenced = fence;
+                }
             }
         }
         let Some(control_state) = control_state else {
@@ -410,7 +426,8 @@ impl Session<'_> {
             )));
         };
         check_control_topic(control, &control_state.description, &control_state.configs)?;
-        if fence {
+        self.check_replication(control_state.replication_factor);
+        if fence && !fenced {
             return self.fence_and_read();
         }
         self.read_history()
@@ -420,7 +437,14 @@ impl Session<'_> {
     /// topic was already cleaned, which is not a first apply. With retention off, only an
     /// earlier DeleteRecords moved a beginning past offset 0, so that cleanup's history (and the
     /// boundary restores are checked against) is elsewhere: refused without start-new-history.
-    fn missing_control_topic(&mut self, options: &ApplyOptions) -> Result<Missing> {
+    ///
+    /// With `fence`, the writer is fenced right after the creation is sent, before the new
+    /// topic is described: opening the transactional writer (a round trip to the transaction
+    /// coordinator, seconds on a busy cluster) overlaps the topic's propagation to every
+    /// broker, instead of both running in turn. Fencing writes nothing to the control topic,
+    /// and the history is still read after it, so the protocol is unchanged: a topic that
+    /// turns out not to be a valid control topic ends the apply before anything is read.
+    fn missing_control_topic(&mut self, options: &ApplyOptions, fence: bool) -> Result<Missing> {
         let control = self.control;
         if !options.start_new_history {
             let cleaned = self.cleaned_partitions()?;
@@ -434,14 +458,16 @@ impl Session<'_> {
                 return Err(self.second_history(&cleaned));
             }
         }
-        let replication_factor = options.replication_factor;
-        // With three or more replicas, a COMMITTED record acknowledged by acks=all is on at
-        // least two of them, so losing one broker cannot lose a binding boundary.
+        let replication = match options.replication_factor {
+            Some(factor) => replication::explicit(factor),
+            None => self.production_default()?,
+        };
+        let replication_factor = replication.replication_factor;
         let new = NewControlTopic {
             topic: control.to_owned(),
             partitions: 1,
             replication_factor,
-            min_insync_replicas: if replication_factor >= 3 { 2 } else { 1 },
+            min_insync_replicas: replication.min_insync_replicas,
         };
         if options.dry_run {
             // A dry run against a missing control topic sees an empty history.
@@ -458,12 +484,57 @@ impl Session<'_> {
         };
         let created = self
             .kafka
-            .create_topic(control, 1, replication_factor, &[compact, min_isr])
+            .request_topic(control, 1, replication_factor, &[compact, min_isr])
             .map_err(CleanupError::Kafka)?;
         if created {
             self.run.created = Some(new);
         }
+        if fence {
+            self.kafka
+                .fence_control(control)
+                .map_err(CleanupError::Kafka)?;
+        }
         Ok(Missing::Created(self.inspect_control()?))
+    }
+
+    /// The cluster's brokers and default replication factor, read once per run.
+    fn cluster_facts(&mut self) -> std::result::Result<&ClusterFacts, KafkaError> {
+        if self.run.cluster.is_none() {
+            self.run.cluster = Some(ClusterFacts::read(self.kafka)?);
+        }
+        self.run
+            .cluster
+            .as_ref()
+            .ok_or_else(|| KafkaError::new("describe-cluster", "no cluster description", false))
+    }
+
+    /// The replication a new control topic gets when the operator chose none. Without the
+    /// cluster's description nothing is created: a guess could leave the boundary on one broker.
+    fn production_default(&mut self) -> Result<replication::Replication> {
+        let control = self.control;
+        match self.cluster_facts() {
+            Ok(facts) => Ok(facts.production_default()),
+            Err(error) => Err(replication::undecided(control, error)),
+        }
+    }
+
+    /// Warns (once per run) when the control topic has fewer replicas than the production
+    /// default. A topic with `MAX_DEFAULT_REPLICATION_FACTOR` replicas or more has enough on any
+    /// cluster and costs no request; a cluster that cannot be described leaves a warning that
+    /// says so, never a refusal.
+    fn check_replication(&mut self, replication_factor: u16) {
+        if std::mem::replace(&mut self.run.replication_checked, true)
+            || replication_factor >= MAX_DEFAULT_REPLICATION_FACTOR
+        {
+            return;
+        }
+        let control = self.control;
+        let warning = match self.cluster_facts() {
+            Ok(facts) => replication::check(control, replication_factor, facts)
+                .map(ApplyWarning::UnderReplicatedControlTopic),
+            Err(error) => Some(replication::unchecked(control, replication_factor, &error)),
+        };
+        self.run.warnings.extend(warning);
     }
 
     fn inspect_control(&mut self) -> Result<Option<TopicState>> {
@@ -683,6 +754,7 @@ impl Session<'_> {
             beginnings_after: beginnings,
             marked_applied: marked,
             created_control_topic: None,
+            warnings: Vec::new(),
         })
     }
 }

@@ -3,17 +3,18 @@
 use crate::apply::{ApplyOptions, ApplyOutcome, Silent, apply};
 use crate::control::{ControlEntry, ControlRecord, Status};
 use crate::error::CleanupError;
-use crate::fake::{CONTROL, DATA, FakeKafka, Fault};
+use crate::fake::{CONTROL, DATA, FakeKafka, Fault, RECREATED_ID, TOPIC_ID};
 use crate::marker::{Marker, VersionedMarker};
 use crate::plan::Plan;
 use crate::recovery::{RecoveryMode, RecoveryPolicy, check_recovery};
+use crate::replication::ApplyWarning;
 use crate::status::status;
 
 pub(crate) fn plan(source: &str, a: u64, b: u64) -> Plan {
     Plan::new(
         source,
         DATA,
-        "topic-id",
+        TOPIC_ID,
         [(0, a), (1, b)].into_iter().collect(),
     )
     .unwrap()
@@ -22,7 +23,7 @@ pub(crate) fn plan(source: &str, a: u64, b: u64) -> Plan {
 fn options() -> ApplyOptions {
     ApplyOptions {
         control_topic: CONTROL.into(),
-        replication_factor: 1,
+        replication_factor: Some(1),
         dry_run: false,
         start_new_history: false,
     }
@@ -57,7 +58,7 @@ fn statuses(kafka: &mut FakeKafka) -> Vec<(String, Status)> {
 fn marker(a: u64, b: u64) -> Marker {
     Marker::Versioned(VersionedMarker {
         topic: DATA.into(),
-        topic_id: "topic-id".into(),
+        topic_id: TOPIC_ID.into(),
         offsets: [(0, a), (1, b)].into_iter().collect(),
     })
 }
@@ -312,7 +313,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
         kafka.fail_on(
             "describe_topics",
             call,
-            Fault::RecreateTopic("recreated-id".into()),
+            Fault::RecreateTopic(RECREATED_ID.into()),
         );
         let error = run(&mut kafka, &p).unwrap_err();
         assert!(
@@ -322,7 +323,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
         assert!(
             error
                 .to_string()
-                .contains("expected ID topic-id but found recreated-id"),
+                .contains(&format!("expected ID {TOPIC_ID} but found {RECREATED_ID}")),
             "{error}"
         );
         assert_eq!(
@@ -336,7 +337,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
 #[test]
 fn recreated_topic_and_changed_partitions_are_refused_before_commit() {
     let mut kafka = FakeKafka::new();
-    kafka.data().topic_id = "recreated-id".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     assert!(matches!(
         run(&mut kafka, &plan("rp", 10, 20)),
         Err(CleanupError::TopicChanged(_))
@@ -422,7 +423,7 @@ fn invalid_arguments_are_refused_before_any_kafka_call() {
     for (control, rf) in [(DATA, 1), (" ", 1), (CONTROL, 0), (CONTROL, 32768)] {
         let opts = ApplyOptions {
             control_topic: control.into(),
-            replication_factor: rf,
+            replication_factor: Some(rf),
             dry_run: false,
             start_new_history: false,
         };
@@ -533,7 +534,7 @@ fn recovery_decision_table_rows() {
         "{error}"
     );
     // A recreated topic is reported as such.
-    kafka.data().topic_id = "new-id".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     let error = check_recovery(&mut kafka, &[marker(10, 20)], &standard).unwrap_err();
     assert!(
         error.to_string().contains("may have been recreated"),
@@ -808,7 +809,7 @@ fn apply_validates_the_plan_value_before_anything_durable() {
     );
     assert!(kafka.fenced.is_empty() && kafka.control_log.is_empty());
     // Later applies and recoveries are not blocked by a record nobody can read.
-    kafka.data().topic_id = "topic-id".into();
+    kafka.data().topic_id = TOPIC_ID.into();
     assert_eq!(
         run(&mut kafka, &plan("c1", 10, 20)),
         Ok(ApplyOutcome::Applied)
@@ -850,12 +851,12 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
     let mut kafka = FakeKafka::new();
     run(&mut kafka, &plan("c1", 10, 20)).unwrap();
     // The topic is recreated under the same name; a plan is made from its new markers.
-    kafka.data().topic_id = "recreated-id".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     kafka.data().beginnings = [(0, 0), (1, 0)].into_iter().collect();
     let fresh = Plan::new(
         "c2",
         DATA,
-        "recreated-id",
+        RECREATED_ID,
         [(0, 30), (1, 40)].into_iter().collect(),
     )
     .unwrap();
@@ -864,7 +865,7 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
     let message = error.to_string();
     assert!(message.contains("the topic was recreated"), "{message}");
     assert!(
-        message.contains("topic-id") && message.contains("recreated-id"),
+        message.contains(TOPIC_ID) && message.contains(RECREATED_ID),
         "{message}"
     );
     assert!(!message.contains("not dedicated"), "{message}");
@@ -873,7 +874,7 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
         &mut kafka,
         &[Marker::Versioned(VersionedMarker {
             topic: DATA.into(),
-            topic_id: "recreated-id".into(),
+            topic_id: RECREATED_ID.into(),
             offsets: [(0, 30), (1, 40)].into_iter().collect(),
         })],
         &enforced(),
@@ -950,7 +951,7 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
     let mut kafka = FakeKafka::new();
     let dry = ApplyOptions {
         dry_run: true,
-        replication_factor: 3,
+        replication_factor: Some(3),
         ..options()
     };
     let mut seen = Seen(Vec::new());
@@ -1128,4 +1129,345 @@ fn a_refused_restore_lists_every_partition_below_the_boundary() {
     )
     .unwrap_err();
     assert!(refusal.violations.is_empty());
+}
+
+/// Options that leave the control topic's replication to the production default.
+fn production() -> ApplyOptions {
+    ApplyOptions {
+        replication_factor: None,
+        ..options()
+    }
+}
+
+/// A fake cluster of `brokers` brokers with this `default.replication.factor`.
+fn cluster(brokers: u32, default: &str) -> FakeKafka {
+    let mut kafka = FakeKafka::new();
+    kafka.cluster(brokers, default);
+    kafka
+}
+
+/// A control topic that exists already with `rf` replicas (one partition, compact).
+fn existing_control_topic(kafka: &mut FakeKafka, rf: u16) {
+    let mut control = crate::fake::safe_topic("control-id", &[0], 0);
+    control
+        .configs
+        .insert("cleanup.policy".into(), "compact".into());
+    control.replication_factor = rf;
+    kafka.topics.insert(CONTROL.into(), control);
+}
+
+#[test]
+fn without_a_factor_a_new_control_topic_gets_the_production_default_of_its_cluster() {
+    // (brokers, default.replication.factor) → (replication factor, min.insync.replicas).
+    for (brokers, default, expected) in [
+        (1, "3", (1, 1)),
+        (2, "3", (2, 1)),
+        (3, "3", (3, 2)),
+        (5, "3", (3, 2)),
+        (1, "1", (1, 1)),
+        (3, "1", (1, 1)),
+        (5, "1", (1, 1)),
+        (5, "4", (3, 2)),
+    ] {
+        let mut kafka = cluster(brokers, default);
+        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production())
+            .unwrap_or_else(|e| panic!("{brokers} brokers, default {default}: {e}"));
+        assert_eq!(report.outcome, ApplyOutcome::Applied);
+        let created = report.created_control_topic.expect("created");
+        assert_eq!(
+            (created.replication_factor, created.min_insync_replicas),
+            expected,
+            "{brokers} brokers, default.replication.factor {default}"
+        );
+        // What Kafka was asked for: that factor, and min.insync.replicas as a topic config.
+        assert_eq!(kafka.created_with, [(CONTROL.to_owned(), expected.0)]);
+        assert_eq!(
+            kafka.topics[CONTROL].configs.get("min.insync.replicas"),
+            Some(&expected.1.to_string())
+        );
+        // The topic has its production default: nothing to warn about, and the cluster was
+        // described once for both decisions.
+        assert_eq!(report.warnings, []);
+        assert_eq!(kafka.calls["describe_cluster"], 1);
+    }
+}
+
+#[test]
+fn a_dry_run_announces_the_production_default_and_creates_nothing() {
+    let mut kafka = cluster(3, "3");
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..production()
+    };
+    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &dry).unwrap();
+    let would = report.created_control_topic.expect("would create");
+    assert_eq!(
+        (would.replication_factor, would.min_insync_replicas),
+        (3, 2)
+    );
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    assert!(kafka.created_with.is_empty());
+}
+
+#[test]
+fn an_explicit_factor_wins_over_the_production_default() {
+    for (factor, min_isr) in [(1, 1), (2, 1), (3, 2), (5, 2)] {
+        let mut kafka = cluster(3, "3");
+        let opts = ApplyOptions {
+            replication_factor: Some(factor),
+            ..options()
+        };
+        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
+        let created = report.created_control_topic.expect("created");
+        assert_eq!(
+            (created.replication_factor, created.min_insync_replicas),
+            (factor, min_isr)
+        );
+        assert_eq!(kafka.created_with, [(CONTROL.to_owned(), factor)]);
+        // Below the cluster's production default the operator hears it, with the fix.
+        match factor {
+            1 | 2 => assert!(
+                matches!(
+                    report.warnings.as_slice(),
+                    [ApplyWarning::UnderReplicatedControlTopic(w)] if w.replication_factor == factor
+                ),
+                "{factor}: {:?}",
+                report.warnings
+            ),
+            _ => {
+                assert_eq!(report.warnings, [], "{factor}");
+                assert!(
+                    !kafka.calls.contains_key("describe_cluster"),
+                    "a chosen factor of 3 or more needs no description of the cluster"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_warns_and_applies() {
+    let mut kafka = cluster(3, "3");
+    existing_control_topic(&mut kafka, 1);
+    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    assert_eq!(
+        report.outcome,
+        ApplyOutcome::Applied,
+        "a warning, not a refusal"
+    );
+    assert_eq!(report.created_control_topic, None);
+    let [ApplyWarning::UnderReplicatedControlTopic(warning)] = report.warnings.as_slice() else {
+        panic!("one warning: {:?}", report.warnings);
+    };
+    assert_eq!(warning.control_topic, CONTROL);
+    assert_eq!(warning.replication_factor, 1);
+    assert_eq!(
+        (
+            warning.recommended.replication_factor,
+            warning.recommended.min_insync_replicas
+        ),
+        (3, 2)
+    );
+    assert_eq!(warning.broker_count, 3);
+    assert_eq!(warning.cluster_default_replication_factor, 3);
+    assert!(
+        warning.message.contains("kafka-reassign-partitions.sh")
+            && warning.message.contains("min.insync.replicas=2"),
+        "{}",
+        warning.message
+    );
+    // The same with an explicit factor (it only matters for creation) and in a dry run.
+    for opts in [
+        options(),
+        ApplyOptions {
+            dry_run: true,
+            ..options()
+        },
+    ] {
+        let report = apply(&mut kafka, &mut Silent, &plan("rp2", 30, 40), &opts).unwrap();
+        assert!(
+            matches!(
+                report.warnings.as_slice(),
+                [ApplyWarning::UnderReplicatedControlTopic(_)]
+            ),
+            "{:?}",
+            report.warnings
+        );
+    }
+    // Already APPLIED: the warning still comes, nothing else happens.
+    let again = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    assert_eq!(again.outcome, ApplyOutcome::AlreadyApplied);
+    assert_eq!(again.warnings.len(), 1);
+}
+
+#[test]
+fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
+    for (brokers, default, rf) in [(3, "3", 3), (5, "3", 4), (1, "1", 1), (3, "1", 1)] {
+        let mut kafka = cluster(brokers, default);
+        existing_control_topic(&mut kafka, rf);
+        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+        assert_eq!(
+            report.warnings,
+            [],
+            "{brokers} brokers, default {default}, RF {rf}"
+        );
+        // Three replicas are enough on any cluster: not even asked.
+        assert_eq!(
+            kafka.calls.contains_key("describe_cluster"),
+            rf < 3,
+            "{brokers} brokers, RF {rf}"
+        );
+    }
+}
+
+#[test]
+fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_unchecked() {
+    // Creation with the production default needs it: refused before anything durable, naming
+    // the way out.
+    let mut kafka = cluster(3, "3");
+    kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
+    let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(error, CleanupError::Kafka(ref k) if !k.retriable),
+        "{message}"
+    );
+    for said in [
+        "new control topic action-state-control",
+        "default.replication.factor",
+        "(authorization)",
+        "--replication-factor",
+        "DescribeConfigs on the cluster",
+    ] {
+        assert!(message.contains(said), "{said:?} in {message}");
+    }
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    assert!(!kafka.topics.contains_key(CONTROL));
+    // A value that is not a factor is no answer either.
+    for value in ["0", "-1", "three"] {
+        let mut kafka = cluster(3, value);
+        let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("default.replication.factor={value}")),
+            "{error}"
+        );
+        assert!(kafka.events.is_empty());
+    }
+    // An existing control topic: the apply goes on and says the check did not happen.
+    let mut kafka = cluster(3, "3");
+    existing_control_topic(&mut kafka, 1);
+    kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
+    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    let [ApplyWarning::ReplicationUnchecked(message)] = report.warnings.as_slice() else {
+        panic!("{:?}", report.warnings);
+    };
+    assert!(
+        message.contains("control topic action-state-control (1 replica)")
+            && message.contains("was not checked")
+            && message.contains("grant the principal DescribeConfigs on the cluster"),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_replication_warning_comes_once_per_apply_even_when_it_decides_again() {
+    // Fenced before committing: the apply decides again from the start (a second inspection).
+    let mut kafka = cluster(3, "3");
+    existing_control_topic(&mut kafka, 1);
+    let p = plan("same", 10, 20);
+    let record = ControlRecord {
+        status: Status::Committed,
+        plan: p.clone(),
+    };
+    kafka.concurrent_commit = Some((p.plan_id.clone(), record.render()));
+    let report = apply(&mut kafka, &mut Silent, &p, &production()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Resumed);
+    assert!(
+        kafka.calls["describe_topics"] >= 2,
+        "decided twice: {:?}",
+        kafka.calls
+    );
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert_eq!(kafka.calls["describe_cluster"], 1);
+}
+
+#[test]
+fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
+    let mut kafka = FakeKafka::new();
+    // SPEC's test vector ID: a valid plan, but no topic Kafka could have.
+    let foreign = Plan::new(
+        "rp",
+        DATA,
+        "topic-id",
+        [(0, 10), (1, 20)].into_iter().collect(),
+    )
+    .unwrap();
+    let error = run(&mut kafka, &foreign).unwrap_err();
+    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "Kafka action-state topic {DATA} has topic ID {TOPIC_ID} (checked before commit), but the expected ID topic-id is not a Kafka topic ID (Kafka writes 16 bytes as 22 characters of URL-safe base64, as kafka-topics.sh --describe prints them), so it names no Kafka topic"
+        )
+    );
+    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    let marker = Marker::Versioned(VersionedMarker {
+        topic: DATA.into(),
+        topic_id: "topic-id".into(),
+        offsets: [(0, 10), (1, 20)].into_iter().collect(),
+    });
+    let standard = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let error = check_recovery(&mut kafka, &[marker], &standard).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("topic-id is not a Kafka topic ID"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("recreated"), "{error}");
+}
+
+#[test]
+fn a_topic_id_in_standard_base64_is_refused_by_every_input_naming_its_kafka_form() {
+    let offsets = || -> crate::offsets::PartitionOffsets { [(0, 10)].into_iter().collect() };
+    let standard = "/dCxXk8LR+qHr1Z2nQkB9w==";
+    let plan = Plan::new("rp", DATA, standard, offsets())
+        .unwrap_err()
+        .to_string();
+    assert!(plan.starts_with(&format!("Cleanup plan topicId {standard} is a Kafka topic ID written in standard or padded base64")), "{plan}");
+    assert!(
+        plan.contains(&format!(
+            "as {RECREATED_ID} (URL-safe base64 without padding"
+        )),
+        "{plan}"
+    );
+    let text = format!(
+        r#"{{"schemaVersion":1,"topic":"{DATA}","topicId":"{standard}","offsets":{{"0":10}}}}"#
+    );
+    let marker = Marker::parse(&text).unwrap_err().to_string();
+    assert!(
+        marker.contains(&format!(
+            "Recovery marker topicId {standard} is a Kafka topic ID"
+        )),
+        "{marker}"
+    );
+    assert!(
+        marker.ends_with("write the marker's topicId in that form"),
+        "{marker}"
+    );
+    // The reference reader (escaped text) and marker values built by embedders say the same.
+    let escaped = text.replace("\"topic\"", "\"t\\u006fpic\"");
+    assert_eq!(Marker::parse(&escaped).unwrap_err().to_string(), marker);
+    assert!(VersionedMarker::new(DATA, standard, offsets()).is_err());
+    // A plan from such markers is refused before any plan is made.
+    assert!(crate::planning::plan_from_marker_texts("rp", &[text]).is_err());
+    // The Kafka form itself is a topic ID like any other.
+    assert!(Plan::new("rp", DATA, RECREATED_ID, offsets()).is_ok());
 }

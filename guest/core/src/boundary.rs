@@ -1,7 +1,7 @@
 //! Boundary arithmetic (SPEC §4): effective boundary, advance and comparability.
 
 use crate::error::{BoundaryRegression, CleanupError, Result};
-use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 use crate::plan::PlanFields;
 
 /// The per-partition maximum over the offsets of every plan: COMMITTED and APPLIED are both
@@ -42,10 +42,11 @@ pub fn check_advances(plan: &PlanFields, boundary: &PartitionOffsets) -> Result<
     }
     if !plan.offsets.same_partitions(boundary) {
         return Err(CleanupError::InvalidPlan(format!(
-            "Cleanup plan {} covers partitions {} but the committed boundary covers {}",
+            "Cleanup plan {} covers partitions {} but the committed boundary covers {}{}",
             plan.plan_id,
-            format_partitions(&plan.offsets.partitions()),
-            format_partitions(&boundary.partitions())
+            brief_partitions(&plan.offsets.partitions()),
+            brief_partitions(&boundary.partitions()),
+            partition_difference(&plan.offsets.partitions(), &boundary.partitions())
         )));
     }
     for (partition, committed) in boundary.iter() {

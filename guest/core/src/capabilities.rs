@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::offsets::PartitionOffsets;
-use crate::ops::{ConfigEntry, OffsetSpec};
+use crate::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 /// The case of a host's `kafka-error`: what a caller must tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +128,8 @@ pub struct TopicMetadata {
     pub partitions: Vec<u32>,
     pub configs: Vec<ConfigEntry>,
     pub offsets: Vec<PartitionRange>,
+    /// The smallest replica count over the partitions.
+    pub replication_factor: u16,
 }
 
 /// One record of a poll, as a row of `PolledBatch` (control reads and tests work with rows).
@@ -312,6 +314,9 @@ pub trait Capabilities {
         config_names: &[&str],
         with_offsets: bool,
     ) -> CapResult<Vec<Option<TopicMetadata>>>;
+    /// `kafka-admin.describe-cluster`: the brokers, and the named configuration entries of the
+    /// one with the lowest ID (as the host answered: the policy checks the shape).
+    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription>;
     fn create_topic(
         &mut self,
         topic: &str,

@@ -4,7 +4,7 @@ use crate::boundary::{advances_or_equals, effective_boundary};
 use crate::error::{CleanupError, Result, TopicChange};
 use crate::fields::Fields;
 use crate::json::{self, Value, excerpt};
-use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 use crate::plan::{Plan, PlanFields};
 
 pub const CONTROL_SCHEMA_VERSION: u32 = 1;
@@ -228,11 +228,12 @@ impl ControlHistory {
             }
             if !plan.offsets.has_partitions(partitions) {
                 return Err(corrupt(format!(
-                    "Cleanup control topic contains incompatible Kafka partition sets: plan {} covers {} but topic {} has {}",
+                    "Cleanup control topic contains incompatible Kafka partition sets: plan {} covers {} but topic {} has {}{}",
                     plan.plan_id,
-                    format_partitions(&plan.offsets.partitions()),
+                    brief_partitions(&plan.offsets.partitions()),
                     topic,
-                    format_partitions(partitions)
+                    brief_partitions(partitions),
+                    partition_difference(&plan.offsets.partitions(), partitions)
                 )));
             }
         }
@@ -253,7 +254,10 @@ impl ControlHistory {
             if !advances_or_equals(&pair[1].offsets, &pair[0].offsets) {
                 return Err(CleanupError::ControlTopicCorrupt(format!(
                     "Cleanup control topic contains incomparable boundaries {} {} and {} {}",
-                    pair[0].plan_id, pair[0].offsets, pair[1].plan_id, pair[1].offsets
+                    pair[0].plan_id,
+                    pair[0].offsets.brief(),
+                    pair[1].plan_id,
+                    pair[1].offsets.brief()
                 )));
             }
         }

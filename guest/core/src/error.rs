@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 
 /// A partition whose requested offset is below the committed boundary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +174,16 @@ impl fmt::Display for CleanupError {
                 "Kafka action-state topic {} does not exist ({}); expected ID {}",
                 c.topic, c.context, c.expected_topic_id
             ),
+            CleanupError::TopicChanged(c)
+                if c.expected_topic_id != c.found_topic_id
+                    && !crate::topic_id::is_kafka_form(&c.expected_topic_id) =>
+            {
+                write!(
+                    f,
+                    "Kafka action-state topic {} has topic ID {} ({}), but the expected ID {} is not a Kafka topic ID (Kafka writes 16 bytes as 22 characters of URL-safe base64, as kafka-topics.sh --describe prints them), so it names no Kafka topic",
+                    c.topic, c.found_topic_id, c.context, c.expected_topic_id
+                )
+            }
             CleanupError::TopicChanged(c) if c.expected_topic_id != c.found_topic_id => write!(
                 f,
                 "Kafka action-state topic {} changed ({}): expected ID {} but found {}; the topic may have been recreated",
@@ -181,11 +191,12 @@ impl fmt::Display for CleanupError {
             ),
             CleanupError::TopicChanged(c) => write!(
                 f,
-                "Kafka action-state topic {} changed partitions ({}): expected {} but found {}",
+                "Kafka action-state topic {} changed partitions ({}): expected {} but found {}{}",
                 c.topic,
                 c.context,
-                format_partitions(&c.expected_partitions),
-                format_partitions(&c.found_partitions)
+                brief_partitions(&c.expected_partitions),
+                brief_partitions(&c.found_partitions),
+                partition_difference(&c.expected_partitions, &c.found_partitions)
             ),
             CleanupError::OffsetsUnavailable(r) => write!(
                 f,

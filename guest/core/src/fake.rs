@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use crate::control::ControlEntry;
 use crate::error::KafkaError;
 use crate::offsets::PartitionOffsets;
-use crate::ops::{ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
+use crate::ops::{
+    ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, TopicDescription,
+    TopicState,
+};
 
 #[derive(Debug, Clone)]
 pub struct FakeTopic {
@@ -15,6 +18,8 @@ pub struct FakeTopic {
     pub configs: BTreeMap<String, String>,
     pub beginnings: PartitionOffsets,
     pub ends: PartitionOffsets,
+    /// The smallest replica count over its partitions.
+    pub replication_factor: u16,
 }
 
 /// What a failpoint does when its call comes.
@@ -32,6 +37,8 @@ pub enum Fault {
     /// Before the call runs, a concurrent apply creates this control topic (one partition,
     /// compact).
     CreateControlTopic(String),
+    /// The call fails as a principal without the ACL would (host error `authorization`).
+    Unauthorized,
 }
 
 #[derive(Debug, Default)]
@@ -54,10 +61,19 @@ pub struct FakeKafka {
     pub probes: Vec<String>,
     /// Every operation in call order.
     pub trace: Vec<&'static str>,
+    /// Broker IDs the cluster lists, and the configuration the lowest one reports.
+    pub brokers: Vec<u32>,
+    pub broker_configs: BTreeMap<String, String>,
+    /// Replication factor of every `create_topic`, in order.
+    pub created_with: Vec<(String, u16)>,
 }
 
 pub const DATA: &str = "action-state";
 pub const CONTROL: &str = "action-state-control";
+/// The data topic's ID, in Kafka's form (the protocols compare it with plans and markers).
+pub const TOPIC_ID: &str = "ygFlQI50RqmgPT_6YH-HZw";
+/// Another Kafka topic ID: the data topic after it was deleted and created again.
+pub const RECREATED_ID: &str = "_dCxXk8LR-qHr1Z2nQkB9w";
 
 impl FakeKafka {
     /// A data topic with partitions 0 and 1, safe configuration, beginnings 0 and large ends.
@@ -65,8 +81,16 @@ impl FakeKafka {
         let mut kafka = FakeKafka::default();
         kafka
             .topics
-            .insert(DATA.into(), safe_topic("topic-id", &[0, 1], 1_000));
+            .insert(DATA.into(), safe_topic(TOPIC_ID, &[0, 1], 1_000));
+        kafka.cluster(1, "1");
         kafka
+    }
+
+    /// `brokers` brokers (IDs 1..) whose `default.replication.factor` is `default`.
+    pub fn cluster(&mut self, brokers: u32, default: &str) {
+        self.brokers = (1..=brokers).collect();
+        self.broker_configs
+            .insert("default.replication.factor".into(), default.into());
     }
 
     pub fn fail_on(&mut self, operation: &'static str, call: u32, fault: Fault) {
@@ -108,6 +132,18 @@ impl FakeKafka {
                     self.data().configs.insert("cleanup.policy".into(), policy);
                 }
                 Fault::LostAnswer => {}
+                Fault::Unauthorized => {
+                    let cause = crate::capabilities::HostError::new(
+                        crate::capabilities::ErrorKind::Authorization,
+                        "CLUSTER_AUTHORIZATION_FAILED: simulated",
+                    );
+                    return Err(KafkaError {
+                        operation: operation.to_owned(),
+                        message: format!("{cause} (authorization)"),
+                        retriable: false,
+                        cause: Some(cause),
+                    });
+                }
                 Fault::CreateControlTopic(name) => {
                     let mut topic = safe_topic(&format!("id-{name}"), &[0], 0);
                     topic
@@ -136,6 +172,7 @@ pub fn safe_topic(id: &str, partitions: &[u32], end: u64) -> FakeTopic {
         configs,
         beginnings: partitions.iter().map(|p| (*p, 0)).collect(),
         ends: partitions.iter().map(|p| (*p, end)).collect(),
+        replication_factor: 1,
     }
 }
 
@@ -144,6 +181,54 @@ fn missing(operation: &str, topic: &str) -> KafkaError {
 }
 
 impl KafkaOps for FakeKafka {
+    /// Describes, then reads configurations of the topics found: two calls, as two requests.
+    fn inspect_topics(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        let described = self.describe_topics(topics)?;
+        let existing: Vec<&str> = topics
+            .iter()
+            .zip(&described)
+            .filter(|(_, d)| d.is_some())
+            .map(|(t, _)| *t)
+            .collect();
+        let mut configs = if existing.is_empty() {
+            Vec::new()
+        } else {
+            self.describe_configs(&existing, names)?
+        }
+        .into_iter();
+        Ok(described
+            .into_iter()
+            .map(|d| {
+                d.map(|description| TopicState {
+                    replication_factor: self
+                        .topics
+                        .get(&description.topic)
+                        .map_or(0, |t| t.replication_factor),
+                    description,
+                    configs: configs.next().unwrap_or_default(),
+                })
+            })
+            .collect())
+    }
+
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
+        self.enter("describe_cluster")?;
+        Ok(ClusterDescription {
+            brokers: self.brokers.clone(),
+            configs: names
+                .iter()
+                .map(|n| ConfigEntry {
+                    name: (*n).to_owned(),
+                    value: self.broker_configs.get(*n).cloned(),
+                })
+                .collect(),
+        })
+    }
+
     fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
         self.enter("describe_topics")?;
         Ok(topics
@@ -186,15 +271,17 @@ impl KafkaOps for FakeKafka {
         &mut self,
         topic: &str,
         partitions: u32,
-        _rf: u16,
+        rf: u16,
         configs: &[ConfigEntry],
     ) -> KafkaResult<bool> {
         self.enter("create_topic")?;
         if self.topics.contains_key(topic) {
             return Ok(false);
         }
+        self.created_with.push((topic.to_owned(), rf));
         let partitions: Vec<u32> = (0..partitions).collect();
         let mut created = safe_topic(&format!("id-of-{topic}"), &partitions, 0);
+        created.replication_factor = rf;
         created.configs = configs
             .iter()
             .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
@@ -434,7 +521,7 @@ pub mod caps {
         PolledRecord, TopicMetadata, Writer,
     };
     use crate::offsets::PartitionOffsets;
-    use crate::ops::{ConfigEntry, OffsetSpec};
+    use crate::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 
     #[derive(Debug, Default)]
     pub struct Cluster {
@@ -475,6 +562,8 @@ pub mod caps {
         pub call_limit: Option<(&'static str, u32)>,
         /// Writers dropped so far, transactional ones by id, idempotent ones as `None`.
         pub dropped: Vec<Option<String>>,
+        /// What `describe_cluster` answers (brokers as given, unsorted answers included).
+        pub cluster: ClusterDescription,
     }
 
     pub type Shared = Rc<RefCell<Cluster>>;
@@ -738,9 +827,18 @@ pub mod caps {
                         } else {
                             Vec::new()
                         },
+                        replication_factor: t.replication_factor,
                     }
                 }));
             }
+            Ok(answer)
+        }
+
+        fn describe_cluster(&mut self, names: &[&str]) -> CapResult<ClusterDescription> {
+            let mut c = self.0.borrow_mut();
+            c.enter("describe_cluster")?;
+            let mut answer = c.cluster.clone();
+            answer.configs.retain(|e| names.contains(&e.name.as_str()));
             Ok(answer)
         }
 

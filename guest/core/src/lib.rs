@@ -24,9 +24,11 @@ pub mod policy;
 pub mod preview;
 pub mod recovery;
 pub mod replay;
+pub mod replication;
 pub mod sha256;
 pub mod snapshot;
 pub mod status;
+pub mod topic_id;
 pub mod topics;
 
 #[cfg(test)]

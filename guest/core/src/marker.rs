@@ -5,6 +5,7 @@ use crate::error::{CleanupError, Result};
 use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
 use crate::json::{self, Value, write_string};
 use crate::offsets::PartitionOffsets;
+use crate::topic_id::refuse_foreign_spelling;
 
 pub const MARKER_SCHEMA_VERSION: u32 = 1;
 const SUBJECT: &str = "Recovery marker";
@@ -79,6 +80,7 @@ impl Marker {
         }
         let topic = fields.text("topic")?;
         let topic_id = fields.text("topicId")?;
+        check_topic_id(&topic_id)?;
         let offsets = parse_offsets(SUBJECT, fields.get("offsets"))?;
         Ok(Marker::Versioned(VersionedMarker {
             topic,
@@ -106,12 +108,21 @@ impl Marker {
     }
 }
 
+/// A marker's topic ID in standard or padded base64 is refused, naming Kafka's form of it.
+pub fn check_topic_id(topic_id: &str) -> Result<(), String> {
+    match refuse_foreign_spelling(SUBJECT, topic_id, "write the marker's topicId in that form") {
+        Some(refusal) => Err(refusal),
+        None => Ok(()),
+    }
+}
+
 impl VersionedMarker {
     /// Validates a marker built from parts (e.g. by an embedder over WIT).
     pub fn new(topic: &str, topic_id: &str, offsets: PartitionOffsets) -> Result<VersionedMarker> {
         let invalid = CleanupError::InvalidMarker;
         check_text(SUBJECT, "topic", topic).map_err(invalid)?;
         check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
+        check_topic_id(topic_id).map_err(invalid)?;
         if offsets.is_empty() {
             return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
         }

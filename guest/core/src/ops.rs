@@ -46,42 +46,33 @@ pub enum AppendError {
 pub struct TopicState {
     pub description: TopicDescription,
     pub configs: Vec<ConfigEntry>,
+    /// The smallest replica count over its partitions.
+    pub replication_factor: u16,
+}
+
+/// What the cluster says about its brokers (`kafka-admin.cluster-description`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterDescription {
+    /// Broker IDs, ascending, without duplicates.
+    pub brokers: Vec<u32>,
+    /// One entry per requested name, as the broker with the lowest ID reports it.
+    pub configs: Vec<ConfigEntry>,
 }
 
 /// (partition, beginning, end).
 pub type PartitionRange = (u32, u64, u64);
 
 pub trait KafkaOps {
-    /// Describes topics and reads their configuration in one round trip. The default makes the
-    /// two requests one after the other.
+    /// Describes topics (with each one's replica count) and reads their configuration in one
+    /// round trip.
     fn inspect_topics(
         &mut self,
         topics: &[&str],
         names: &[&str],
-    ) -> KafkaResult<Vec<Option<TopicState>>> {
-        let described = self.describe_topics(topics)?;
-        let existing: Vec<&str> = topics
-            .iter()
-            .zip(&described)
-            .filter(|(_, d)| d.is_some())
-            .map(|(t, _)| *t)
-            .collect();
-        let mut configs = if existing.is_empty() {
-            Vec::new()
-        } else {
-            self.describe_configs(&existing, names)?
-        }
-        .into_iter();
-        Ok(described
-            .into_iter()
-            .map(|d| {
-                d.map(|description| TopicState {
-                    description,
-                    configs: configs.next().unwrap_or_default(),
-                })
-            })
-            .collect())
-    }
+    ) -> KafkaResult<Vec<Option<TopicState>>>;
+
+    /// The cluster's brokers and the named configuration entries of one of them.
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription>;
 
     /// Beginning and end of each partition in one round trip. The default lists them in turn.
     fn offset_range(
@@ -106,6 +97,20 @@ pub trait KafkaOps {
         topics: &[&str],
         names: &[&str],
     ) -> KafkaResult<Vec<Vec<ConfigEntry>>>;
+
+    /// Sends the creation of a topic and returns without waiting until metadata shows it;
+    /// `Ok(false)` when it already existed. Whatever next asks about the topic waits for it
+    /// instead, so the caller can do other work meanwhile (apply fences its control topic's
+    /// writer while the topic it just created propagates). The default creates and waits.
+    fn request_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        self.create_topic(topic, partitions, replication_factor, configs)
+    }
 
     /// Creates a topic; `Ok(false)` when it already existed (another apply may have won).
     fn create_topic(

@@ -14,6 +14,7 @@ use crate::error::{CleanupError, Result};
 use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
 use crate::json::{self, write_string};
 use crate::offsets::PartitionOffsets;
+use crate::topic_id::refuse_foreign_spelling;
 
 /// The only plan schema this tool reads and writes.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
@@ -157,6 +158,13 @@ impl Plan {
         check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
         check_text(SUBJECT, "topic", topic).map_err(invalid)?;
         check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
+        if let Some(refusal) = refuse_foreign_spelling(
+            SUBJECT,
+            topic_id,
+            "make the plan again from markers that carry that form (the ID is part of the plan's hashed contents, so it is never rewritten)",
+        ) {
+            return Err(invalid(refusal));
+        }
         if topic_id == ZERO_TOPIC_ID {
             return Err(invalid(format!(
                 "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but topic {topic} has the unknown ID {ZERO_TOPIC_ID}"

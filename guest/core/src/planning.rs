@@ -3,7 +3,7 @@
 use crate::decode::{self, MarkerParts};
 use crate::error::{CleanupError, Result};
 use crate::marker::{Marker, VersionedMarker};
-use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 use crate::plan::{Plan, ZERO_TOPIC_ID};
 
 /// The plan for `recovery_point`: per partition, the minimum offset any subtask still needs.
@@ -177,10 +177,11 @@ impl Agreement {
         if !same_partitions {
             let partitions: Vec<u32> = self.minimum.iter().map(|(p, _)| *p).collect();
             return Err(CleanupError::InvalidMarker(format!(
-                "Recovery markers contain different Kafka partition sets: {} has {} but {label} has {}",
+                "Recovery markers contain different Kafka partition sets: {} has {} but {label} has {}{}",
                 self.first,
-                format_partitions(&partitions),
-                format_partitions(&marker.offsets.partitions())
+                brief_partitions(&partitions),
+                brief_partitions(&marker.offsets.partitions()),
+                partition_difference(&partitions, &marker.offsets.partitions())
             )));
         }
         for (slot, offset) in self.minimum.iter_mut().zip(marker.offsets.0.values()) {
@@ -271,7 +272,8 @@ fn versioned<'m>(marker: &'m Marker, label: &str) -> Result<&'m VersionedMarker>
         }
         Marker::Versioned(marker) => Ok(marker),
         Marker::Legacy(offsets) => Err(CleanupError::InvalidMarker(format!(
-            "Checkpoint-aligned cleanup requires versioned Kafka recovery markers; {label} is a legacy marker {offsets} without a physical topic identity"
+            "Checkpoint-aligned cleanup requires versioned Kafka recovery markers; {label} is a legacy marker {} without a physical topic identity",
+            offsets.brief()
         ))),
     }
 }

@@ -9,8 +9,8 @@ use crate::control::ControlEntry;
 use crate::error::{CleanupError, KafkaError, Result};
 use crate::offsets::PartitionOffsets;
 use crate::ops::{
-    AppendError, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
-    TopicState,
+    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec,
+    PartitionRange, TopicDescription, TopicState,
 };
 use crate::topics::check_identity;
 
@@ -35,9 +35,23 @@ const CONTROL_POLL_RECORDS: u32 = 500;
 /// and then between two such reports: a leader change retried within milliseconds says nothing.
 const RETRY_REPORT_MS: u64 = 1_000;
 
+/// How much longer than the operation timeout a DeleteRecords step may take, per partition it
+/// deletes on. Kafka answers a DeleteRecords only once every replica of every partition moved
+/// its log start: 9 s for 5,000 partitions at replication factor 3 on a loaded 3-node cluster
+/// (about 2 ms per partition), past a third of the default 30 s timeout at 10,000. A request cut
+/// short is not lost (the leaders moved their log starts; the retry, after the identity check,
+/// waits only for what is left), but the step needs the time.
+pub const DELETE_MS_PER_PARTITION: u64 = 5;
+/// How much longer than the operation timeout an append step (the append and the wait until
+/// readers see it) may take, per KiB of its record: a wide plan's control record holds every
+/// partition's offset (about 120 KiB at 10,000 partitions).
+pub const APPEND_MS_PER_KIB: u64 = 50;
+
 /// A deadline over the imported clock, with doubling back-off.
 struct Deadline {
     end: u64,
+    /// The time the step is allowed: the operation timeout plus any allowance for its width.
+    allowed: u64,
     backoff: u32,
     /// When the next retry may be reported (`retrying`).
     next_report: u64,
@@ -49,10 +63,16 @@ impl Deadline {
     }
 
     fn start_with<C: Capabilities>(caps: &mut C, first_backoff_ms: u32) -> Self {
-        let timeout = u64::from(caps.operation_timeout_ms().max(1));
+        Deadline::start_wide(caps, first_backoff_ms, 0)
+    }
+
+    /// A deadline `extra_ms` past the operation timeout: the allowance of a wide step.
+    fn start_wide<C: Capabilities>(caps: &mut C, first_backoff_ms: u32, extra_ms: u64) -> Self {
+        let allowed = u64::from(caps.operation_timeout_ms().max(1)).saturating_add(extra_ms);
         let now = caps.now_ms();
         Deadline {
-            end: now.saturating_add(timeout),
+            end: now.saturating_add(allowed),
+            allowed,
             backoff: first_backoff_ms,
             next_report: now.saturating_add(RETRY_REPORT_MS),
         }
@@ -126,6 +146,9 @@ pub struct Policy<C: Capabilities> {
     /// Topics known to exist (created or waited for): metadata reaches every broker a little
     /// later, and an answer from a broker that has not seen one yet must not make it missing.
     known: Vec<String>,
+    /// Topics this run asked to create, with their partition count: until metadata shows them
+    /// with every partition, a describe asks again (`request_topic` returns without waiting).
+    requested: Vec<(String, u32)>,
     /// Topics a `describe` of this run answered: a partition request that then says the topic
     /// is unknown (librdkafka answers "no leaders found" while a partition elects one) is
     /// asked again until the deadline instead of failing the step.
@@ -140,6 +163,7 @@ impl<C: Capabilities> Policy<C> {
             plain_writer: None,
             control_reader: None,
             known: Vec::new(),
+            requested: Vec::new(),
             seen: Vec::new(),
         }
     }
@@ -223,9 +247,16 @@ impl<C: Capabilities> Policy<C> {
             // not know it yet, or knows it but not yet its configuration (every topic has a
             // value for every configuration name; a missing one is a lagging answer).
             let unseen = topics.iter().zip(&answer).any(|(t, a)| {
-                self.known.iter().any(|k| k == t)
+                let lagging = self.known.iter().any(|k| k == t)
                     && a.as_ref()
-                        .is_none_or(|m| m.configs.iter().any(|c| c.value.is_none()))
+                        .is_none_or(|m| m.configs.iter().any(|c| c.value.is_none()));
+                // A topic this run requested is propagating until it shows every partition.
+                let partial = self.requested.iter().any(|(r, partitions)| {
+                    r == t
+                        && a.as_ref()
+                            .is_none_or(|m| m.partitions.len() < *partitions as usize)
+                });
+                lagging || partial
             });
             if !unseen || !deadline.wait(&mut self.caps) {
                 for (topic, found) in topics.iter().zip(&answer) {
@@ -268,8 +299,9 @@ impl<C: Capabilities> Policy<C> {
 
     /// Waits until read_committed readers see `offset` of partition 0 (the transaction marker
     /// follows the commit), so every later read sees the record.
-    fn await_stable(&mut self, topic: &str, offset: u64) -> KafkaResult<()> {
-        let mut deadline = Deadline::start_with(&mut self.caps, STABLE_FIRST_BACKOFF_MS);
+    fn await_stable(&mut self, topic: &str, offset: u64, bytes: usize) -> KafkaResult<()> {
+        let extra = append_allowance(bytes);
+        let mut deadline = Deadline::start_wide(&mut self.caps, STABLE_FIRST_BACKOFF_MS, extra);
         let what = format!("waiting for offset {offset} of {topic} to become visible");
         loop {
             let answer = self.retry_partitions("append-control", &what, topic, |c| {
@@ -295,7 +327,8 @@ impl<C: Capabilities> Policy<C> {
     /// record may already be in the log, and a second copy is harmless because APPLIED records
     /// restate a status (SPEC §7 accepts APPLIED after APPLIED).
     fn plain_append(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
-        let mut deadline = Deadline::start(&mut self.caps);
+        let extra = append_allowance(value.len());
+        let mut deadline = Deadline::start_wide(&mut self.caps, FIRST_BACKOFF_MS, extra);
         loop {
             if self.plain_writer.is_none() {
                 let writer =
@@ -342,6 +375,68 @@ impl<C: Capabilities> Policy<C> {
         )
     }
 
+    /// After a DeleteRecords step ran out of time: how long it was allowed, which partitions
+    /// still begin below their target (one listing, not retried: the step already failed), and
+    /// what to do about a delete this wide.
+    fn still_pending(
+        &mut self,
+        topic: &str,
+        before: &PartitionOffsets,
+        deadline: &Deadline,
+    ) -> String {
+        let partitions = before.partitions();
+        let allowed = format!(
+            "; the step was allowed {:.1} s (the operation timeout plus {DELETE_MS_PER_PARTITION} ms for each of its {} partitions)",
+            deadline.allowed as f64 / 1000.0,
+            partitions.len()
+        );
+        let hint = "; a delete this wide may need a longer operation timeout (CLI: --timeout)";
+        let beginnings: PartitionOffsets =
+            match self
+                .caps
+                .list_offsets(topic, &partitions, OffsetSpec::Earliest)
+            {
+                Ok(answer) => answer.into_iter().collect(),
+                Err(_) => {
+                    return format!(
+                        "{allowed}; which partitions are still pending could not be read{hint}"
+                    );
+                }
+            };
+        let pending: Vec<(u32, Option<u64>, u64)> = before
+            .iter()
+            .filter_map(|(p, target)| {
+                let beginning = beginnings.get(p);
+                beginning
+                    .is_none_or(|b| b < target)
+                    .then_some((p, beginning, target))
+            })
+            .collect();
+        if pending.is_empty() {
+            return format!(
+                "{allowed}; every partition now begins at or past its target, so the deletion completed after all{hint}"
+            );
+        }
+        let shown: Vec<String> = pending
+            .iter()
+            .take(5)
+            .map(|(p, beginning, target)| match beginning {
+                Some(b) => format!("{topic}-{p} at {b}, target {target}"),
+                None => format!("{topic}-{p} (beginning unknown), target {target}"),
+            })
+            .collect();
+        let more = match pending.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        format!(
+            "{allowed}; {} of {} partitions still begin below their target ({}{more}){hint}",
+            pending.len(),
+            partitions.len(),
+            shown.join("; ")
+        )
+    }
+
     /// `plain_append`, returning once read_committed readers see the record.
     fn stable_plain_append(
         &mut self,
@@ -352,7 +447,7 @@ impl<C: Capabilities> Policy<C> {
         let offset = self
             .plain_append(topic, key, value)
             .map_err(AppendError::Failed)?;
-        self.await_stable(topic, offset)
+        self.await_stable(topic, offset, value.len())
             .map_err(AppendError::Failed)?;
         Ok(offset)
     }
@@ -385,6 +480,11 @@ impl<C: Capabilities> Policy<C> {
     }
 }
 
+/// The allowance of an append of `bytes` bytes beyond the operation timeout.
+fn append_allowance(bytes: usize) -> u64 {
+    (bytes as u64 / 1024).saturating_mul(APPEND_MS_PER_KIB)
+}
+
 /// Checks the shape of a `describe` answer and normalises partition lists.
 fn checked(
     answer: Vec<Option<crate::capabilities::TopicMetadata>>,
@@ -399,6 +499,7 @@ fn checked(
             };
             meta.partitions.sort_unstable();
             meta.partitions.dedup();
+            meta.offsets.sort_unstable_by_key(|r| r.partition);
             if meta.configs.len() != names {
                 return Err(contract(
                     "describe",
@@ -409,11 +510,14 @@ fn checked(
                     ),
                 ));
             }
+            // Both lists are sorted now: a binary search per partition keeps a wide topic's
+            // check n·log n.
             if with_offsets
-                && meta
-                    .partitions
-                    .iter()
-                    .any(|p| !meta.offsets.iter().any(|r| r.partition == *p))
+                && meta.partitions.iter().any(|p| {
+                    meta.offsets
+                        .binary_search_by_key(p, |r| r.partition)
+                        .is_err()
+                })
             {
                 return Err(KafkaError::new(
                     "describe",
@@ -472,10 +576,35 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             .map(|meta| {
                 meta.map(|mut meta| TopicState {
                     configs: std::mem::take(&mut meta.configs),
+                    replication_factor: meta.replication_factor,
                     description: description(meta),
                 })
             })
             .collect())
+    }
+
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
+        let op = "describe-cluster";
+        let mut answer = self.retry(op, "describing the cluster", |c| c.describe_cluster(names))?;
+        answer.brokers.sort_unstable();
+        answer.brokers.dedup();
+        if answer.brokers.is_empty() {
+            return Err(contract(
+                op,
+                "the cluster's description lists no broker".into(),
+            ));
+        }
+        if answer.configs.len() != names.len() {
+            return Err(contract(
+                op,
+                format!(
+                    "{} broker configuration entries for {} names",
+                    answer.configs.len(),
+                    names.len()
+                ),
+            ));
+        }
+        Ok(answer)
     }
 
     fn offset_range(
@@ -490,9 +619,10 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             .flatten()
             .map(|m| m.offsets)
             .unwrap_or_default();
+        let asked: std::collections::BTreeSet<u32> = partitions.iter().copied().collect();
         Ok(ranges
             .into_iter()
-            .filter(|r| partitions.contains(&r.partition))
+            .filter(|r| asked.contains(&r.partition))
             .map(|r| (r.partition, r.beginning, r.end))
             .collect())
     }
@@ -515,6 +645,23 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
             .into_iter()
             .map(|m| m.map(|m| m.configs).unwrap_or_default())
             .collect())
+    }
+
+    fn request_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> KafkaResult<bool> {
+        let created = self.retry("create-topic", &format!("creating {topic}"), |c| {
+            c.create_topic(topic, partitions, replication_factor, configs)
+        })?;
+        // Whoever created it, it exists: every later describe and partition request waits for
+        // it to propagate instead of taking it for missing.
+        self.known.push(topic.to_owned());
+        self.requested.push((topic.to_owned(), partitions));
+        Ok(created)
     }
 
     fn create_topic(
@@ -553,8 +700,9 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         before: &PartitionOffsets,
     ) -> Result<PartitionOffsets> {
         let topic = expected.topic.as_str();
-        let what = format!("deleting records of {topic}");
-        let mut deadline = Deadline::start(&mut self.caps);
+        let what = format!("deleting records of {topic} on {} partitions", before.len());
+        let extra = (before.len() as u64).saturating_mul(DELETE_MS_PER_PARTITION);
+        let mut deadline = Deadline::start_wide(&mut self.caps, FIRST_BACKOFF_MS, extra);
         loop {
             // A retry is a new decision: whatever failed before (an unknown topic, a timeout, a
             // lost connection, a moved leader), the topic may have been recreated meanwhile.
@@ -565,8 +713,23 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                 // check of the next attempt tells that from a topic that is really gone.
                 Err(error)
                     if (error.kind.is_transient() || error.kind == ErrorKind::UnknownTopic)
-                        && deadline.wait(&mut self.caps) => {}
-                Err(error) => return Err(failure("delete-records", &what, error).into()),
+                        && {
+                            deadline.report(&mut self.caps, || {
+                                CleanupError::Kafka(failure("delete-records", &what, error.clone()))
+                                    .to_string()
+                            });
+                            deadline.wait(&mut self.caps)
+                        } => {}
+                Err(error) => {
+                    let timed_out = error.kind.is_transient();
+                    let mut failed = failure("delete-records", &what, error);
+                    if timed_out {
+                        failed
+                            .message
+                            .push_str(&self.still_pending(topic, before, &deadline));
+                    }
+                    return Err(failed.into());
+                }
             }
         }
     }
@@ -688,7 +851,7 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         };
         match writer.writer.append(topic, 0, key, value) {
             Ok(offset) => {
-                self.await_stable(topic, offset)
+                self.await_stable(topic, offset, value.len())
                     .map_err(AppendError::Failed)?;
                 Ok(offset)
             }

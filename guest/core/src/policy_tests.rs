@@ -485,7 +485,7 @@ fn apply_plan(policy: &mut Policy<FakeCaps>) -> Result<crate::apply::ApplyReport
     .unwrap();
     let options = crate::apply::ApplyOptions {
         control_topic: CONTROL.into(),
-        replication_factor: 1,
+        replication_factor: Some(1),
         dry_run: false,
         start_new_history: true,
     };
@@ -625,4 +625,178 @@ fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record
     assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
     assert!(source.assignments.is_empty(), "nothing was assigned");
     assert!(session.next_batch(&mut policy, &mut source, 10).is_err());
+}
+
+fn cluster_answer(brokers: &[u32], default: Option<&str>) -> crate::ops::ClusterDescription {
+    crate::ops::ClusterDescription {
+        brokers: brokers.to_vec(),
+        configs: vec![crate::ops::ConfigEntry {
+            name: "default.replication.factor".into(),
+            value: default.map(Into::into),
+        }],
+    }
+}
+
+#[test]
+fn the_clusters_description_is_retried_while_transient_and_checked_for_its_shape() {
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().cluster = cluster_answer(&[3, 1, 2, 1], Some("3"));
+    cluster.borrow_mut().script = vec![("describe_cluster", 1, error(ErrorKind::Timeout))];
+    let described = policy
+        .describe_cluster(&["default.replication.factor"])
+        .unwrap();
+    assert_eq!(
+        described.brokers,
+        [1, 2, 3],
+        "ascending, without duplicates"
+    );
+    assert_eq!(described.configs[0].value.as_deref(), Some("3"));
+    assert_eq!(cluster.borrow().count("describe_cluster"), 2);
+
+    // Refused at once, with its cause.
+    cluster.borrow_mut().script = vec![("describe_cluster", 3, error(ErrorKind::Authorization))];
+    let refused = policy.describe_cluster(&["x"]).unwrap_err();
+    assert!(!refused.retriable);
+    assert_eq!(
+        refused.cause.map(|c| c.kind),
+        Some(ErrorKind::Authorization)
+    );
+    assert!(
+        refused.message.starts_with("describing the cluster: "),
+        "{}",
+        refused.message
+    );
+
+    // An answer that breaks the contract: no broker, or an entry missing.
+    cluster.borrow_mut().cluster = cluster_answer(&[], Some("3"));
+    let empty = policy
+        .describe_cluster(&["default.replication.factor"])
+        .unwrap_err();
+    assert!(
+        empty.message.contains("lists no broker"),
+        "{}",
+        empty.message
+    );
+    cluster.borrow_mut().cluster = cluster_answer(&[1], Some("3"));
+    let short = policy
+        .describe_cluster(&["default.replication.factor", "num.partitions"])
+        .unwrap_err();
+    assert!(
+        short
+            .message
+            .contains("1 broker configuration entries for 2 names"),
+        "{}",
+        short.message
+    );
+}
+
+#[test]
+fn the_replica_count_of_a_topic_reaches_its_inspection() {
+    let (cluster, mut policy) = setup();
+    if let Some(topic) = cluster.borrow_mut().topics.get_mut("data") {
+        topic.replication_factor = 3;
+    }
+    let states = policy
+        .inspect_topics(&["data", CONTROL, "missing"], &["cleanup.policy"])
+        .unwrap();
+    let factors: Vec<Option<u16>> = states
+        .iter()
+        .map(|s| s.as_ref().map(|s| s.replication_factor))
+        .collect();
+    assert_eq!(factors, [Some(3), Some(1), None]);
+}
+
+/// A topic of `n` partitions, and the identity a delete of it confirms.
+fn wide_topic(cluster: &Shared, n: u32) -> crate::ops::TopicDescription {
+    let partitions: Vec<u32> = (0..n).collect();
+    cluster.borrow_mut().topic("wide", &partitions);
+    crate::ops::TopicDescription {
+        topic: "wide".into(),
+        topic_id: "id-wide".into(),
+        partitions,
+    }
+}
+
+#[test]
+fn a_delete_on_many_partitions_is_allowed_more_than_the_operation_timeout() {
+    // Kafka answers a DeleteRecords once every replica moved its log start: at thousands of
+    // partitions a request can outlast a third of the timeout. 2,000 partitions add 10 s to the
+    // 1 s operation timeout; eight timed-out attempts reach past 2 s and the ninth succeeds.
+    let (cluster, mut policy) = setup();
+    let wide = wide_topic(&cluster, 2_000);
+    cluster.borrow_mut().script = (1..=8)
+        .map(|call| ("delete_records", call, error(ErrorKind::Timeout)))
+        .collect();
+    let before = wide.partitions.iter().map(|p| (*p, 7)).collect();
+    let after = policy.delete_records(&wide, &before).unwrap();
+    assert_eq!(after, before);
+    let c = cluster.borrow();
+    assert_eq!(c.count("delete_records"), 9);
+    assert!(c.now > 2_000, "past the plain timeout: {}", c.now);
+    assert!(
+        c.retried
+            .iter()
+            .any(|(m, _, _)| m.contains("on 2000 partitions")),
+        "the retries are reported as the delete they are: {:?}",
+        c.retried
+    );
+}
+
+#[test]
+fn a_delete_out_of_time_names_the_partitions_still_pending_and_the_timeout() {
+    let (cluster, mut policy) = setup();
+    let wide = wide_topic(&cluster, 30);
+    cluster.borrow_mut().always = Some(("delete_records", error(ErrorKind::Timeout)));
+    let before = wide.partitions.iter().map(|p| (*p, 10)).collect();
+    let failure = policy.delete_records(&wide, &before).unwrap_err();
+    let CleanupError::Kafka(failure) = failure else {
+        panic!("not a Kafka failure: {failure}");
+    };
+    assert_eq!(failure.operation, "delete-records");
+    assert!(failure.retriable);
+    let message = failure.message;
+    for part in [
+        "deleting records of wide on 30 partitions: TIMEOUT: simulated timeout (timeout)",
+        "the step was allowed 1.1 s (the operation timeout plus 5 ms for each of its 30 partitions)",
+        "30 of 30 partitions still begin below their target (wide-0 at 0, target 10; wide-1 at 0, target 10; wide-2 at 0, target 10; wide-3 at 0, target 10; wide-4 at 0, target 10 and 25 more)",
+        "a delete this wide may need a longer operation timeout (CLI: --timeout)",
+    ] {
+        assert!(message.contains(part), "{part:?} missing from {message}");
+    }
+    let now = cluster.borrow().now;
+    assert!(
+        (1_150..1_800).contains(&now),
+        "gave up at its deadline: {now}"
+    );
+}
+
+#[test]
+fn a_wide_append_is_allowed_more_time_to_become_visible() {
+    // The control record of a 10,000-partition plan is about 120 KiB: its append and the wait
+    // until readers see it get 50 ms per KiB beyond the operation timeout.
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    {
+        let mut c = cluster.borrow_mut();
+        c.stable_lag = 9;
+        c.lagging_end = Some(0);
+    }
+    let value = "x".repeat(40 * 1024);
+    policy.append_control(CONTROL, "k", &value, true).unwrap();
+    let now = cluster.borrow().now;
+    assert!(now > 1_000, "waited past the plain timeout: {now}");
+}
+
+#[test]
+fn a_requested_topic_is_not_waited_for_until_it_is_asked_about() {
+    // Apply fences its new control topic's writer while the topic propagates: the request
+    // returns at once, and the next describe waits for it instead of taking it for missing.
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().hidden.insert("new".into(), 3);
+    assert!(policy.request_topic("new", 1, 1, &[]).unwrap());
+    assert_eq!(cluster.borrow().count("describe"), 0);
+    policy.fence_control("new").unwrap();
+    let described = policy.describe_topics(&["new"]).unwrap();
+    assert!(described[0].is_some());
+    assert_eq!(cluster.borrow().count("describe"), 4);
 }

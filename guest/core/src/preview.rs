@@ -3,6 +3,8 @@
 //! reads each partition's range; it reads no control topic, so the deletion shown is the plan's
 //! own (an apply that finds a higher committed boundary on a partition refuses the plan).
 
+use std::collections::BTreeMap;
+
 use crate::apply::PartitionPreview;
 use crate::error::{CleanupError, RangeViolation, Result};
 use crate::ops::KafkaOps;
@@ -28,11 +30,15 @@ pub fn preview_plan(kafka: &mut dyn KafkaOps, plan: &Plan) -> Result<Vec<Partiti
         live.as_ref(),
         "checked for the plan's preview",
     )?;
-    let ranges = kafka.offset_range(&plan.topic, &partitions)?;
+    let ranges: BTreeMap<u32, (u64, u64)> = kafka
+        .offset_range(&plan.topic, &partitions)?
+        .into_iter()
+        .map(|(p, beginning, end)| (p, (beginning, end)))
+        .collect();
     let mut preview = Vec::with_capacity(partitions.len());
     for (partition, offset) in plan.offsets.iter() {
-        let range = ranges.iter().find(|(p, _, _)| *p == partition);
-        let (beginning, end) = (range.map(|r| r.1), range.map(|r| r.2));
+        let range = ranges.get(&partition);
+        let (beginning, end) = (range.map(|r| r.0), range.map(|r| r.1));
         match (beginning, end) {
             (Some(beginning), Some(end)) if beginning <= offset && offset <= end => {
                 preview.push(PartitionPreview {

@@ -4,7 +4,7 @@
 use crate::control::ControlHistory;
 use crate::error::{BoundaryViolation, CleanupError, RangeViolation, Result};
 use crate::marker::Marker;
-use crate::offsets::{PartitionOffsets, format_partitions};
+use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 use crate::ops::{KafkaOps, OffsetSpec, TopicDescription};
 use crate::planning::merge_minimum;
 use crate::topics::{CLEANUP_POLICY, check_control_topic, check_identity};
@@ -64,7 +64,8 @@ pub fn decide(
             no_boundary_message(policy)
         } else {
             format!(
-                "Cannot initialize Kafka action state without a recovery marker because cleanup boundary {boundary} is committed"
+                "Cannot initialize Kafka action state without a recovery marker because cleanup boundary {} is committed",
+                boundary.brief()
             )
         }));
     }
@@ -92,10 +93,11 @@ pub fn decide(
                 legacy = true;
                 if !offsets.has_partitions(&live.partitions) {
                     return Err(CleanupError::InvalidMarker(format!(
-                        "Kafka action-state recovery marker contains partitions {}, but topic {} currently has partitions {}",
-                        format_partitions(&offsets.partitions()),
+                        "Kafka action-state recovery marker contains partitions {}, but topic {} currently has partitions {}{}",
+                        brief_partitions(&offsets.partitions()),
                         live.topic,
-                        format_partitions(&live.partitions)
+                        brief_partitions(&live.partitions),
+                        partition_difference(&offsets.partitions(), &live.partitions)
                     )));
                 }
             }

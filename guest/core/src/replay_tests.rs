@@ -1,7 +1,7 @@
 //! Tests of the recovery session over the in-memory fake.
 
 use crate::error::CleanupError;
-use crate::fake::{CONTROL, DATA, FakeKafka, FakeSource, Fault};
+use crate::fake::{CONTROL, DATA, FakeKafka, FakeSource, Fault, RECREATED_ID, TOPIC_ID};
 use crate::marker::{Marker, VersionedMarker};
 use crate::recovery::RecoveryPolicy;
 use crate::replay::{RecoverySession, ReplayOptions, ReplayedRecord};
@@ -14,7 +14,7 @@ const OPTIONS: ReplayOptions = ReplayOptions {
 fn marker(a: u64, b: u64) -> Marker {
     Marker::Versioned(VersionedMarker {
         topic: DATA.into(),
-        topic_id: "topic-id".into(),
+        topic_id: TOPIC_ID.into(),
         offsets: [(0, a), (1, b)].into_iter().collect(),
     })
 }
@@ -199,13 +199,13 @@ fn topic_change_while_running_is_refused_with_both_identities() {
         "{error}"
     );
     kafka.data().partitions = vec![0, 1];
-    kafka.data().topic_id = "recreated".into();
+    kafka.data().topic_id = RECREATED_ID.into();
     let error = session
         .restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS)
         .unwrap_err()
         .to_string();
     assert!(
-        error.contains("expected ID topic-id but found recreated"),
+        error.contains(&format!("expected ID {TOPIC_ID} but found {RECREATED_ID}")),
         "{error}"
     );
 }
@@ -247,20 +247,15 @@ fn identity_is_rechecked_immediately_before_offsets_are_read_and_after_replay() 
 #[test]
 fn restore_enforces_the_committed_boundary() {
     let (mut kafka, mut source) = setup();
-    let plan = crate::plan::Plan::new(
-        "c1",
-        DATA,
-        "topic-id",
-        [(0, 5), (1, 2)].into_iter().collect(),
-    )
-    .unwrap();
+    let plan = crate::plan::Plan::new("c1", DATA, TOPIC_ID, [(0, 5), (1, 2)].into_iter().collect())
+        .unwrap();
     crate::apply::apply(
         &mut kafka,
         &mut crate::apply::Silent,
         &plan,
         &crate::apply::ApplyOptions {
             control_topic: CONTROL.into(),
-            replication_factor: 1,
+            replication_factor: Some(1),
             dry_run: false,
             start_new_history: false,
         },

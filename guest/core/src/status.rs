@@ -135,9 +135,10 @@ pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Versione
         return Err(crate::error::CleanupError::kafka(
             "list-offsets",
             format!(
-                "Kafka topic {topic} returned end offsets for partitions {}, expected {}",
-                crate::offsets::format_partitions(&ends.partitions()),
-                crate::offsets::format_partitions(&live.partitions)
+                "Kafka topic {topic} returned end offsets for partitions {}, expected {}{}",
+                crate::offsets::brief_partitions(&ends.partitions()),
+                crate::offsets::brief_partitions(&live.partitions),
+                crate::offsets::partition_difference(&ends.partitions(), &live.partitions)
             ),
         ));
     }

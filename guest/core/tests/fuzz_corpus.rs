@@ -1,7 +1,9 @@
-//! Replays the committed fuzz corpus (`fuzz/corpus/<target>/*`) and every minimized crash
+//! Replays the fuzz seeds derived from `fixtures/` (`fuzz/seeds.rs`) and every minimized crash
 //! (`fuzz/regressions/<target>/*`) through the very checks the cargo-fuzz targets run
-//! (`fuzz/checks.rs`), on the stable toolchain and without libFuzzer. A missing or empty corpus
-//! folder fails the test: a silently skipped corpus would look like a pass.
+//! (`fuzz/checks.rs`), on the stable toolchain and without libFuzzer. The corpus a campaign
+//! evolves stays out of the tree (`fuzz/corpus/`, ignored by git): `local_corpus_passes_every_check`
+//! replays it on request (`--ignored`), and `write_seeds_into_fuzz_corpus` is what
+//! `fuzz/seed-corpus` runs to start one.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -11,13 +13,21 @@
 
 #[path = "../../../fuzz/checks.rs"]
 mod checks;
+#[path = "../../../fuzz/seeds.rs"]
+mod seeds;
 
 use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
+    workspace().join("fuzz")
 }
 
 fn files(folder: &Path) -> Vec<PathBuf> {
@@ -32,63 +42,115 @@ fn files(folder: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Runs `check` on every file, collecting each failure with its path instead of stopping.
-fn replay(check: fn(&[u8]), paths: &[PathBuf], failures: &mut Vec<String>) {
-    for path in paths {
-        let data = fs::read(path).unwrap();
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| check(&data))) {
-            let why = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_default();
-            failures.push(format!("{}: {why}", path.display()));
-        }
+/// Runs `check` on `data`, recording a failure under `label` instead of stopping.
+fn replay_one(check: fn(&[u8]), label: &str, data: &[u8], failures: &mut Vec<String>) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| check(data))) {
+        let why = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        failures.push(format!("{label}: {why}"));
     }
 }
 
-#[test]
-fn committed_corpus_passes_every_check() {
-    let corpus = fuzz_dir().join("corpus");
-    assert!(
-        corpus.is_dir(),
-        "the fuzz corpus {} is missing (run fuzz/seed-corpus)",
-        corpus.display()
-    );
-    let mut failures = Vec::new();
-    for (target, check) in checks::TARGETS {
-        let paths = files(&corpus.join(target));
-        assert!(
-            !paths.is_empty(),
-            "the fuzz corpus of target {target} ({}) is missing or empty",
-            corpus.join(target).display()
-        );
-        replay(check, &paths, &mut failures);
-        println!("{target}: {} corpus inputs", paths.len());
+/// Runs `check` on every file, collecting each failure with its path.
+fn replay(check: fn(&[u8]), paths: &[PathBuf], failures: &mut Vec<String>) {
+    for path in paths {
+        let data = fs::read(path).unwrap();
+        replay_one(check, &path.display().to_string(), &data, failures);
     }
+}
+
+fn assert_no_failures(failures: &[String]) {
     assert!(
         failures.is_empty(),
         "{} inputs failed:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A seed's file name: its SHA-256, so that writing the seeds twice adds nothing.
+fn seed_name(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+#[test]
+fn fixture_seeds_pass_every_check() {
+    let seeds = seeds::fixture_seeds(&workspace().join("fixtures"));
+    let mut failures = Vec::new();
+    for (target, check) in checks::TARGETS {
+        let mine: Vec<&seeds::Seed> = seeds.iter().filter(|s| s.target == target).collect();
+        // A target without seeds would be a silently skipped check.
+        assert!(
+            !mine.is_empty(),
+            "fixtures/ gives no seed for target {target}"
+        );
+        for seed in &mine {
+            let label = format!("{target} seed {}", seed_name(&seed.data));
+            replay_one(check, &label, &seed.data, &mut failures);
+        }
+        println!("{target}: {} seeds", mine.len());
+    }
+    assert_no_failures(&failures);
 }
 
 #[test]
 fn minimized_regressions_pass_every_check() {
     let regressions = fuzz_dir().join("regressions");
     let mut failures = Vec::new();
+    let mut total = 0;
     for (target, check) in checks::TARGETS {
         let paths = files(&regressions.join(target));
         replay(check, &paths, &mut failures);
+        total += paths.len();
         println!("{target}: {} regression inputs", paths.len());
     }
-    assert!(
-        failures.is_empty(),
-        "{} inputs failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(total > 0, "fuzz/regressions/ holds no input: was it moved?");
+    assert_no_failures(&failures);
+}
+
+/// After a campaign: `cargo test -p action-state-core --test fuzz_corpus -- --ignored`.
+#[test]
+#[ignore = "replays the local fuzz/corpus/ a campaign evolved (not in the tree)"]
+fn local_corpus_passes_every_check() {
+    let corpus = fuzz_dir().join("corpus");
+    let mut failures = Vec::new();
+    for (target, check) in checks::TARGETS {
+        let paths = files(&corpus.join(target));
+        assert!(
+            !paths.is_empty(),
+            "{} is missing or empty (run fuzz/seed-corpus, then a campaign)",
+            corpus.join(target).display()
+        );
+        replay(check, &paths, &mut failures);
+        println!("{target}: {} corpus inputs", paths.len());
+    }
+    assert_no_failures(&failures);
+}
+
+/// What `fuzz/seed-corpus` runs: writes every seed into `fuzz/corpus/<target>/`, keeping what is
+/// there.
+#[test]
+#[ignore = "writes fuzz/corpus/; run by fuzz/seed-corpus"]
+fn write_seeds_into_fuzz_corpus() {
+    let corpus = fuzz_dir().join("corpus");
+    for (target, _) in checks::TARGETS {
+        fs::create_dir_all(corpus.join(target)).unwrap();
+    }
+    let mut added = 0;
+    for seed in seeds::fixture_seeds(&workspace().join("fixtures")) {
+        let path = corpus.join(seed.target).join(seed_name(&seed.data));
+        if !path.exists() {
+            fs::write(&path, &seed.data).unwrap();
+            added += 1;
+        }
+    }
+    println!("{added} seeds added under {}", corpus.display());
 }
 
 /// The decoder the control-log seeds rely on: raw entries come back byte for byte.

@@ -1,7 +1,7 @@
 //! Conversions between the host's Kafka types and the generated WIT types, in one place.
 
 use super::bindings::action_state::cleanup::{kafka_admin, kafka_consumer, types};
-use crate::kafka::admin::TopicInfo;
+use crate::kafka::admin::{ClusterInfo, TopicInfo};
 use crate::kafka::consumer::{Columns, HeldRecord};
 use crate::kafka::{ErrorKind, HostError};
 
@@ -48,6 +48,20 @@ impl From<TopicInfo> for kafka_admin::TopicMetadata {
                     beginning,
                     end,
                 })
+                .collect(),
+            replication_factor: t.replication_factor,
+        }
+    }
+}
+
+impl From<ClusterInfo> for kafka_admin::ClusterDescription {
+    fn from(c: ClusterInfo) -> Self {
+        kafka_admin::ClusterDescription {
+            brokers: c.brokers,
+            configs: c
+                .configs
+                .into_iter()
+                .map(|(name, value)| kafka_admin::ConfigEntry { name, value })
                 .collect(),
         }
     }

@@ -13,8 +13,9 @@ use super::args::ApplyArgs;
 use super::failure::{DECLINED, Failure};
 use super::inputs::read_text;
 use super::interrupt::{self, Stage};
-use super::output::{offsets_json, offsets_text, print_json, table};
+use super::output::{offsets_json, print_json, table};
 use super::session::{Progress, answer, instance, kafka_settings};
+use super::wide;
 
 /// Shows the review on stderr (stdout stays clean for `--json`) and, on a terminal, asks
 /// before COMMITTED; reports the stage to the SIGINT watcher and retries as progress.
@@ -25,6 +26,8 @@ struct Reviewer {
     ask: bool,
     /// The plan's data topic, for the question.
     topic: String,
+    /// Print every partition of a wide preview (`--all`).
+    all: bool,
     progress: Progress,
 }
 
@@ -36,7 +39,7 @@ impl OperatorEvents for Reviewer {
         created: Option<&NewControlTopic>,
     ) -> Review {
         if self.show || self.ask {
-            errln!("{}", preview_text(plan_id, preview, created));
+            errln!("{}", preview_text(plan_id, preview, created, self.all));
         }
         if self.ask && !confirmed(&question(plan_id, &self.topic, preview)) {
             return Review::Decline;
@@ -51,6 +54,10 @@ impl OperatorEvents for Reviewer {
 
     fn retrying(&mut self, message: &str, remaining_ms: u64) {
         self.progress.retrying(message, remaining_ms);
+    }
+
+    fn waiting(&mut self, what: &str, elapsed: std::time::Duration) {
+        self.progress.waiting(what, elapsed);
     }
 }
 
@@ -108,6 +115,7 @@ pub fn preview_text(
     plan_id: &str,
     preview: &[PartitionPreview],
     created: Option<&NewControlTopic>,
+    all: bool,
 ) -> String {
     let rows: Vec<Vec<String>> = preview
         .iter()
@@ -123,12 +131,46 @@ pub fn preview_text(
         .collect();
     let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
     let creation = created.map_or(String::new(), |c| format!("{}\n", creation_text(c, false)));
+    let header = ["partition", "beginning", "boundary", "end", "to delete"];
+    if wide::whole(preview.len(), all) {
+        return format!(
+            "{creation}Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
+            table(&header, &rows)
+        );
+    }
     format!(
-        "{creation}Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
-        table(
-            &["partition", "beginning", "boundary", "end", "to delete"],
-            &rows
+        "{creation}Plan {plan_id} passed every check. {} partitions:\n{}\n{}\n{total} records below the boundary will be deleted.",
+        wide::count(preview.len() as u64),
+        preview_summary(preview),
+        wide::rows_table(&header, &rows, all)
+    )
+}
+
+/// A wide preview at a glance: what is deleted where, the span of each column, and the
+/// partitions that already begin at their boundary (nothing to delete there).
+fn preview_summary(preview: &[PartitionPreview]) -> String {
+    let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
+    let losing = preview.iter().filter(|p| p.records_to_delete > 0).count();
+    let at_boundary: Vec<&PartitionPreview> = preview
+        .iter()
+        .filter(|p| p.records_to_delete == 0)
+        .collect();
+    let untouched = if at_boundary.is_empty() {
+        "none begins at its boundary yet".to_owned()
+    } else {
+        format!(
+            "{} already begin at it: {}",
+            wide::count(at_boundary.len() as u64),
+            wide::named(&at_boundary, |p| p.partition.to_string())
         )
+    };
+    format!(
+        "  to delete:  {} records on {} partitions ({untouched})\n  boundary:   offsets {}\n  beginning:  offsets {}\n  end:        offsets {}",
+        wide::count(total),
+        wide::count(losing as u64),
+        wide::span(preview.iter().map(|p| p.boundary)),
+        wide::span(preview.iter().map(|p| p.beginning)),
+        wide::span(preview.iter().map(|p| p.end)),
     )
 }
 
@@ -158,6 +200,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         show: !args.out.json,
         ask,
         topic: plan.map(|p| p.topic).unwrap_or_default(),
+        all: args.out.all,
         progress: Progress,
     };
     let mut instance = instance(settings, Box::new(events))?;
@@ -187,11 +230,14 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         }
         Err(trap) => return Err(Failure::internal(&trap)),
     };
+    if !args.out.json {
+        super::warnings::show(&report.warnings);
+    }
     if report.outcome == ApplyOutcome::Declined {
         return Err(Failure {
             code: DECLINED,
             kind: "declined",
-            message: outcome_text(&report),
+            message: outcome_text(&report, args.out.all),
             hint: Some("run the same apply again and answer y, or pass --yes".into()),
             violations: None,
         });
@@ -209,6 +255,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
             "beginningsAfter": offsets_json(&report.beginnings_after),
             "markedApplied": report.marked_applied,
             "createdControlTopic": created_json(report.created_control_topic.as_ref()),
+            "warnings": super::warnings::to_json(&report.warnings),
             "kafkaRequests": { "admin": counts.admin, "controlReads": counts.control_reads, "controlWrites": counts.control_writes },
         }));
     } else {
@@ -219,22 +266,29 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         {
             outln!("{}", creation_text(created, true));
         }
-        outln!("{}", outcome_text(&report));
+        outln!("{}", outcome_text(&report, args.out.all));
     }
     Ok(())
 }
 
-fn outcome_text(report: &ApplyReport) -> String {
+fn outcome_text(report: &ApplyReport, all: bool) -> String {
     match report.outcome {
-        ApplyOutcome::Applied => format!(
+        ApplyOutcome::Applied if wide::whole(report.target.len(), all) => format!(
             "Cleanup plan {} is APPLIED: every partition now begins at or after {}",
             report.plan_id,
-            offsets_text(&report.target)
+            wide::offsets_brief(&report.target, all),
+        ),
+        ApplyOutcome::Applied => format!(
+            "Cleanup plan {} is APPLIED: every partition now begins at or after its boundary, {}{}",
+            report.plan_id,
+            wide::offsets_brief(&report.target, all),
+            past_the_boundary(report)
         ),
         ApplyOutcome::Resumed => format!(
-            "Cleanup plan {} was COMMITTED; the deletion was completed and it is now APPLIED (boundary {})",
+            "Cleanup plan {} was COMMITTED; the deletion was completed and it is now APPLIED ({}){}",
             report.plan_id,
-            offsets_text(&report.target)
+            wide::labelled_offsets("boundary", &report.target, all),
+            past_the_boundary(report)
         ),
         ApplyOutcome::AlreadyApplied => format!(
             "Cleanup plan {} is already APPLIED; nothing was changed",
@@ -256,6 +310,37 @@ fn outcome_text(report: &ApplyReport) -> String {
                 ))
         ),
     }
+}
+
+/// For a wide plan: the partitions that now begin past their boundary (records there were
+/// deleted before, or by another plan), which the summarised boundary does not show.
+fn past_the_boundary(report: &ApplyReport) -> String {
+    if wide::whole(report.target.len(), false) || report.beginnings_after.is_empty() {
+        return String::new();
+    }
+    let after: std::collections::HashMap<u32, u64> = report
+        .beginnings_after
+        .iter()
+        .map(|po| (po.partition, po.offset))
+        .collect();
+    let past: Vec<(u32, u64, u64)> = report
+        .target
+        .iter()
+        .filter_map(|t| {
+            let begins = *after.get(&t.partition)?;
+            (begins > t.offset).then_some((t.partition, begins, t.offset))
+        })
+        .collect();
+    if past.is_empty() {
+        return "; each begins exactly there".into();
+    }
+    format!(
+        "; {} begin past it: {}",
+        wide::count(past.len() as u64),
+        wide::named(&past, |(p, begins, boundary)| format!(
+            "{p} (at {begins}, boundary {boundary})"
+        ))
+    )
 }
 
 fn outcome_name(outcome: ApplyOutcome) -> &'static str {

@@ -123,6 +123,10 @@ pub struct OutputArgs {
     /// Print one JSON object on stdout instead of text (errors too, with the same exit codes).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print every partition's row and offset: without it, tables and offset maps of more than
+    /// 20 partitions are summarised and show their first rows (--json always has every row).
+    #[arg(long, global = true)]
+    pub all: bool,
 }
 
 /// How to reach Kafka: the usual client settings.
@@ -142,7 +146,8 @@ pub struct KafkaArgs {
     #[arg(long, value_name = "FILE", visible_alias = "command-config")]
     pub kafka_config: Option<PathBuf>,
     /// How long one Kafka step may take, retries included, in seconds; each single request gets a
-    /// third of it, so a request to a leader that died leaves time to ask the new one.
+    /// third of it, so a request to a leader that died leaves time to ask the new one. A
+    /// DeleteRecords step gets 5 ms more per partition, an append 50 ms more per KiB of its record.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub timeout: u64,
 }
@@ -226,9 +231,15 @@ pub struct ApplyArgs {
     /// would otherwise start a second history silently.
     #[arg(long)]
     pub start_new_history: bool,
-    /// Replication factor if the control topic must be created (1..=32767).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=32767))]
-    pub replication_factor: u16,
+    /// Replication factor if apply must create the control topic (1..=32767; min.insync.replicas
+    /// becomes 2 from 3 on, else 1). Without it: the production default read from the cluster,
+    /// its brokers' default.replication.factor, at most 3 and at most the number of brokers, so
+    /// 3 with min.insync.replicas 2 on a cluster of three or more brokers that defaults to 3, and
+    /// 1 on a single broker. Reading that needs DescribeConfigs on the cluster; a factor given
+    /// here needs nothing. An existing control topic with fewer replicas than that default only
+    /// warns, with the kafka-reassign-partitions command that adds them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32767))]
+    pub replication_factor: Option<u16>,
     /// Make every check and print the preview, but commit and delete nothing.
     #[arg(long)]
     pub dry_run: bool,

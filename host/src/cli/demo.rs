@@ -80,7 +80,10 @@ impl OperatorEvents for Printer {
         preview: &[action_state_cleanup::cleanup::PartitionPreview],
         created: Option<&action_state_cleanup::cleanup::NewControlTopic>,
     ) -> action_state_cleanup::cleanup::Review {
-        outln!("{}", super::apply::preview_text(plan_id, preview, created));
+        outln!(
+            "{}",
+            super::apply::preview_text(plan_id, preview, created, false)
+        );
         action_state_cleanup::cleanup::Review::Proceed
     }
 }
@@ -153,7 +156,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     narrator.say(&format!("5. Apply with control topic {control} (`apply`):"));
     let options = ApplyOptions {
         control_topic: control.clone(),
-        replication_factor: 1,
+        replication_factor: None,
         dry_run: false,
         start_new_history: false,
     };

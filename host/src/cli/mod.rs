@@ -21,6 +21,8 @@ mod query;
 mod recover;
 mod session;
 mod snapshot;
+mod warnings;
+mod wide;
 
 use std::process::ExitCode;
 

@@ -15,6 +15,7 @@ use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{Progress, answer, instance, kafka_settings, offline_instance};
 use super::snapshot::{SnapshotOnDisk, selected};
+use super::wide;
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     // Refuse an existing output before any work, not after it (the Java tool checks last).
@@ -50,7 +51,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             );
         } else {
             out!("{text}");
-            errln!("{}", review_text(&review, &plan, None));
+            errln!("{}", review_text(&review, &plan, None, args.out.all));
         }
         return Ok(());
     };
@@ -77,8 +78,11 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             plan.plan_id,
             absolute.display()
         );
-        errln!("{}", summary(&plan, markers as usize));
-        errln!("{}", review_text(&review, &plan, Some(&absolute)));
+        errln!("{}", summary(&plan, markers as usize, args.out.all));
+        errln!(
+            "{}",
+            review_text(&review, &plan, Some(&absolute), args.out.all)
+        );
     }
     Ok(())
 }
@@ -119,7 +123,7 @@ fn review_json(review: &Review) -> serde_json::Value {
 
 /// The review on stderr: the live deletion per partition, why it could not be read, or how to
 /// see it.
-fn review_text(review: &Review, plan: &Plan, file: Option<&std::path::Path>) -> String {
+fn review_text(review: &Review, plan: &Plan, file: Option<&std::path::Path>, all: bool) -> String {
     match review {
         None => format!(
             "To see what it would delete: action-state-cleanup apply --plan {} --control-topic TOPIC --bootstrap-servers SERVERS --dry-run (or give plan --bootstrap-servers)",
@@ -139,13 +143,23 @@ fn review_text(review: &Review, plan: &Plan, file: Option<&std::path::Path>) -> 
                     ]
                 })
                 .collect();
-            format!(
-                "On the live topic {} now:\n{}\nApplied now, this plan would delete {total} records (a control topic with a higher committed boundary would refuse it).",
-                plan.topic,
-                table(
-                    &["partition", "beginning", "plan offset", "end", "to delete"],
-                    &cells
+            let header = ["partition", "beginning", "plan offset", "end", "to delete"];
+            let summary = if wide::whole(rows.len(), all) {
+                String::new()
+            } else {
+                format!(
+                    "  {} partitions: plan offsets {}, beginning {}, end {}; {} partitions already begin at the plan offset\n",
+                    wide::count(rows.len() as u64),
+                    wide::span(rows.iter().map(|p| p.boundary)),
+                    wide::span(rows.iter().map(|p| p.beginning)),
+                    wide::span(rows.iter().map(|p| p.end)),
+                    wide::count(rows.iter().filter(|p| p.records_to_delete == 0).count() as u64)
                 )
+            };
+            format!(
+                "On the live topic {} now:\n{summary}{}\nApplied now, this plan would delete {total} records (a control topic with a higher committed boundary would refuse it).",
+                plan.topic,
+                wide::rows_table(&header, &cells, all)
             )
         }
         Some(Err(failure)) => {
@@ -173,7 +187,7 @@ pub fn verify(args: &VerifyArgs) -> Result<(), Failure> {
         print_json(&json!({ "valid": true, "planId": plan.plan_id, "plan": plan_json(&plan) }));
     } else {
         outln!("{}", plan.plan_id);
-        errln!("{}", summary(&plan, 0));
+        errln!("{}", summary(&plan, 0, args.out.all));
     }
     Ok(())
 }
@@ -205,7 +219,7 @@ pub fn plan_json(plan: &Plan) -> serde_json::Value {
 }
 
 /// What a reviewer wants to see: where the plan comes from and the first offset kept per partition.
-fn summary(plan: &Plan, markers: usize) -> String {
+fn summary(plan: &Plan, markers: usize, all: bool) -> String {
     let mut out = format!(
         "recovery point: {}\ntopic:          {} (ID {})\npartitions:     {}",
         plan.source_recovery_point,
@@ -219,14 +233,14 @@ fn summary(plan: &Plan, markers: usize) -> String {
     let shown: Vec<Vec<String>> = plan
         .offsets
         .iter()
-        .take(20)
+        .take(if all { usize::MAX } else { wide::FULL_ROWS })
         .map(|po| vec![po.partition.to_string(), po.offset.to_string()])
         .collect();
     out.push('\n');
     out.push_str(&table(&["partition", "keep from offset"], &shown));
     if plan.offsets.len() > shown.len() {
         out.push_str(&format!(
-            "\n… and {} more partitions (see the plan file)",
+            "\n… and {} more partitions (see the plan file, or --all)",
             plan.offsets.len() - shown.len()
         ));
     }

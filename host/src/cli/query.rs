@@ -1,15 +1,18 @@
 //! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
 
-use action_state_cleanup::cleanup::{RecoveryPolicy, Status, StatusReport};
+use action_state_cleanup::cleanup::{
+    LivePartition, RecoveryPolicy, RecoveryVerdict, Status, StatusReport,
+};
 use serde_json::json;
 
 use super::apply::status_name;
 use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
 use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
-use super::output::{offsets_json, offsets_text, print_json, table};
+use super::output::{offsets_json, print_json};
 use super::session::{Progress, answer, instance, kafka_settings};
 use super::snapshot::selected;
+use super::wide;
 
 /// `status`: exits 0 when the history is whole and every plan APPLIED, `ATTENTION` when a plan
 /// is COMMITTED but unfinished (an apply stopped after its point of no return) or the history
@@ -63,6 +66,7 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             "warning: plan {plan_id} is COMMITTED but not APPLIED: an apply stopped after its point of no return (its boundary is binding); run the same apply again to finish the deletion"
         );
     }
+    let all = args.out.all;
     outln!(
         "Control topic {}: {} plan(s)",
         report.control_topic,
@@ -74,40 +78,92 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             op.plan.plan_id,
             status_name(op.status),
             op.plan.source_recovery_point,
-            offsets_text(&op.plan.offsets)
+            wide::offsets_brief(&op.plan.offsets, all)
         );
     }
     let Some(topic) = &report.topic else {
         outln!("No boundary committed yet.");
         return;
     };
-    outln!("Effective boundary: {}", offsets_text(&report.boundary));
+    outln!(
+        "Effective boundary: {}",
+        wide::offsets_brief(&report.boundary, all)
+    );
     let recorded = report.topic_id.as_deref().unwrap_or("?");
     match report.live_topic_id.as_deref() {
         None => outln!("Data topic {topic} (ID {recorded}) does not exist any more."),
         Some(live) if live != recorded => {
             outln!("Data topic {topic} was recreated: recorded ID {recorded}, live ID {live}.")
         }
+        Some(_) if !wide::whole(report.live.len(), all) => {
+            outln!(
+                "Data topic {topic} (ID {recorded}): {} partitions",
+                wide::count(report.live.len() as u64)
+            );
+            outln!("{}", live_summary(&report.live));
+            outln!("{}", live_table(&report.live, all));
+        }
         Some(_) => {
             outln!("Data topic {topic} (ID {recorded}):");
-            let rows: Vec<Vec<String>> = report
-                .live
-                .iter()
-                .map(|l| {
-                    vec![
-                        l.partition.to_string(),
-                        l.beginning.to_string(),
-                        l.boundary.to_string(),
-                        l.end.to_string(),
-                    ]
-                })
-                .collect();
-            outln!(
-                "{}",
-                table(&["partition", "beginning", "boundary", "end"], &rows)
-            );
+            outln!("{}", live_table(&report.live, all));
         }
     }
+}
+
+/// The live partitions: beginning, boundary and end per partition.
+fn live_table(live: &[LivePartition], all: bool) -> String {
+    let rows: Vec<Vec<String>> = live
+        .iter()
+        .map(|l| {
+            vec![
+                l.partition.to_string(),
+                l.beginning.to_string(),
+                l.boundary.to_string(),
+                l.end.to_string(),
+            ]
+        })
+        .collect();
+    wide::rows_table(&["partition", "beginning", "boundary", "end"], &rows, all)
+}
+
+/// A wide topic's live state at a glance: the span of each column, what is kept, and the
+/// partitions that do not begin at their boundary (a deletion still to run, or records
+/// deleted outside this history).
+fn live_summary(live: &[LivePartition]) -> String {
+    let kept: u64 = live.iter().map(|l| l.end.saturating_sub(l.beginning)).sum();
+    let below: Vec<&LivePartition> = live.iter().filter(|l| l.beginning < l.boundary).collect();
+    let past: Vec<&LivePartition> = live.iter().filter(|l| l.beginning > l.boundary).collect();
+    let mut lines = vec![format!(
+        "  boundary:   offsets {}\n  beginning:  offsets {}\n  end:        offsets {}\n  records:    {} readable",
+        wide::span(live.iter().map(|l| l.boundary)),
+        wide::span(live.iter().map(|l| l.beginning)),
+        wide::span(live.iter().map(|l| l.end)),
+        wide::count(kept)
+    )];
+    let show = |l: &&LivePartition| {
+        format!(
+            "{} (at {}, boundary {})",
+            l.partition, l.beginning, l.boundary
+        )
+    };
+    if below.is_empty() && past.is_empty() {
+        lines.push("  every partition begins exactly at its boundary".into());
+    }
+    if !below.is_empty() {
+        lines.push(format!(
+            "  {} partitions begin below their boundary (a deletion still to run): {}",
+            wide::count(below.len() as u64),
+            wide::named(&below, show)
+        ));
+    }
+    if !past.is_empty() {
+        lines.push(format!(
+            "  {} partitions begin past their boundary: {}",
+            wide::count(past.len() as u64),
+            wide::named(&past, show)
+        ));
+    }
+    lines.join("\n")
 }
 
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
@@ -133,9 +189,14 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
                 .iter()
                 .map(|v| vec![v.partition.to_string(), v.requested.to_string(), v.boundary.to_string()])
                 .collect();
+            let which = if wide::whole(rows.len(), args.out.all) {
+                "every partition below the boundary".to_owned()
+            } else {
+                format!("{} partitions are below the boundary", wide::count(rows.len() as u64))
+            };
             failure.message.push_str(&format!(
-                "; every partition below the boundary:\n{}",
-                table(&["partition", "requested", "boundary"], &rows)
+                "; {which}:\n{}",
+                wide::rows_table(&["partition", "requested", "boundary"], &rows, args.out.all)
             ));
         }
         if !violations.is_empty() {
@@ -159,11 +220,12 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
         }));
         return Ok(());
     }
+    let all = args.out.all;
     match &verdict.boundary {
         Some(boundary) => outln!(
-            "Restore allowed: every partition of {} is at or above the committed boundary {}",
+            "Restore allowed: every partition of {} is at or above the {}",
             verdict.topic,
-            offsets_text(boundary)
+            wide::labelled_offsets("committed boundary", boundary, all)
         ),
         None => outln!(
             "Restore allowed (standard recovery, no control topic configured) for {}",
@@ -183,14 +245,61 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
             ]
         })
         .collect();
+    if !wide::whole(rows.len(), all) {
+        outln!("{}", ranges_summary(&verdict));
+    }
     outln!(
         "{}",
-        table(
+        wide::rows_table(
             &["partition", "restore from", "beginning", "end", "to replay"],
-            &rows
+            &rows,
+            all
         )
     );
     Ok(())
+}
+
+/// A wide restore at a glance: the span of each column, what is replayed, and where the
+/// restore starts past the committed boundary (the partitions that differ from it).
+fn ranges_summary(verdict: &RecoveryVerdict) -> String {
+    let ranges = &verdict.ranges;
+    let replay: u64 = ranges
+        .iter()
+        .map(|r| r.end.saturating_sub(r.requested))
+        .sum();
+    let mut text = format!(
+        "  {} partitions; restore from offsets {}, beginning {}, end {}; {} records to replay",
+        wide::count(ranges.len() as u64),
+        wide::span(ranges.iter().map(|r| r.requested)),
+        wide::span(ranges.iter().map(|r| r.beginning)),
+        wide::span(ranges.iter().map(|r| r.end)),
+        wide::count(replay)
+    );
+    if let Some(boundary) = &verdict.boundary {
+        let at: std::collections::HashMap<u32, u64> = boundary
+            .iter()
+            .map(|po| (po.partition, po.offset))
+            .collect();
+        let above: Vec<(u32, u64, u64)> = ranges
+            .iter()
+            .filter_map(|r| {
+                let b = *at.get(&r.partition)?;
+                (r.requested > b).then_some((r.partition, r.requested, b))
+            })
+            .collect();
+        text.push_str(&if above.is_empty() {
+            "\n  every partition restores from exactly its boundary".to_owned()
+        } else {
+            format!(
+                "\n  {} partitions restore from above their boundary: {}",
+                wide::count(above.len() as u64),
+                wide::named(&above, |(p, from, b)| format!(
+                    "{p} (from {from}, boundary {b})"
+                ))
+            )
+        });
+    }
+    text
 }
 
 pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::args::RecoverArgs;
 use super::failure::Failure;
 use super::inputs::load_markers;
-use super::output::{offsets_json, print_json, table};
+use super::output::{offsets_json, print_json};
 use super::session::{self, answer, instance, kafka_settings};
 
 /// Poll wait per consumer call; the stall window is a multiple of it.
@@ -215,9 +215,10 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
         .collect();
     outln!(
         "{}",
-        table(
+        super::wide::rows_table(
             &["partition", "replayed range", "records", "tombstones"],
-            &rows
+            &rows,
+            args.out.all
         )
     );
     outln!("{} action states recovered.", state.len());

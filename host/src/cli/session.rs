@@ -70,6 +70,15 @@ impl Progress {
             remaining_ms.div_ceil(1000)
         );
     }
+
+    /// A request still waiting for its answer (a wide DeleteRecords waits for every replica):
+    /// a line after 2 s, then every 5 s, so a long wait is never silence.
+    pub fn waiting(&self, what: &str, elapsed: std::time::Duration) {
+        let seconds = elapsed.as_secs();
+        if seconds >= 2 && (seconds - 2).is_multiple_of(5) {
+            errln!("progress: {what}: waiting for the brokers' answer for {seconds} s");
+        }
+    }
 }
 
 impl OperatorEvents for Progress {
@@ -184,6 +193,9 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
             .map_or("(not set)", String::as_str)
             .to_owned()
     };
+    if property("sasl.mechanism").eq_ignore_ascii_case("GSSAPI") {
+        return Some(kerberos_login(settings));
+    }
     if detail.name == "_SSL" {
         return Some(format!(
             "TLS handshake failed over security.protocol {}: ssl.ca.location {} must hold the CA \
@@ -198,4 +210,36 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
         property("sasl.mechanism"),
         property("security.protocol")
     ))
+}
+
+/// For a failed Kerberos login (librdkafka's text names the step: no key for the client, a
+/// principal the KDC does not know, no KDC): where each of its inputs comes from. The client's
+/// key is a keytab that MIT Kerberos reads itself (KRB5_CLIENT_KTNAME), or the ticket cache a
+/// kinit command filled from sasl.kerberos.keytab.
+fn kerberos_login(settings: &KafkaSettings) -> String {
+    let property = |key: &str, unset: &str| {
+        settings
+            .properties
+            .get(key)
+            .map_or(unset, String::as_str)
+            .to_owned()
+    };
+    let environment = |name: &str, unset: &str| {
+        std::env::var_os(name).map_or_else(
+            || unset.to_owned(),
+            |value| value.to_string_lossy().into_owned(),
+        )
+    };
+    format!(
+        "Kerberos (GSSAPI) login failed over security.protocol {}: check the client's keytab \
+         (KRB5_CLIENT_KTNAME {}; or sasl.kerberos.keytab {} and sasl.kerberos.principal {} \
+         when sasl.kerberos.kinit.cmd gets the ticket), the realm's KDC in KRB5_CONFIG {}, and \
+         that the brokers' principal is sasl.kerberos.service.name {}/<broker host>",
+        property("security.protocol", "(not set)"),
+        environment("KRB5_CLIENT_KTNAME", "(not set)"),
+        property("sasl.kerberos.keytab", "(not set)"),
+        property("sasl.kerberos.principal", "(not set)"),
+        environment("KRB5_CONFIG", "(not set: /etc/krb5.conf)"),
+        property("sasl.kerberos.service.name", "kafka"),
+    )
 }

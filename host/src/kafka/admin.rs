@@ -3,10 +3,10 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use rdkafka::Offset;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::types::RDKafkaErrorCode;
-use rdkafka::{Offset, TopicPartitionList};
 
 use super::errors::{ErrorKind, KafkaResult, from_code, from_rd, invalid};
 use super::ffi;
@@ -24,6 +24,17 @@ pub struct TopicInfo {
     pub configs: Vec<(String, Option<String>)>,
     /// (partition, beginning, last stable offset) per partition, when asked for.
     pub offsets: Vec<(u32, u64, u64)>,
+    /// The smallest replica count over the partitions.
+    pub replication_factor: u16,
+}
+
+/// The cluster as `describe-cluster` answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// Broker IDs, ascending.
+    pub brokers: Vec<u32>,
+    /// (name, value) per requested name, in order, of the broker with the lowest ID.
+    pub configs: Vec<(String, Option<String>)>,
 }
 
 /// The admin client and the runtime its futures run on.
@@ -143,9 +154,34 @@ impl Admin {
                 partitions: description.partitions,
                 configs: values,
                 offsets,
+                replication_factor: description.replication_factor,
             }));
         }
         Ok(answer)
+    }
+
+    /// The brokers (DescribeCluster), then, when names are asked for, those configuration
+    /// entries of the broker with the lowest ID (DescribeConfigs on its BROKER resource, which
+    /// only that broker answers). No metadata refresh first: DescribeCluster reads the brokers
+    /// afresh, and a refresh of every topic's metadata would cost a large cluster more.
+    pub fn describe_cluster(&self, names: &[String]) -> KafkaResult<ClusterInfo> {
+        let brokers = ffi::describe_cluster(self.client.inner(), self.timeout)
+            .map_err(|e| self.noted(e.into()))?;
+        let configs = match brokers.first() {
+            Some(&broker) if !names.is_empty() => self.broker_configs(broker, names)?,
+            // No broker listed (the component refuses that answer) or no names.
+            _ => names.iter().map(|n| (n.clone(), None)).collect(),
+        };
+        Ok(ClusterInfo { brokers, configs })
+    }
+
+    fn broker_configs(
+        &self,
+        broker: u32,
+        names: &[String],
+    ) -> KafkaResult<Vec<(String, Option<String>)>> {
+        ffi::describe_broker_configs(self.client.inner(), broker, names, self.timeout)
+            .map_err(|e| self.noted(e.into()))
     }
 
     /// `true` when created, `false` when it already existed; never waits for propagation.
@@ -218,42 +254,124 @@ impl Admin {
         }
     }
 
-    /// Returns each partition's log start offset after the deletion.
+    /// Returns each partition's log start offset after the deletion, ascending by partition.
+    /// A wide call is sent as several DeleteRecords requests in flight at once (see
+    /// `ffi::PARTITIONS_PER_REQUEST`) and answered as one: it fails when any partition failed.
+    /// While the answer is outstanding, `waiting` hears every second how long it has been
+    /// (a wide delete waits for every replica: seconds at thousands of partitions).
     pub fn delete_records(
         &self,
         topic: &str,
         before: &[(u32, u64)],
+        waiting: &mut dyn FnMut(Duration),
     ) -> KafkaResult<Vec<(u32, u64)>> {
-        let mut list = TopicPartitionList::with_capacity(before.len());
-        for &(partition, offset) in before {
-            let (Ok(p), Ok(o)) = (i32::try_from(partition), i64::try_from(offset)) else {
-                return Err(invalid(format!(
-                    "partition {partition} offset {offset} is out of Kafka's range"
-                )));
-            };
-            list.add_partition_offset(topic, p, Offset::Offset(o))
-                .map_err(|e| from_rd(&e))?;
+        let mut lists = Vec::with_capacity(before.len() / ffi::PARTITIONS_PER_REQUEST + 1);
+        for chunk in before.chunks(ffi::PARTITIONS_PER_REQUEST) {
+            let mut entries = Vec::with_capacity(chunk.len());
+            for &(partition, offset) in chunk {
+                let Ok(o) = i64::try_from(offset) else {
+                    return Err(invalid(format!(
+                        "partition {partition} offset {offset} is out of Kafka's range"
+                    )));
+                };
+                entries.push((partition, Offset::Offset(o)));
+            }
+            lists.push(ffi::partition_list(topic, entries.into_iter())?);
         }
         self.refresh_if_stale(Some(topic))?;
-        let future = self.client.delete_records(&list, &self.options());
-        let result = self
-            .runtime
-            .block_on(future)
-            .map_err(|e| self.noted(self.reason_for_no_entry(topic, from_rd(&e))))?;
+        let options = self.options();
+        // rdkafka enqueues each request when its future is created: all are in flight at once.
+        let futures: Vec<_> = lists
+            .iter()
+            .map(|list| self.client.delete_records(list, &options))
+            .collect();
+        let started = std::time::Instant::now();
         let mut beginnings = Vec::with_capacity(before.len());
-        for element in result.elements() {
-            element.error().map_err(|e| {
-                let mut error = from_rd(&e);
-                error.message = format!("{topic}-{}: {}", element.partition(), error.message);
-                self.noted(self.reason_for_no_entry(topic, error))
-            })?;
-            if let (Ok(p), Offset::Offset(o)) =
-                (u32::try_from(element.partition()), element.offset())
-            {
-                beginnings.push((p, u64::try_from(o).unwrap_or(0)));
+        let mut failed = Vec::new();
+        for mut future in futures {
+            let answer = loop {
+                // The timer must be made inside the runtime: an async block defers it.
+                let tick = async { tokio::time::timeout(PROGRESS_TICK, &mut future).await };
+                match self.runtime.block_on(tick) {
+                    Ok(answer) => break answer,
+                    Err(_) => waiting(started.elapsed()),
+                }
+            };
+            let result =
+                answer.map_err(|e| self.noted(self.reason_for_no_entry(topic, from_rd(&e))))?;
+            for element in result.elements() {
+                if let Err(error) = element.error() {
+                    failed.push((element.partition(), error));
+                } else if let (Ok(p), Offset::Offset(o)) =
+                    (u32::try_from(element.partition()), element.offset())
+                {
+                    beginnings.push((p, u64::try_from(o).unwrap_or(0)));
+                }
             }
+        }
+        if let Some(error) = partitions_failed(topic, before.len(), &failed) {
+            return Err(self.noted(self.reason_for_no_entry(topic, error)));
         }
         beginnings.sort_unstable();
         Ok(beginnings)
+    }
+}
+
+/// How often a long request reports that it is still waiting.
+const PROGRESS_TICK: Duration = Duration::from_secs(1);
+
+/// How many partitions a failed call names one by one.
+const NAMED_PARTITIONS: usize = 5;
+
+/// The failure of a DeleteRecords call some of whose partitions failed: the first partition's
+/// error code decides the case; the message says how many of the call's partitions failed and
+/// names the first few (a deletion cut short by a timeout is still pending on all of them).
+fn partitions_failed(
+    topic: &str,
+    requested: usize,
+    failed: &[(i32, rdkafka::error::KafkaError)],
+) -> Option<super::errors::HostError> {
+    let (first_partition, first_error) = failed.first()?;
+    let code = first_error
+        .rdkafka_error_code()
+        .unwrap_or(RDKafkaErrorCode::Unknown);
+    let mut named: Vec<String> = failed
+        .iter()
+        .take(NAMED_PARTITIONS)
+        .map(|(partition, _)| format!("{topic}-{partition}"))
+        .collect();
+    if failed.len() > NAMED_PARTITIONS {
+        named.push(format!("{} more", failed.len() - NAMED_PARTITIONS));
+    }
+    Some(from_code(
+        code,
+        format!(
+            "DeleteRecords did not complete on {} of {requested} partitions ({}); {topic}-{first_partition}: {code}",
+            failed.len(),
+            named.join(", "),
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use rdkafka::error::KafkaError as RdError;
+    use rdkafka::types::RDKafkaErrorCode;
+
+    use super::partitions_failed;
+    use crate::kafka::ErrorKind;
+
+    #[test]
+    fn a_delete_cut_short_is_reported_as_one_delete_naming_the_partitions_left() {
+        let timed_out = |p| (p, RdError::OffsetFetch(RDKafkaErrorCode::OperationTimedOut));
+        let failed: Vec<_> = (0..7).map(timed_out).collect();
+        let error = partitions_failed("orders", 10_000, &failed).unwrap();
+        assert_eq!(error.kind, ErrorKind::Timeout);
+        assert_eq!(
+            error.message,
+            "DeleteRecords did not complete on 7 of 10000 partitions (orders-0, orders-1, orders-2, orders-3, orders-4, 2 more); orders-0: OperationTimedOut (Local: Timed out)"
+        );
+        assert!(!error.to_string().contains("Offset fetch"), "{error}");
+        assert!(partitions_failed("orders", 3, &[]).is_none());
     }
 }

@@ -1,5 +1,7 @@
-//! The two admin calls rdkafka's safe API lacks, over librdkafka's C API: DescribeTopics (for the
-//! topic ID) and ListOffsets (earliest or latest for many partitions in one request per leader).
+//! The admin calls rdkafka's safe API lacks, over librdkafka's C API: DescribeTopics (for the
+//! topic ID and replica counts), DescribeCluster (the brokers), DescribeConfigs of a broker (with
+//! the resource's own error, which rdkafka's `describe_configs` drops) and ListOffsets (earliest
+//! or latest for many partitions in one request per leader).
 //!
 //! Every function here owns what it creates (queue, options, collections, events) through small
 //! guards, so an early return never leaks, and reads results only before destroying the event
@@ -17,6 +19,8 @@ use rdkafka::{Offset, TopicPartitionList};
 pub struct DescribedTopic {
     pub topic_id: String,
     pub partitions: Vec<u32>,
+    /// The smallest number of assigned replicas over the partitions (0 without partitions).
+    pub replication_factor: u16,
 }
 
 /// An error from librdkafka: its error name (e.g. `UNKNOWN_TOPIC_OR_PART`) and description.
@@ -89,6 +93,14 @@ impl Drop for Collection {
     fn drop(&mut self) {
         // SAFETY: created by rd_kafka_TopicCollection_of_topic_names and destroyed once.
         unsafe { rd::rd_kafka_TopicCollection_destroy(self.0) }
+    }
+}
+
+struct ConfigResource(*mut rd::rd_kafka_ConfigResource_t);
+impl Drop for ConfigResource {
+    fn drop(&mut self) {
+        // SAFETY: created by rd_kafka_ConfigResource_new and destroyed once.
+        unsafe { rd::rd_kafka_ConfigResource_destroy(self.0) }
     }
 }
 
@@ -367,11 +379,21 @@ pub fn describe_topics(
             .filter_map(|p| u32::try_from(p).ok())
             .collect();
         partitions.sort_unstable();
+        let replication_factor = (0..partition_count)
+            .map(|i| {
+                let mut replicas = 0usize;
+                // SAFETY: i < partition_count; only the count is read, the nodes stay the event's.
+                unsafe { rd::rd_kafka_TopicPartitionInfo_replicas(*infos.add(i), &mut replicas) };
+                u16::try_from(replicas).unwrap_or(u16::MAX)
+            })
+            .min()
+            .unwrap_or(0);
         found.push((
             name,
             Some(DescribedTopic {
                 topic_id: kafka_uuid(most, least),
                 partitions,
+                replication_factor,
             }),
         ));
     }
@@ -386,6 +408,130 @@ pub fn describe_topics(
         .collect())
 }
 
+/// The IDs of the brokers DescribeCluster lists, ascending and without duplicates.
+pub fn describe_cluster(
+    client: &Client<DefaultClientContext>,
+    timeout: Duration,
+) -> Result<Vec<u32>, NativeError> {
+    let client = client.native_ptr();
+    let event = run_admin(
+        client,
+        rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBECLUSTER,
+        timeout,
+        |_| {},
+        // SAFETY: client, options and queue are live for the call.
+        |options, queue| unsafe { rd::rd_kafka_DescribeCluster(client, options, queue) },
+    )?;
+    // SAFETY: the event is a DescribeCluster result (we polled our own queue for our request).
+    let result = unsafe { rd::rd_kafka_event_DescribeCluster_result(event.0) };
+    if result.is_null() {
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+            Some("no DescribeCluster result".into()),
+        ));
+    }
+    let mut count = 0usize;
+    // SAFETY: returns an array of `count` nodes owned by the event.
+    let nodes = unsafe { rd::rd_kafka_DescribeCluster_result_nodes(result, &mut count) };
+    let mut brokers: Vec<u32> = (0..count)
+        // SAFETY: index < count; each node is valid while the event lives.
+        .map(|i| unsafe { rd::rd_kafka_Node_id(*nodes.add(i)) })
+        .filter_map(|id| u32::try_from(id).ok())
+        .collect();
+    brokers.sort_unstable();
+    brokers.dedup();
+    Ok(brokers)
+}
+
+/// The named configuration entries of one broker (DescribeConfigs on its BROKER resource), in
+/// the order asked, `None` for a name the broker reports no value for. The resource's own error
+/// is the call's error: without DescribeConfigs on the cluster the broker answers the resource
+/// with CLUSTER_AUTHORIZATION_FAILED and no entries, which must not read as "no value".
+pub fn describe_broker_configs(
+    client: &Client<DefaultClientContext>,
+    broker: u32,
+    names: &[String],
+    timeout: Duration,
+) -> Result<Vec<(String, Option<String>)>, NativeError> {
+    let client = client.native_ptr();
+    let id =
+        CString::new(broker.to_string()).map_err(|_| invalid_arg(format!("broker ID {broker}")))?;
+    // SAFETY: the name is a valid C string; librdkafka copies it.
+    let resource = ConfigResource(unsafe {
+        rd::rd_kafka_ConfigResource_new(
+            rd::rd_kafka_ResourceType_t::RD_KAFKA_RESOURCE_BROKER,
+            id.as_ptr(),
+        )
+    });
+    let mut resources = [resource.0];
+    let event = run_admin(
+        client,
+        rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS,
+        timeout,
+        |_| {},
+        // SAFETY: client, the resource array, options and queue are live for the call;
+        // librdkafka copies the resources.
+        |options, queue| unsafe {
+            rd::rd_kafka_DescribeConfigs(client, resources.as_mut_ptr(), 1, options, queue)
+        },
+    )?;
+    // SAFETY: the event is a DescribeConfigs result (we polled our own queue for our request).
+    let result = unsafe { rd::rd_kafka_event_DescribeConfigs_result(event.0) };
+    if result.is_null() {
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+            Some("no DescribeConfigs result".into()),
+        ));
+    }
+    let mut count = 0usize;
+    // SAFETY: returns `count` resources owned by the event.
+    let answered = unsafe { rd::rd_kafka_DescribeConfigs_result_resources(result, &mut count) };
+    if count == 0 {
+        return Err(NativeError::new(
+            rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR__BAD_MSG,
+            Some(format!("no configuration of broker {broker} in the answer")),
+        ));
+    }
+    // SAFETY: count >= 1; the resource is valid while the event lives.
+    let answered = unsafe { *answered };
+    // SAFETY: as above.
+    let code = unsafe { rd::rd_kafka_ConfigResource_error(answered) };
+    if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+        // SAFETY: as above; the string is owned by the event.
+        let detail = c_text(unsafe { rd::rd_kafka_ConfigResource_error_string(answered) });
+        return Err(NativeError::new(
+            code,
+            Some(format!(
+                "configuration of broker {broker}{}",
+                detail.map_or(String::new(), |d| format!(": {d}"))
+            )),
+        ));
+    }
+    let mut entry_count = 0usize;
+    // SAFETY: returns `entry_count` entries owned by the event.
+    let entries = unsafe { rd::rd_kafka_ConfigResource_configs(answered, &mut entry_count) };
+    let found: Vec<(String, Option<String>)> = (0..entry_count)
+        .map(|i| {
+            // SAFETY: i < entry_count; names and values are owned by the event.
+            let entry = unsafe { *entries.add(i) };
+            (
+                c_text(unsafe { rd::rd_kafka_ConfigEntry_name(entry) }).unwrap_or_default(),
+                c_text(unsafe { rd::rd_kafka_ConfigEntry_value(entry) }),
+            )
+        })
+        .collect();
+    Ok(names
+        .iter()
+        .map(|name| {
+            let value = found
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| v.clone());
+            (name.clone(), value)
+        })
+        .collect())
+}
+
 /// Which end of the partitions to list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spec {
@@ -393,8 +539,37 @@ pub enum Spec {
     Latest,
 }
 
-/// Lists the earliest or latest offset of each partition (one request per partition leader),
-/// with read_committed isolation so "latest" is the last stable offset under transactions.
+/// The most partitions one ListOffsets or DeleteRecords admin request carries. librdkafka
+/// handles one admin request in steps that look each partition up in a list of the request's
+/// partitions: sorting them out by leader (`rd_kafka_topic_partition_list_get_leaders`) and
+/// merging each broker's answer (`rd_kafka_ListOffsets_response_merge`,
+/// `rd_kafka_DeleteRecords_response_merge`). That is time quadratic in the partitions of one
+/// request: one apply of a 10,000-partition plan spent 5 s of CPU in it. A wider call is sent as
+/// several requests of the same kind, all in flight at once, and answered as one, which makes
+/// the cost linear (n × 500 comparisons). librdkafka sends one request per partition leader
+/// either way; this multiplies those by the number of slices.
+pub const PARTITIONS_PER_REQUEST: usize = 500;
+
+/// A request list of (partition, offset) for one topic, built without librdkafka's per-element
+/// lookup (`rd_kafka_topic_partition_list_set_offset` searches the whole list: quadratic).
+pub fn partition_list(
+    topic: &str,
+    entries: impl ExactSizeIterator<Item = (u32, Offset)>,
+) -> Result<TopicPartitionList, NativeError> {
+    let mut list = TopicPartitionList::with_capacity(entries.len());
+    for (partition, offset) in entries {
+        let number = i32::try_from(partition)
+            .map_err(|_| invalid_arg(format!("partition {partition} out of range")))?;
+        list.add_partition(topic, number)
+            .set_offset(offset)
+            .map_err(|e| invalid_arg(e.to_string()))?;
+    }
+    Ok(list)
+}
+
+/// Lists the earliest or latest offset of each partition (one request per partition leader
+/// and per `PARTITIONS_PER_REQUEST` partitions, all in flight at once), with read_committed
+/// isolation so "latest" is the last stable offset under transactions. Ascending by partition.
 pub fn list_offsets(
     client: &Client<DefaultClientContext>,
     topic: &str,
@@ -402,8 +577,22 @@ pub fn list_offsets(
     spec: Spec,
     timeout: Duration,
 ) -> Result<Vec<(u32, u64)>, NativeError> {
-    let pending = start_list_offsets(client.native_ptr(), topic, partitions, spec, timeout)?;
-    finish_list_offsets(pending.wait()?)
+    let native = client.native_ptr();
+    let pending = partitions
+        .chunks(PARTITIONS_PER_REQUEST)
+        .map(|chunk| start_list_offsets(native, topic, chunk, spec, timeout))
+        .collect::<Result<Vec<_>, _>>()?;
+    finish_all(pending)
+}
+
+/// Waits for every request of one call and joins their answers, ascending by partition.
+fn finish_all(pending: Vec<Pending>) -> Result<Vec<(u32, u64)>, NativeError> {
+    let mut offsets = Vec::new();
+    for request in pending {
+        offsets.extend(finish_list_offsets(request.wait()?)?);
+    }
+    offsets.sort_unstable();
+    Ok(offsets)
 }
 
 /// Beginning and end of each partition: both ListOffsets requests are in flight at once.
@@ -414,13 +603,19 @@ pub fn list_offset_range(
     timeout: Duration,
 ) -> Result<Vec<(u32, u64, u64)>, NativeError> {
     let native = client.native_ptr();
-    let earliest = start_list_offsets(native, topic, partitions, Spec::Earliest, timeout)?;
-    let latest = start_list_offsets(native, topic, partitions, Spec::Latest, timeout)?;
-    let beginnings = finish_list_offsets(earliest.wait()?)?;
-    let ends = finish_list_offsets(latest.wait()?)?;
+    let start = |spec| {
+        partitions
+            .chunks(PARTITIONS_PER_REQUEST)
+            .map(|chunk| start_list_offsets(native, topic, chunk, spec, timeout))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let earliest = start(Spec::Earliest)?;
+    let latest = start(Spec::Latest)?;
+    let beginnings = finish_all(earliest)?;
+    let ends: std::collections::HashMap<u32, u64> = finish_all(latest)?.into_iter().collect();
     Ok(beginnings
         .into_iter()
-        .filter_map(|(p, b)| ends.iter().find(|(q, _)| *q == p).map(|(_, e)| (p, b, *e)))
+        .filter_map(|(p, b)| ends.get(&p).map(|e| (p, b, *e)))
         .collect())
 }
 
@@ -438,18 +633,11 @@ fn start_list_offsets(
     spec: Spec,
     timeout: Duration,
 ) -> Result<Pending, NativeError> {
-    let mut request = TopicPartitionList::with_capacity(partitions.len());
     let offset = match spec {
         Spec::Earliest => Offset::Beginning,
         Spec::Latest => Offset::End,
     };
-    for &partition in partitions {
-        let partition = i32::try_from(partition)
-            .map_err(|_| invalid_arg(format!("partition {partition} out of range")))?;
-        request
-            .add_partition_offset(topic, partition, offset)
-            .map_err(|e| invalid_arg(e.to_string()))?;
-    }
+    let request = partition_list(topic, partitions.iter().map(|&p| (p, offset)))?;
     start_admin(
         client,
         rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_LISTOFFSETS,

@@ -61,7 +61,9 @@ from .errors import (
 )
 from .model import (
     ApplyReport,
+    ApplyWarning,
     ControlEntry,
+    ControlTopicReplication,
     LivePartition,
     NewControlTopic,
     Offsets,
@@ -87,6 +89,8 @@ __all__ = [
     "PartitionProgress",
     "Plan",
     "ApplyReport",
+    "ApplyWarning",
+    "ControlTopicReplication",
     "StatusReport",
     "Verdict",
     "Operation",
@@ -233,6 +237,29 @@ def _new_control_topic(value: Any) -> Optional[NewControlTopic]:
     )
 
 
+def _warning(value: Any) -> ApplyWarning:
+    """WIT `apply-warning`. Its two cases carry a record and a string, which wasmtime-py tells
+    apart without a tag ("untagged"): it hands over the payload itself (a tagged `Variant` is
+    accepted too)."""
+    if isinstance(value, Variant):
+        tag, payload = value.tag, value.payload
+    else:
+        tag = "replication-unchecked" if isinstance(value, str) else "under-replicated-control-topic"
+        payload = value
+    if tag == "replication-unchecked":
+        return ApplyWarning(tag, payload)
+    replication = ControlTopicReplication(
+        field(payload, "control_topic"),
+        field(payload, "replication_factor"),
+        field(payload, "recommended_replication_factor"),
+        field(payload, "recommended_min_insync_replicas"),
+        field(payload, "broker_count"),
+        field(payload, "cluster_default_replication_factor"),
+        payload.reassignment,
+    )
+    return ApplyWarning(tag, payload.message, replication)
+
+
 def _operation(value: Any) -> Operation:
     return Operation(plan=_plan(value.plan), status=_STATUS[value.status])
 
@@ -256,6 +283,16 @@ def _u32(value: int, what: str) -> int:
         raise TypeError(f"{what} must be an int, got {type(value).__name__}")
     if not 0 <= value <= _U32_MAX:
         raise ValueError(f"{what} must be in [0, {_U32_MAX}], got {value}")
+    return value
+
+
+def _u16(value: int, what: str) -> int:
+    """A WIT u16 argument, range-checked like `_u32` (the component refuses 0 and anything above
+    32767 itself, with its own message)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= 0xFFFF:
+        raise ValueError(f"{what} must be in [0, 65535], got {value}")
     return value
 
 
@@ -496,15 +533,24 @@ class Cleanup:
     # --- Kafka: apply, status, recovery ------------------------------------------------------
 
     def apply(
-        self, plan_json: Union[str, bytes], replication_factor: int = 1, dry_run: bool = False, start_new_history: bool = False
+        self,
+        plan_json: Union[str, bytes],
+        replication_factor: Optional[int] = None,
+        dry_run: bool = False,
+        start_new_history: bool = False,
     ) -> ApplyReport:
         """Applies a plan document with the commit-before-delete protocol (SPEC §5).
-        `start_new_history` allows creating a missing control topic for a data topic that was
-        already cleaned (refused otherwise: its history is in another control topic)."""
+        `replication_factor` is used only if the control topic must be created; None (the
+        default) lets the component choose the production default from the cluster (its brokers'
+        default.replication.factor, at most 3 and at most the broker count; min.insync.replicas
+        2 from 3 replicas on). A control topic with fewer replicas than that default is reported
+        in `ApplyReport.warnings`, never refused. `start_new_history` allows creating a missing
+        control topic for a data topic that was already cleaned (refused otherwise: its history
+        is in another control topic)."""
         (text,) = _texts([plan_json], "plan_json")
         options = record(
             control_topic=self.control_topic or "",
-            replication_factor=replication_factor,
+            replication_factor=None if replication_factor is None else _u16(replication_factor, "replication_factor"),
             dry_run=bool(dry_run),
             start_new_history=bool(start_new_history),
         )
@@ -526,6 +572,7 @@ class Cleanup:
             marked_applied=list(field(value, "marked_applied")),
             requests=self.requests - before,
             created_control_topic=_new_control_topic(field(value, "created_control_topic")),
+            warnings=[_warning(w) for w in value.warnings],
         )
 
     def status(self) -> StatusReport:

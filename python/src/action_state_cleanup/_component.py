@@ -275,6 +275,7 @@ def _metadata(m: TopicMetadata) -> Record:
         partitions=list(m.partitions),
         configs=[record(name=n, value=v) for n, v in m.configs],
         offsets=[record(partition=p, beginning=b, end=e) for p, b, e in m.offsets],
+        replication_factor=m.replication_factor,
     )
 
 
@@ -316,6 +317,13 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
 
                 return _capability(host, "describe", run)
 
+            def describe_cluster(_store, names: List[str]) -> Any:
+                def run() -> Record:
+                    cluster = host.clients("describe-cluster").describe_cluster(names)
+                    return record(brokers=list(cluster.brokers), configs=[record(name=n, value=v) for n, v in cluster.configs])
+
+                return _capability(host, "describe-cluster", run)
+
             def create_topic(_store, topic: str, partitions: int, replication_factor: int, configs: List[Record]) -> Any:
                 values = {c.name: c.value for c in configs if c.value is not None}
                 return _capability(host, "create-topic", lambda: host.clients("create-topic").create_topic(topic, partitions, replication_factor, values))
@@ -330,6 +338,7 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                 return _capability(host, "delete-records", lambda: _partition_offsets(host.clients("delete-records").delete_records(topic, pairs)))
 
             admin.add_func("describe", describe)
+            admin.add_func("describe-cluster", describe_cluster)
             admin.add_func("create-topic", create_topic)
             admin.add_func("list-offsets", list_offsets)
             admin.add_func("delete-records", delete_records)

@@ -15,6 +15,17 @@ from ._kafka_errors import CASES, CapabilityError, failure, kafka_error
 #: How often a wait looks for a refused login while its answer is outstanding.
 LOGIN_CHECK = 0.1
 
+#: The most partitions one ListOffsets or DeleteRecords admin request carries. librdkafka sorts
+#: a request's partitions by leader and merges each broker's answer by looking every partition
+#: up in a list of all of them: time quadratic in the partitions of one request (seconds of CPU
+#: at 10,000). A wider call is sent as several requests, all in flight at once, and answered as
+#: one (the Rust host does the same, `ffi::PARTITIONS_PER_REQUEST`).
+PARTITIONS_PER_REQUEST = 500
+
+
+def _slices(items: Sequence[Any]) -> List[Sequence[Any]]:
+    return [items[i : i + PARTITIONS_PER_REQUEST] for i in range(0, len(items), PARTITIONS_PER_REQUEST)]
+
 
 class Admin(AdminClient):
     """An AdminClient that hears of a refused login. librdkafka keeps an admin request queued
@@ -65,6 +76,15 @@ class TopicMetadata(NamedTuple):
     configs: List[Tuple[str, Optional[str]]]
     #: (partition, beginning, end) per partition when offsets were asked for.
     offsets: List[Tuple[int, int, int]]
+    #: The smallest number of assigned replicas over the partitions (0 without partitions).
+    replication_factor: int = 0
+
+
+class ClusterDescription(NamedTuple):
+    #: Broker IDs, ascending, without duplicates.
+    brokers: List[int]
+    #: (name, value or None) per requested name, in order, of the broker with the lowest ID.
+    configs: List[Tuple[str, Optional[str]]]
 
 
 def _result(operation: str, admin: Admin, future, timeout: float):
@@ -110,6 +130,7 @@ def describe(admin: Admin, timeout: float, topics: Sequence[str], names: Sequenc
             sorted(p.id for p in description.partitions),
             [(n, None if entries.get(n) is None else entries[n].value) for n in names],
             [],
+            min((len(p.replicas) for p in description.partitions), default=0),
         )
     if with_offsets:
         existing = [m for m in found.values() if m is not None]
@@ -120,6 +141,29 @@ def describe(admin: Admin, timeout: float, topics: Sequence[str], names: Sequenc
     return [found[t] for t in topics]
 
 
+def describe_cluster(admin: Admin, timeout: float, names: Sequence[str]) -> ClusterDescription:
+    """The brokers (DescribeCluster), then, when names are asked for, those configuration entries
+    of the broker with the lowest ID (DescribeConfigs on its BROKER resource, which only that
+    broker answers; without DescribeConfigs on the cluster it fails with
+    CLUSTER_AUTHORIZATION_FAILED)."""
+    op = "describe-cluster"
+    try:
+        cluster = admin.describe_cluster(request_timeout=timeout)
+    except Exception as e:
+        raise failure(op, e) from None
+    brokers = sorted({node.id for node in _result(op, admin, cluster, timeout).nodes})
+    if not names or not brokers:
+        return ClusterDescription(brokers, [(n, None) for n in names])
+    resource = ConfigResource(ResourceType.BROKER, str(brokers[0]))
+    try:
+        futures = admin.describe_configs([resource], request_timeout=timeout)
+    except Exception as e:
+        raise failure(op, e) from None
+    (future,) = futures.values()
+    entries = _result(op, admin, future, timeout)
+    return ClusterDescription(brokers, [(n, None if entries.get(n) is None else entries[n].value) for n in names])
+
+
 def _offsets(admin: Admin, timeout: float, partitions: List[TopicPartition], *latest: bool) -> List[Dict[Tuple[str, int], int]]:
     """ListOffsets with read_committed isolation ("latest" is the last stable offset), one
     answer per spec; the requests are all in flight before any answer is awaited."""
@@ -127,12 +171,18 @@ def _offsets(admin: Admin, timeout: float, partitions: List[TopicPartition], *la
         return [{} for _ in latest]
     try:
         requests = [
-            admin.list_offsets({tp: OffsetSpec.latest() if spec else OffsetSpec.earliest() for tp in partitions}, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout)
+            [
+                admin.list_offsets({tp: OffsetSpec.latest() if spec else OffsetSpec.earliest() for tp in part}, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout)
+                for part in _slices(partitions)
+            ]
             for spec in latest
         ]
     except Exception as e:
         raise failure("list-offsets", e) from None
-    return [{(tp.topic, tp.partition): _result("list-offsets", admin, f, timeout).offset for tp, f in futures.items()} for futures in requests]
+    return [
+        {(tp.topic, tp.partition): _result("list-offsets", admin, f, timeout).offset for futures in slices for tp, f in futures.items()}
+        for slices in requests
+    ]
 
 
 def _why_no_leaders(admin: Admin, timeout: float, topic: str, error: CapabilityError) -> CapabilityError:
@@ -182,10 +232,13 @@ def delete_records(admin: Admin, timeout: float, topic: str, before: Sequence[Tu
     if not before:
         return []
     try:
-        futures = admin.delete_records([TopicPartition(topic, p, o) for p, o in before], request_timeout=timeout, operation_timeout=timeout)
+        requests = [
+            admin.delete_records([TopicPartition(topic, p, o) for p, o in part], request_timeout=timeout, operation_timeout=timeout)
+            for part in _slices(list(before))
+        ]
     except Exception as e:
         raise failure(op, e) from None
     try:
-        return sorted((tp.partition, _result(op, admin, f, timeout).low_watermark) for tp, f in futures.items())
+        return sorted((tp.partition, _result(op, admin, f, timeout).low_watermark) for futures in requests for tp, f in futures.items())
     except CapabilityError as e:
         raise _why_no_leaders(admin, timeout, topic, e) from None

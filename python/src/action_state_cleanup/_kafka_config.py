@@ -92,6 +92,18 @@ class KafkaCapabilities:
     def describe(self, topics: Sequence[str], names: Sequence[str], with_offsets: bool) -> List[Optional[admin.TopicMetadata]]:
         return self._fresh("describe", topics[0] if topics else None, lambda c: admin.describe(c, self.request_timeout, topics, names, with_offsets))
 
+    def describe_cluster(self, names: Sequence[str]) -> admin.ClusterDescription:
+        # No metadata refresh first, even after a stale answer: DescribeCluster reads the brokers
+        # afresh, and a refresh without a topic would read every topic's metadata.
+        client = self._client("describe-cluster")
+        try:
+            return admin.describe_cluster(client, self.request_timeout, names)
+        except Exception as e:
+            error = failure("describe-cluster", e)
+            if error.case in ("not-leader", "transport", "timeout"):
+                self._stale = True
+            raise error from None
+
     def create_topic(self, topic: str, partitions: int, replication_factor: int, configs: Dict[str, str]) -> bool:
         return self._fresh("create-topic", topic, lambda c: admin.create_topic(c, self.request_timeout, topic, partitions, replication_factor, configs))
 

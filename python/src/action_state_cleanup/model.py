@@ -69,6 +69,8 @@ class ApplyReport:
     requests: RequestCounts = field(default_factory=RequestCounts)
     #: The control topic this apply created (in a dry run: would create), else None.
     created_control_topic: Optional["NewControlTopic"] = None
+    #: What the operator should fix although the apply went on (WIT `apply-warning`).
+    warnings: List["ApplyWarning"] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,34 @@ class NewControlTopic:
     partitions: int
     replication_factor: int
     min_insync_replicas: int
+
+
+@dataclass(frozen=True)
+class ControlTopicReplication:
+    """A control topic with fewer replicas than its cluster's production default (the brokers'
+    default.replication.factor, at most 3 and at most the number of brokers)."""
+
+    control_topic: str
+    #: Its replicas now.
+    replication_factor: int
+    recommended_replication_factor: int
+    recommended_min_insync_replicas: int
+    broker_count: int
+    cluster_default_replication_factor: int
+    #: The document for `kafka-reassign-partitions --reassignment-json-file` that adds them.
+    reassignment: str
+
+
+@dataclass(frozen=True)
+class ApplyWarning:
+    """Something an apply found that the operator should fix; the apply went on regardless."""
+
+    #: "under-replicated-control-topic" or "replication-unchecked" (the WIT case).
+    kind: str
+    #: The one sentence to show, with the commands that fix it.
+    message: str
+    #: The facts of an under-replicated control topic; None for the other kinds.
+    replication: Optional[ControlTopicReplication] = None
 
 
 @dataclass(frozen=True)

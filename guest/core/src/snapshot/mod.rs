@@ -523,6 +523,8 @@ fn to_marker(stored: &StoredMarker) -> Result<Marker> {
                     "Recovery marker topic and topic ID must not be blank, but {label} has topic {topic:?} and topic ID {topic_id:?}"
                 )));
             }
+            crate::marker::check_topic_id(&topic_id)
+                .map_err(|why| CleanupError::InvalidMarker(format!("{why} ({label})")))?;
             if entries.is_empty() {
                 return Err(CleanupError::InvalidMarker(format!(
                     "Kafka recovery offsets must not be empty ({label})"

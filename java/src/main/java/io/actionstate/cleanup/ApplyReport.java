@@ -14,7 +14,8 @@ public record ApplyReport(
     List<PartitionOffset> target,
     List<PartitionOffset> beginningsAfter,
     List<String> markedApplied,
-    Optional<NewControlTopic> createdControlTopic) {
+    Optional<NewControlTopic> createdControlTopic,
+    List<Warning> warnings) {
 
   /** WIT {@code apply-outcome}, cases in declaration order. */
   public enum Outcome {
@@ -37,6 +38,54 @@ public record ApplyReport(
   /** A control topic an apply created (in a dry run: would create). */
   public record NewControlTopic(
       String name, int partitions, int replicationFactor, int minInsyncReplicas) {}
+
+  /**
+   * A control topic with fewer replicas than its cluster's production default (WIT
+   * {@code control-topic-replication}).
+   *
+   * @param reassignment the document for {@code kafka-reassign-partitions
+   *     --reassignment-json-file} that adds the replicas
+   */
+  public record ControlTopicReplication(
+      String controlTopic,
+      int replicationFactor,
+      int recommendedReplicationFactor,
+      int recommendedMinInsyncReplicas,
+      long brokerCount,
+      int clusterDefaultReplicationFactor,
+      String reassignment) {}
+
+  /**
+   * Something the apply found that the operator should fix; it went on regardless (WIT
+   * {@code apply-warning}).
+   *
+   * @param kind the WIT case: {@code under-replicated-control-topic} or
+   *     {@code replication-unchecked}
+   * @param message the one sentence to show, with the commands that fix it
+   * @param replication the facts of an under-replicated control topic; empty for other kinds
+   */
+  public record Warning(
+      String kind, String message, Optional<ControlTopicReplication> replication) {}
+
+  static Warning warning(Object value) {
+    Case c = (Case) value;
+    if (c.index() == 1) {
+      return new Warning("replication-unchecked", (String) c.payload(), Optional.empty());
+    }
+    Object[] f = (Object[]) c.payload();
+    return new Warning(
+        "under-replicated-control-topic",
+        (String) f[7],
+        Optional.of(
+            new ControlTopicReplication(
+                (String) f[0],
+                (int) (long) (Long) f[1],
+                (int) (long) (Long) f[2],
+                (int) (long) (Long) f[3],
+                (Long) f[4],
+                (int) (long) (Long) f[5],
+                (String) f[6])));
+  }
 
   static PartitionPreview preview(Object value) {
     Object[] f = (Object[]) value;
@@ -73,6 +122,10 @@ public record ApplyReport(
       marked.add((String) item);
     }
     Case created = (Case) f[7];
+    List<Warning> warnings = new ArrayList<>();
+    for (Object item : (List<?>) f[8]) {
+      warnings.add(warning(item));
+    }
     return new ApplyReport(
         (String) f[0],
         Outcome.values()[((Case) f[1]).index()],
@@ -81,6 +134,7 @@ public record ApplyReport(
         List.copyOf(Wit.offsets(f[4])),
         List.copyOf(Wit.offsets(f[5])),
         List.copyOf(marked),
-        created.index() == 0 ? Optional.empty() : Optional.of(newControlTopic(created.payload())));
+        created.index() == 0 ? Optional.empty() : Optional.of(newControlTopic(created.payload())),
+        List.copyOf(warnings));
   }
 }

@@ -35,7 +35,10 @@ final class CleanupWit {
               STRING,
               U32_LIST,
               new ListOf(CONFIG_ENTRY),
-              new ListOf(ADMIN_PARTITION_RANGE)));
+              new ListOf(ADMIN_PARTITION_RANGE),
+              Prim.U16));
+  static final AbiType CLUSTER_DESCRIPTION =
+      new Record(List.of(U32_LIST, new ListOf(CONFIG_ENTRY)));
   static final AbiType OFFSET_SPEC = Variant.enumOf(2);
 
   // --- kafka-consumer --------------------------------------------------------------------------
@@ -56,7 +59,13 @@ final class CleanupWit {
   static final AbiType REVIEW = Variant.enumOf(2);
 
   // --- coordinator -----------------------------------------------------------------------------
-  static final AbiType APPLY_OPTIONS = new Record(List.of(STRING, Prim.U16, Prim.BOOL, Prim.BOOL));
+  static final AbiType APPLY_OPTIONS =
+      new Record(List.of(STRING, Variant.option(Prim.U16), Prim.BOOL, Prim.BOOL));
+  static final AbiType CONTROL_TOPIC_REPLICATION =
+      new Record(
+          List.of(
+              STRING, Prim.U16, Prim.U16, Prim.U16, Prim.U32, Prim.U16, STRING, STRING));
+  static final AbiType APPLY_WARNING = new Variant(List.of(CONTROL_TOPIC_REPLICATION, STRING));
   static final AbiType APPLY_OUTCOME = Variant.enumOf(5);
   static final AbiType APPLY_REPORT =
       new Record(
@@ -68,7 +77,8 @@ final class CleanupWit {
               Wit.OFFSETS,
               Wit.OFFSETS,
               STRING_LIST,
-              Variant.option(NEW_CONTROL_TOPIC)));
+              Variant.option(NEW_CONTROL_TOPIC),
+              new ListOf(APPLY_WARNING)));
   static final AbiType APPLY_FAILURE =
       new Record(List.of(Wit.CLEANUP_ERROR, Variant.option(Wit.STATUS), Prim.BOOL));
   static final AbiType LIVE_PARTITION =
@@ -151,6 +161,12 @@ final class CleanupWit {
           STRING_LIST,
           STRING_LIST,
           Prim.BOOL);
+  static final Function DESCRIBE_CLUSTER =
+      f(
+          "kafka-admin",
+          "describe-cluster",
+          Variant.result(CLUSTER_DESCRIPTION, KAFKA_ERROR),
+          STRING_LIST);
   static final Function CREATE_TOPIC =
       f(
           "kafka-admin",
@@ -241,6 +257,7 @@ final class CleanupWit {
           SLEEP_MS,
           OPERATION_TIMEOUT_MS,
           DESCRIBE,
+          DESCRIBE_CLUSTER,
           CREATE_TOPIC,
           LIST_OFFSETS,
           DELETE_RECORDS,

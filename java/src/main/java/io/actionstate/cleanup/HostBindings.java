@@ -98,7 +98,21 @@ final class HostBindings {
     for (int p : m.partitions()) {
       partitions.add((long) p);
     }
-    return new Object[] {m.topic(), m.topicId(), partitions, configs, ranges};
+    return new Object[] {
+      m.topic(), m.topicId(), partitions, configs, ranges, (long) m.replicationFactor()
+    };
+  }
+
+  private static Object[] cluster(Capabilities.ClusterDescription c) {
+    List<Object> brokers = new ArrayList<>();
+    for (int b : c.brokers()) {
+      brokers.add((long) b);
+    }
+    List<Object> configs = new ArrayList<>();
+    for (ConfigEntry e : c.configs()) {
+      configs.add(new Object[] {e.name(), option(e.value().orElse(null))});
+    }
+    return new Object[] {brokers, configs};
   }
 
   HostImport.Body body(CleanupWit.Function f) {
@@ -117,6 +131,8 @@ final class HostBindings {
         }
         return out;
       });
+      case "kafka-admin describe-cluster" -> args -> kafka(() ->
+          cluster(caps.admin().describeCluster(strings(args[0]))));
       case "kafka-admin create-topic" -> args -> kafka(() -> {
         List<ConfigEntry> configs = new ArrayList<>();
         for (Object item : (List<?>) args[3]) {

@@ -63,7 +63,7 @@ class BrokerFailureTest {
         Plan plan = plans.fromMarkers("C1", List.of(marker));
         String planJson = plans.render(plan);
         AtomicInteger killed = new AtomicInteger();
-        ApplyOptions options = new ApplyOptions(control, 3, false, false);
+        ApplyOptions options = ApplyOptions.of(control).withReplicationFactor(3);
         ApplyReport report;
         try {
           report =

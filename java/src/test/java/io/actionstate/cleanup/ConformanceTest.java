@@ -203,6 +203,46 @@ class ConformanceTest {
   }
 
   @Test
+  void theSuiteFailsAJavaHostThatHidesTheFactsOfReplication() {
+    Capabilities caps =
+        lying(
+            live(),
+            admin ->
+                new LyingAdmin(admin) {
+                  @Override
+                  public List<java.util.Optional<Capabilities.TopicMetadata>> describe(
+                      List<String> topics, List<String> names, boolean withOffsets)
+                      throws io.actionstate.cleanup.capability.KafkaFailure {
+                    List<java.util.Optional<Capabilities.TopicMetadata>> out = new ArrayList<>();
+                    for (var m : super.describe(topics, names, withOffsets)) {
+                      out.add(
+                          m.map(
+                              t ->
+                                  new Capabilities.TopicMetadata(
+                                      t.topic(), t.topicId(), t.partitions(), t.configs(),
+                                      t.offsets(), 0)));
+                    }
+                    return out;
+                  }
+
+                  @Override
+                  public Capabilities.ClusterDescription describeCluster(List<String> names)
+                      throws io.actionstate.cleanup.capability.KafkaFailure {
+                    List<Capabilities.ConfigEntry> none = new ArrayList<>();
+                    for (String name : names) {
+                      none.add(new Capabilities.ConfigEntry(name, java.util.Optional.empty()));
+                    }
+                    return new Capabilities.ClusterDescription(
+                        super.describeCluster(names).brokers(), none);
+                  }
+                });
+    List<Check> checks = run(caps, "live", null);
+    assertFailsCheck(checks, "describe gives the replication factor a topic was created with");
+    assertFailsCheck(
+        checks, "describe-cluster answers every requested broker config name in order");
+  }
+
+  @Test
   void theSuiteFailsAJavaHostThatReportsAMissingTopicAsAnError() {
     Capabilities caps =
         lying(
@@ -349,6 +389,12 @@ class ConformanceTest {
         List<String> topics, List<String> configNames, boolean withOffsets)
         throws io.actionstate.cleanup.capability.KafkaFailure {
       return honest.describe(topics, configNames, withOffsets);
+    }
+
+    @Override
+    public Capabilities.ClusterDescription describeCluster(List<String> configNames)
+        throws io.actionstate.cleanup.capability.KafkaFailure {
+      return honest.describeCluster(configNames);
     }
 
     @Override

@@ -53,15 +53,24 @@ class MessageTest {
   }
 
   @Test
-  void topicChangedInItsThreeForms() {
+  void topicChangedInItsFourForms() {
     assertEquals(
         "Kafka action-state topic t does not exist (checked before delete); expected ID A",
         plans.message(
             new CleanupError.TopicChanged(
                 "t", "checked before delete", "A", "", List.of(0, 1), List.of())));
     assertEquals(
-        "Kafka action-state topic t changed (ctx): expected ID A but found B; the topic may have"
-            + " been recreated",
+        "Kafka action-state topic t changed (ctx): expected ID ygFlQI50RqmgPT_6YH-HZw but found"
+            + " _dCxXk8LR-qHr1Z2nQkB9w; the topic may have been recreated",
+        plans.message(
+            new CleanupError.TopicChanged(
+                "t", "ctx", "ygFlQI50RqmgPT_6YH-HZw", "_dCxXk8LR-qHr1Z2nQkB9w", List.of(0),
+                List.of(0))));
+    // An expected ID that no Kafka topic can have is named as such, not as a recreated topic.
+    assertEquals(
+        "Kafka action-state topic t has topic ID B (ctx), but the expected ID A is not a Kafka"
+            + " topic ID (Kafka writes 16 bytes as 22 characters of URL-safe base64, as"
+            + " kafka-topics.sh --describe prints them), so it names no Kafka topic",
         plans.message(
             new CleanupError.TopicChanged("t", "ctx", "A", "B", List.of(0), List.of(0))));
     assertEquals(

@@ -42,13 +42,23 @@ public record Capabilities(Clock clock, Admin admin, Writers writers, Consumers 
   /** One partition's readable range: log start offset and last stable offset. */
   public record PartitionRange(int partition, long beginning, long end) {}
 
-  /** WIT {@code topic-metadata}. */
+  /**
+   * WIT {@code topic-metadata}; {@code replicationFactor} is the smallest number of assigned
+   * replicas over the partitions (0 without partitions).
+   */
   public record TopicMetadata(
       String topic,
       String topicId,
       List<Integer> partitions,
       List<ConfigEntry> configs,
-      List<PartitionRange> offsets) {}
+      List<PartitionRange> offsets,
+      int replicationFactor) {}
+
+  /**
+   * WIT {@code cluster-description}: the broker IDs, ascending, and one entry per requested
+   * configuration name as the broker with the lowest ID reports it.
+   */
+  public record ClusterDescription(List<Integer> brokers, List<ConfigEntry> configs) {}
 
   /** WIT {@code offset-spec}. */
   public enum OffsetSpec {
@@ -61,6 +71,12 @@ public record Capabilities(Clock clock, Admin admin, Writers writers, Consumers 
     /** One element per topic, in order; empty when the topic does not exist. */
     List<Optional<TopicMetadata>> describe(
         List<String> topics, List<String> configNames, boolean withOffsets) throws KafkaFailure;
+
+    /**
+     * The brokers (DescribeCluster) and the named configuration entries of the one with the
+     * lowest ID (DescribeConfigs on its BROKER resource; skipped without names).
+     */
+    ClusterDescription describeCluster(List<String> configNames) throws KafkaFailure;
 
     /** {@code true} when created, {@code false} when it already existed. */
     boolean createTopic(

@@ -2,6 +2,7 @@ package io.actionstate.cleanup.kafka;
 
 import io.actionstate.cleanup.PartitionOffset;
 import io.actionstate.cleanup.capability.Capabilities.Admin;
+import io.actionstate.cleanup.capability.Capabilities.ClusterDescription;
 import io.actionstate.cleanup.capability.Capabilities.ConfigEntry;
 import io.actionstate.cleanup.capability.Capabilities.OffsetSpec;
 import io.actionstate.cleanup.capability.Capabilities.PartitionRange;
@@ -97,6 +98,15 @@ final class ClientAdmin implements Admin {
       List<String> topics, List<String> configNames, boolean withOffsets) throws KafkaFailure {
     try {
       return describeOnce(topics, configNames, withOffsets);
+    } catch (KafkaFailure e) {
+      throw stale(e);
+    }
+  }
+
+  @Override
+  public ClusterDescription describeCluster(List<String> configNames) throws KafkaFailure {
+    try {
+      return describeClusterOnce(configNames);
     } catch (KafkaFailure e) {
       throw stale(e);
     }
@@ -265,9 +275,62 @@ final class ClientAdmin implements Admin {
                   d.topicId().toString(),
                   partitions(d),
                   entries.getOrDefault(topic, List.of()),
-                  ranges.getOrDefault(topic, List.of()))));
+                  ranges.getOrDefault(topic, List.of()),
+                  replicationFactor(d))));
     }
     return out;
+  }
+
+  /** The smallest number of assigned replicas over the partitions (0 without partitions). */
+  private static int replicationFactor(TopicDescription d) {
+    int smallest = Integer.MAX_VALUE;
+    for (var p : d.partitions()) {
+      smallest = Math.min(smallest, p.replicas().size());
+    }
+    return d.partitions().isEmpty() ? 0 : smallest;
+  }
+
+  /**
+   * DescribeCluster, then (with names) DescribeConfigs of the broker with the lowest ID, which
+   * only that broker answers: CLUSTER_AUTHORIZATION_FAILED without DescribeConfigs on the
+   * cluster.
+   */
+  private ClusterDescription describeClusterOnce(List<String> configNames) throws KafkaFailure {
+    org.apache.kafka.clients.admin.Admin admin = admin();
+    java.util.TreeSet<Integer> ids = new java.util.TreeSet<>();
+    for (org.apache.kafka.common.Node node :
+        await(
+            admin
+                .describeCluster(
+                    new org.apache.kafka.clients.admin.DescribeClusterOptions()
+                        .timeoutMs(requestBoundMs))
+                .nodes())) {
+      ids.add(node.id());
+    }
+    List<Integer> brokers = List.copyOf(ids);
+    List<ConfigEntry> configs = new ArrayList<>();
+    if (configNames.isEmpty()) {
+      return new ClusterDescription(brokers, configs);
+    }
+    Config config = null;
+    if (!brokers.isEmpty()) {
+      ConfigResource broker =
+          new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(brokers.get(0)));
+      config =
+          await(
+              admin
+                  .describeConfigs(
+                      List.of(broker), new DescribeConfigsOptions().timeoutMs(requestBoundMs))
+                  .values()
+                  .get(broker));
+    }
+    for (String name : configNames) {
+      org.apache.kafka.clients.admin.ConfigEntry entry = config == null ? null : config.get(name);
+      configs.add(
+          new ConfigEntry(
+              name, entry == null ? Optional.empty() : Optional.ofNullable(entry.value())));
+    }
+    return new ClusterDescription(brokers, configs);
   }
 
   private static List<Integer> partitions(TopicDescription d) {
