@@ -81,6 +81,13 @@ fn verdict(check: core::recovery::RecoveryCheck) -> RecoveryVerdict {
     }
 }
 
+/// The poll indices of the records to replay. Never inlined, so that this loop over every
+/// record is not part of the large `next-batch` export function (see `accept_poll` in the core).
+#[inline(never)]
+fn record_indices(records: &[core::replay::ReplayedRecord]) -> Vec<u32> {
+    records.iter().map(|r| r.index).collect()
+}
+
 /// The host's consumer resource as the core's record source: polls without data, since the
 /// host keeps the records and hands the accepted ones to the runtime.
 struct HostSource(kafka_consumer::Consumer);
@@ -201,7 +208,7 @@ impl GuestRecoverySession for Session {
         let (session, kafka, source) = state.parts()?;
         let batch = session.next_batch(kafka, source, max_records)?;
         Ok(ReplayBatch {
-            records: batch.records.into_iter().map(|r| r.index).collect(),
+            records: record_indices(&batch.records),
             done: batch.done,
             progress: batch
                 .progress

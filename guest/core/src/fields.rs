@@ -2,6 +2,7 @@
 //! partition→offset objects that markers, plans and control records share. Every message names
 //! the object (`subject`, e.g. "Cleanup plan") and the field.
 
+use crate::decimal::push_decimal_str;
 use crate::json::{Value, excerpt};
 use crate::offsets::{MAX_OFFSET, MAX_PARTITION, PartitionOffsets};
 
@@ -202,17 +203,25 @@ pub fn parse_offsets(subject: &str, value: &Value) -> Result<PartitionOffsets, S
 
 /// Writes `{"0":10,"1":20}` (compact) or the pretty form at the given indent.
 pub fn write_offsets(out: &mut String, offsets: &PartitionOffsets, pretty_indent: Option<&str>) {
-    use std::fmt::Write as _;
     out.push('{');
     for (i, (partition, offset)) in offsets.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        // Writing to a String cannot fail.
-        let _ = match pretty_indent {
-            Some(indent) => write!(out, "\n{indent}  \"{partition}\" : {offset}"),
-            None => write!(out, "\"{partition}\":{offset}"),
+        if let Some(indent) = pretty_indent {
+            out.push('\n');
+            out.push_str(indent);
+            out.push_str("  ");
+        }
+        let separator = if pretty_indent.is_some() {
+            "\" : "
+        } else {
+            "\":"
         };
+        out.push('"');
+        push_decimal_str(out, u64::from(partition));
+        out.push_str(separator);
+        push_decimal_str(out, offset);
     }
     if let Some(indent) = pretty_indent {
         out.push('\n');

@@ -343,22 +343,7 @@ impl RecoverySession {
                 Err(e) => return Err(e.into()),
             };
             let polled = consumed.len();
-            let mut records = Vec::with_capacity(consumed.len());
-            let mut run: Option<Run> = None;
-            for (index, (partition, offset, flags)) in consumed.rows().enumerate() {
-                let index = u32::try_from(index).unwrap_or(u32::MAX);
-                let current = match run.as_mut() {
-                    Some(current) if current.partition == partition => current,
-                    _ => {
-                        replay.end_run(run.take());
-                        run.insert(replay.start_run(partition))
-                    }
-                };
-                if let Some(replayed) = replay.accept(&topic, index, current, offset, flags)? {
-                    records.push(replayed);
-                }
-            }
-            replay.end_run(run);
+            let records = replay.accept_poll(&topic, &consumed)?;
             replay.advance_from(&source.position()?);
             if replay.positions == before {
                 // An empty poll waited its whole timeout; a poll that returned only records past
@@ -447,6 +432,33 @@ impl Replay {
                 )
             })
             .collect()
+    }
+
+    /// The records of one poll to replay, in poll order; positions move past them.
+    ///
+    /// Never inlined: this is the loop over every polled record, and inlined into the rest of
+    /// `next_batch` it would sit in one large function. The JVM host compiles each guest
+    /// function into one JVM method, and HotSpot leaves methods over 8,000 bytes of bytecode to
+    /// its interpreter.
+    #[inline(never)]
+    fn accept_poll(&mut self, topic: &str, consumed: &PolledBatch) -> Result<Vec<ReplayedRecord>> {
+        let mut records = Vec::with_capacity(consumed.len());
+        let mut run: Option<Run> = None;
+        for (index, (partition, offset, flags)) in consumed.rows().enumerate() {
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            let current = match run.as_mut() {
+                Some(current) if current.partition == partition => current,
+                _ => {
+                    self.end_run(run.take());
+                    run.insert(self.start_run(partition))
+                }
+            };
+            if let Some(replayed) = self.accept(topic, index, current, offset, flags)? {
+                records.push(replayed);
+            }
+        }
+        self.end_run(run);
+        Ok(records)
     }
 
     /// A run of records of `partition` begins: its position and target are read once.

@@ -3,6 +3,7 @@ package io.actionstate.cleanup;
 import io.actionstate.cleanup.capability.Capabilities;
 import io.actionstate.cleanup.internal.GuestFault;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -100,8 +101,7 @@ public final class RecoverySession implements AutoCloseable {
           } catch (IndexOutOfBoundsException e) {
             throw new GuestFault("next-batch returned index " + index + " outside the poll", e);
           }
-          if (r.key() == null || r.keyText() == null
-              || (r.value() != null && r.valueText() == null)) {
+          if (!r.hasKey() || r.keyText() == null || (r.hasValue() && r.valueText() == null)) {
             throw new GuestFault(
                 "next-batch handed over the record at offset " + r.offset()
                     + " without a key or with bytes that are not UTF-8");
@@ -119,7 +119,11 @@ public final class RecoverySession implements AutoCloseable {
                 Wit.u64AsLong(p[1], "position"),
                 Wit.u64AsLong(p[2], "target")));
       }
-      return new ReplayBatch(List.copyOf(records), (Boolean) batch[1], List.copyOf(progress));
+      // Fresh lists that nothing else holds: wrapped, not copied (a batch has thousands).
+      return new ReplayBatch(
+          Collections.unmodifiableList(records),
+          (Boolean) batch[1],
+          Collections.unmodifiableList(progress));
     }
   }
 

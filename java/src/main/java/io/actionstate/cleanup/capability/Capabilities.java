@@ -134,12 +134,17 @@ public record Capabilities(Clock clock, Admin admin, Writers writers, Consumers 
   }
 
   /**
-   * One record of the latest poll as the client delivered it (null key or value: absent), with
-   * the texts of its key and value when they are present and valid UTF-8 (else {@code null}), so
-   * the records a replay hands out are decoded once, when polled.
+   * One record of the latest poll as the client delivered it: whether it has a key and a value
+   * (else the value is a tombstone), and their texts when they are present and valid UTF-8 (else
+   * {@code null}), so the records a replay hands out are decoded once, when polled.
    */
   public record PolledRecord(
-      int partition, long offset, byte[] key, byte[] value, String keyText, String valueText) {}
+      int partition,
+      long offset,
+      boolean hasKey,
+      boolean hasValue,
+      String keyText,
+      String valueText) {}
 
   /** WIT {@code kafka-consumer.consumer}. */
   public interface Consumer extends AutoCloseable {

@@ -11,7 +11,7 @@ import io.actionstate.cleanup.internal.AbiType.Record;
 import io.actionstate.cleanup.internal.AbiType.Str;
 import io.actionstate.cleanup.internal.AbiType.Variant;
 import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -229,34 +229,39 @@ public final class CanonicalAbi {
   }
 
   private static byte[] utf8(String text) {
-    try {
-      ByteBuffer encoded =
-          StandardCharsets.UTF_8
-              .newEncoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .encode(CharBuffer.wrap(text));
-      byte[] bytes = new byte[encoded.remaining()];
-      encoded.get(bytes);
-      return bytes;
-    } catch (CharacterCodingException e) {
-      int index = 0;
-      while (index < text.length()) {
-        int cp = text.codePointAt(index);
-        if (Character.isSurrogate((char) cp) && Character.charCount(cp) == 1) {
-          break;
-        }
-        index += Character.charCount(cp);
+    // The JDK's encoding (for a Latin-1 string an array copy) writes '?' for a lone surrogate
+    // instead of refusing it, so the text is searched for one only when the result could hide
+    // one: a '?' in the bytes, or non-ASCII characters (more bytes than characters).
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    if (bytes.length != text.length() || contains(bytes, (byte) '?')) {
+      int index = loneSurrogate(text);
+      if (index >= 0) {
+        throw new UnencodableStringException(
+            "the text has a lone UTF-16 surrogate at index " + index
+                + ", which is not a Unicode character");
       }
-      throw new UnencodableStringException(
-          "the text has a lone UTF-16 surrogate at index " + index
-              + ", which is not a Unicode character");
     }
+    return bytes;
+  }
+
+  private static boolean contains(byte[] bytes, byte wanted) {
+    for (byte b : bytes) {
+      if (b == wanted) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private String liftString(int pointer, int length) {
     int p = checkedPointer(pointer, length & 0xFFFF_FFFFL, 1);
     byte[] bytes = memory.readBytes(p, length);
+    // The JDK's decoder replaces what is not UTF-8 with U+FFFD; only a text holding U+FFFD is
+    // decoded again strictly, to tell a genuine U+FFFD from a broken guest.
+    String text = new String(bytes, StandardCharsets.UTF_8);
+    if (text.indexOf('\uFFFD') < 0) {
+      return text;
+    }
     try {
       return StandardCharsets.UTF_8
           .newDecoder()
@@ -308,10 +313,54 @@ public final class CanonicalAbi {
     long n = count & 0xFFFF_FFFFL;
     int p = checkedPointer(pointer, n * element.size(), element.alignment());
     List<Object> items = new ArrayList<>((int) n);
+    if (isPlain(element)) {
+      // Integers and records of integers (a plan's offsets): one copy out of the guest's
+      // memory, read from there, instead of one bounds-checked guest read per field.
+      ByteBuffer raw =
+          ByteBuffer.wrap(memory.readBytes(p, (int) (n * element.size())))
+              .order(ByteOrder.LITTLE_ENDIAN);
+      for (int i = 0; i < n; i++) {
+        items.add(loadPlain(element, raw, i * element.size()));
+      }
+      return items;
+    }
     for (int i = 0; i < n; i++) {
       items.add(load(element, p + i * element.size()));
     }
     return items;
+  }
+
+  /** Whether values of {@code type} hold only integers and bools (no pointers). */
+  private static boolean isPlain(AbiType type) {
+    if (type instanceof Prim) {
+      return true;
+    }
+    return type instanceof Record record && record.fields().stream().allMatch(CanonicalAbi::isPlain);
+  }
+
+  /** {@link #load} of a plain type (see {@link #isPlain}) from a copy of guest memory. */
+  private static Object loadPlain(AbiType type, ByteBuffer raw, int at) {
+    if (type instanceof Record record) {
+      Object[] fields = new Object[record.fields().size()];
+      for (int i = 0; i < fields.length; i++) {
+        fields[i] = loadPlain(record.fields().get(i), raw, at + record.fieldOffset(i));
+      }
+      return fields;
+    }
+    return switch ((Prim) type) {
+      case BOOL -> {
+        int b = raw.get(at);
+        if (b != 0 && b != 1) {
+          throw new GuestFault("the guest stored " + b + " as a bool");
+        }
+        yield b == 1;
+      }
+      case U8 -> (long) (raw.get(at) & 0xFF);
+      case U16 -> (long) (raw.getShort(at) & 0xFFFF);
+      case U32 -> raw.getInt(at) & 0xFFFF_FFFFL;
+      case S32 -> (long) raw.getInt(at);
+      case U64 -> raw.getLong(at);
+    };
   }
 
   // --- flat values ---------------------------------------------------------------------------

@@ -5,11 +5,6 @@ import io.actionstate.cleanup.capability.Capabilities.Consumer;
 import io.actionstate.cleanup.capability.Capabilities.PolledBatch;
 import io.actionstate.cleanup.capability.Capabilities.PolledRecord;
 import io.actionstate.cleanup.capability.KafkaFailure;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetDecoder;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -20,7 +15,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * {@code kafka-consumer.consumer} over one assign-only {@link KafkaConsumer}: read_committed,
@@ -32,9 +26,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * position, so positions always describe what the component has been handed.
  */
 final class ClientConsumer implements Consumer {
-  private final KafkaConsumer<byte[], byte[]> consumer;
+  /** Keys and values arrive as their texts ({@link Utf8Text}). */
+  private final KafkaConsumer<Object, Object> consumer;
   private final String topic;
-  private final ArrayDeque<ConsumerRecord<byte[], byte[]>> waiting = new ArrayDeque<>();
+  private final ArrayDeque<ConsumerRecord<Object, Object>> waiting = new ArrayDeque<>();
   private List<PolledRecord> latest = List.of();
 
   ClientConsumer(Map<String, Object> client, int requestBoundMs, String topic) throws KafkaFailure {
@@ -48,8 +43,7 @@ final class ClientConsumer implements Consumer {
     config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
     config.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, 10);
     try {
-      this.consumer =
-          new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      this.consumer = new KafkaConsumer<>(config, new Utf8Text(), new Utf8Text());
     } catch (RuntimeException e) {
       throw KafkaErrors.failure(e);
     }
@@ -76,7 +70,7 @@ final class ClientConsumer implements Consumer {
   @Override
   public List<PartitionOffset> position() throws KafkaFailure {
     Map<Integer, Long> firstWaiting = new HashMap<>();
-    for (ConsumerRecord<byte[], byte[]> r : waiting) {
+    for (ConsumerRecord<Object, Object> r : waiting) {
       firstWaiting.putIfAbsent(r.partition(), r.offset());
     }
     List<PartitionOffset> out = new ArrayList<>();
@@ -106,7 +100,7 @@ final class ClientConsumer implements Consumer {
     latest = List.of();
     if (waiting.isEmpty()) {
       try {
-        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(timeoutMs))) {
+        for (ConsumerRecord<Object, Object> r : consumer.poll(Duration.ofMillis(timeoutMs))) {
           waiting.add(r);
         }
       } catch (RuntimeException e) {
@@ -120,18 +114,13 @@ final class ClientConsumer implements Consumer {
     List<String> keys = withData ? new ArrayList<>(n) : List.of();
     List<String> values = withData ? new ArrayList<>(n) : List.of();
     List<PolledRecord> records = new ArrayList<>(n);
-    CharsetDecoder decoder =
-        StandardCharsets.UTF_8
-            .newDecoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT);
     for (int i = 0; i < n; i++) {
-      ConsumerRecord<byte[], byte[]> r = waiting.poll();
-      byte[] key = r.key();
-      byte[] value = r.value();
-      String keyText = key == null ? null : utf8(decoder, key);
-      String valueText = value == null ? null : utf8(decoder, value);
-      boolean valid = (key == null || keyText != null) && (value == null || valueText != null);
+      ConsumerRecord<Object, Object> r = waiting.poll();
+      Object key = r.key();
+      Object value = r.value();
+      String keyText = key instanceof String text ? text : null;
+      String valueText = value instanceof String text ? text : null;
+      boolean valid = key != Utf8Text.UNDECODABLE && value != Utf8Text.UNDECODABLE;
       partitions[i] = r.partition();
       offsets[i] = r.offset();
       flags[i] =
@@ -143,25 +132,12 @@ final class ClientConsumer implements Consumer {
         keys.add(valid ? keyText : null);
         values.add(valid ? valueText : null);
       }
-      records.add(new PolledRecord(r.partition(), r.offset(), key, value, keyText, valueText));
+      records.add(
+          new PolledRecord(
+              r.partition(), r.offset(), key != null, value != null, keyText, valueText));
     }
     latest = records;
     return new PolledBatch(partitions, offsets, flags, keys, values);
-  }
-
-  /** The text of {@code bytes}, or {@code null} when they are not strictly UTF-8. */
-  private static String utf8(CharsetDecoder decoder, byte[] bytes) {
-    // The JDK's decoder (vectorised for ASCII) replaces what is not UTF-8 with U+FFFD; only a
-    // text holding U+FFFD, rare and possibly genuine, is decoded again strictly.
-    String text = new String(bytes, StandardCharsets.UTF_8);
-    if (text.indexOf('\uFFFD') < 0) {
-      return text;
-    }
-    try {
-      return decoder.reset().decode(ByteBuffer.wrap(bytes)).toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
   }
 
   @Override

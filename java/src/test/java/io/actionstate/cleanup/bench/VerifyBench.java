@@ -31,10 +31,22 @@ public final class VerifyBench {
     Object run() throws Exception;
   }
 
-  /** Median, minimum and maximum of {@code runs} timed calls after {@code warmup} untimed ones. */
-  private static double[] measure(int warmup, int runs, Call call) throws Exception {
+  /**
+   * Least time spent warming up: HotSpot compiles the generated guest classes (about a megabyte
+   * of bytecode) on its compiler threads, which on a busy machine takes seconds; timing before
+   * that measures the bytecode interpreter, not warm code.
+   */
+  private static final long WARMUP_NANOS = 10_000_000_000L;
+
+  /**
+   * Median, minimum and maximum of {@code runs} timed calls after at least {@code warmup}
+   * untimed ones and {@code warmupNanos}.
+   */
+  private static double[] measure(int warmup, long warmupNanos, int runs, Call call)
+      throws Exception {
     Object sink = null;
-    for (int i = 0; i < warmup; i++) {
+    long warmStart = System.nanoTime();
+    for (int i = 0; i < warmup || System.nanoTime() - warmStart < warmupNanos; i++) {
       sink = call.run();
     }
     double[] ns = new double[runs];
@@ -108,13 +120,14 @@ public final class VerifyBench {
       String name = small ? "SPEC plan (2 partitions)" : "10,000-partition plan";
       int warm = (small ? 2000 : 50) * scale;
       int runs = (small ? 2001 : 101) * scale;
-      double[] ours = measure(warm, runs, () -> compiled.verify(text));
+      double[] ours = measure(warm, WARMUP_NANOS, runs, () -> compiled.verify(text));
       row(name + ": JVM `Plans.verify` (ahead-of-time compiled)", runs, ours);
       // The baseline does less than verify (no field rules, no canonical form), but it reads the
       // same characters and hashes the same bytes: the cost floor of any JSON-plus-digest check.
       double[] floor =
           measure(
               warm,
+              WARMUP_NANOS,
               runs,
               () -> {
                 JsonNode node = jackson.readTree(text);
@@ -127,7 +140,7 @@ public final class VerifyBench {
       if (cli != null) {
         int cliRuns = 31;
         row(name + ": Rust CLI `verify --plan`, process end to end", cliRuns,
-            measure(3, cliRuns, () -> runCli(cli, file)));
+            measure(3, 0, cliRuns, () -> runCli(cli, file)));
       }
     }
     System.out.printf(
