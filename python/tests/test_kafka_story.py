@@ -13,11 +13,12 @@ from action_state_cleanup import (
     Cleanup,
     ControlTopicReplication,
     InvalidArgument,
-    KafkaCapabilities,
     NewControlTopic,
     PartitionPreview,
     RecoveryRefused,
 )
+
+from action_state_cleanup._kafka_config import KafkaCapabilities
 
 from conftest import beginning_offsets, create_topic, delete_topic, produce, send, unique
 

@@ -12,7 +12,7 @@ from wasmtime.component import Component
 
 import action_state_cleanup as asc
 from action_state_cleanup import Cleanup, InvalidMarker, InvalidPlan, KafkaFailure
-from action_state_cleanup._kafka_config import kafka_uuid
+from action_state_cleanup._kafka_config import KafkaCapabilities, kafka_uuid
 
 SPEC_PLAN = """{
   "schemaVersion" : 1,
@@ -124,7 +124,7 @@ def test_interrupt_inside_a_capability_fails_the_call_cleanly(monkeypatch):
     def interrupted(self, topics, names, with_offsets):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(asc.KafkaCapabilities, "describe", interrupted)
+    monkeypatch.setattr(KafkaCapabilities, "describe", interrupted)
     with pytest.raises(KeyboardInterrupt):
         cleanup.snapshot_marker("orders")
     # The guest saw a kafka-error and returned normally: the instance is kept.

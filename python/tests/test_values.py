@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from wasmtime.component import Record
 
-import action_state_cleanup as asc
-from action_state_cleanup import Cleanup, InvalidPlan, _values
+from action_state_cleanup import Cleanup, InvalidPlan, _convert, _values
 from action_state_cleanup._component import record
 from action_state_cleanup._values import RecordColumns
 
@@ -119,7 +118,7 @@ def test_nested_lists_strings_enums_and_options_lift_like_wasmtime_py(offline: C
     assert plain(fast) == plain(reference)
     plan = offline.plan("C1", [marker({0: 10, 1: 20, 2: 30})])
     boundary = [record(partition=0, offset=5), record(partition=1, offset=20), record(partition=2, offset=1)]
-    advance = lambda: instance.call("plans", "check-advance", asc._plan_record(plan), boundary)  # noqa: E731
+    advance = lambda: instance.call("plans", "check-advance", _convert.plan_record(plan), boundary)  # noqa: E731
     fast, reference = both(advance)
     assert plain(fast) == plain(reference)
     assert fast[0] == "ok" and isinstance(fast[1], RecordColumns)
