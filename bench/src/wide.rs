@@ -513,16 +513,21 @@ fn wait_until_removed(topic: &str) -> R<()> {
     }
 }
 
-/// The plan of every partition of `topic` at `planned`, written where the CLI reads it.
-fn plan_file(bootstrap: &str, dir: &Path, topic: &str, size: u32) -> R<std::path::PathBuf> {
+/// The topic ID of `topic`, as the cluster describes it.
+fn topic_id(bootstrap: &str, topic: &str) -> R<String> {
     let mut kafka = KafkaClients::new(KafkaSettings::new(bootstrap))?;
-    let id = kafka
+    Ok(kafka
         .describe_topics(&[topic.to_owned()])?
         .into_iter()
         .next()
         .flatten()
         .ok_or_else(|| fail(format!("{topic} vanished")))?
-        .topic_id;
+        .topic_id)
+}
+
+/// The plan of every partition of `topic` at `planned`, written where the CLI reads it.
+fn plan_file(bootstrap: &str, dir: &Path, topic: &str, size: u32) -> R<std::path::PathBuf> {
+    let id = topic_id(bootstrap, topic)?;
     let offsets = (0..size).map(|p| (p, planned(p))).collect();
     let plan = Plan::new("bench-wide", topic, &id, offsets).map_err(|e| fail(e.to_string()))?;
     let path = dir.join(format!("{topic}.plan.json"));
@@ -549,14 +554,7 @@ fn queries(ctx: &Ctx, bootstrap: &str, dir: &Path, topic: &str, size: u32) -> R<
     if !output.status.success() {
         return Err(fail(format!("status failed: {status_text}")));
     }
-    let mut kafka = KafkaClients::new(KafkaSettings::new(bootstrap))?;
-    let id = kafka
-        .describe_topics(&[topic.to_owned()])?
-        .into_iter()
-        .next()
-        .flatten()
-        .ok_or_else(|| fail(format!("{topic} vanished")))?
-        .topic_id;
+    let id = topic_id(bootstrap, topic)?;
     let offsets: Vec<String> = (0..size)
         .map(|p| format!("\"{p}\":{}", planned(p)))
         .collect();

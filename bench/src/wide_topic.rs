@@ -9,9 +9,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewPartitions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::client::{Client, ClientContext, DefaultClientContext};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
+use rdkafka::metadata::MetadataPartition;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer as _};
 
 use crate::{R, fail};
@@ -125,28 +126,13 @@ fn wait_for_leaders(
     topic: &str,
     partitions: u32,
 ) -> R<()> {
-    let started = Instant::now();
-    loop {
-        let metadata = admin
-            .inner()
-            .fetch_metadata(Some(topic), Duration::from_secs(30))?;
-        let led = metadata
-            .topics()
-            .iter()
-            .find(|t| t.name() == topic)
-            .map_or(0, |t| {
-                t.partitions().iter().filter(|p| p.leader() >= 0).count()
-            });
-        if led == usize::try_from(partitions)? {
-            return Ok(());
-        }
-        if started.elapsed() > Duration::from_secs(300) {
-            return Err(fail(format!(
-                "{topic}: {led} of {partitions} partitions have a leader after 300 s"
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    await_metadata(
+        admin.inner(),
+        topic,
+        partitions,
+        |p| p.leader() >= 0,
+        "have a leader",
+    )
 }
 
 /// Waits until the producer's own metadata shows all `partitions` of `topic`: the admin client
@@ -154,22 +140,38 @@ fn wait_for_leaders(
 /// broker that had not yet learned of the partitions added last refuses to send to them
 /// ("Unknown partition", seen at 10,000 partitions created in two requests).
 fn await_partitions(producer: &BaseProducer, topic: &str, partitions: u32) -> R<()> {
+    await_metadata(
+        producer.client(),
+        topic,
+        partitions,
+        |_| true,
+        "are known to the producer",
+    )
+}
+
+/// Asks `client` for `topic`'s metadata until `partitions` of its partitions pass `ready`
+/// (at most 300 s).
+fn await_metadata<C: ClientContext>(
+    client: &Client<C>,
+    topic: &str,
+    partitions: u32,
+    ready: fn(&MetadataPartition) -> bool,
+    what: &str,
+) -> R<()> {
     let started = Instant::now();
     loop {
-        let metadata = producer
-            .client()
-            .fetch_metadata(Some(topic), Duration::from_secs(30))?;
+        let metadata = client.fetch_metadata(Some(topic), Duration::from_secs(30))?;
         let seen = metadata
             .topics()
             .iter()
             .find(|t| t.name() == topic)
-            .map_or(0, |t| t.partitions().len());
+            .map_or(0, |t| t.partitions().iter().filter(|p| ready(p)).count());
         if seen == usize::try_from(partitions)? {
             return Ok(());
         }
         if started.elapsed() > Duration::from_secs(300) {
             return Err(fail(format!(
-                "{topic}: the producer sees {seen} of {partitions} partitions after 300 s"
+                "{topic}: {seen} of {partitions} partitions {what} after 300 s"
             )));
         }
         std::thread::sleep(Duration::from_millis(500));
