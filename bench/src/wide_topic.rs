@@ -187,7 +187,9 @@ pub fn fill(bootstrap: &str, topic: &str, partitions: u32, records: u64) -> R<()
         .set("linger.ms", "100")
         .set("queue.buffering.max.kbytes", "262144")
         .set("queue.buffering.max.messages", "1000000")
-        .set("message.timeout.ms", "900000")
+        // 45 minutes: 10,000 partitions × 20 records at replication factor 3 took longer than 15
+        // on the shared 2-core machine (the flush timed out); a slow fill is not a result.
+        .set("message.timeout.ms", "2700000")
         .create()?;
     await_partitions(&producer, topic, partitions)?;
     // Partition by partition: each partition's records form one batch, and one produce request
@@ -224,7 +226,7 @@ pub fn fill(bootstrap: &str, topic: &str, partitions: u32, records: u64) -> R<()
         }
         producer.poll(Duration::ZERO);
     }
-    producer.flush(Duration::from_secs(900))?;
+    producer.flush(Duration::from_secs(2700))?;
     Ok(())
 }
 
