@@ -1,5 +1,6 @@
 //! The client's errors mapped once to the WIT `kafka-error` cases (as the core's `HostError`),
-//! keeping the code, its name and the client's message. No retry, no interpretation.
+//! keeping the code, its name and the client's message: librdkafka's own codes by this host's
+//! table, Kafka's protocol codes by the core's. No retry, no interpretation.
 
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as C};
 
