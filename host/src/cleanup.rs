@@ -32,8 +32,9 @@ mod bindings {
 }
 
 pub use bindings::action_state::cleanup::types::{
-    BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError, KafkaFailure,
-    PartitionOffset, Plan, RecoveryMarker, Status, VersionedMarker,
+    BoundaryRegression, BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError,
+    KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange,
+    VersionedMarker,
 };
 use bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,

@@ -3,6 +3,7 @@
 
 pub mod cleanup;
 pub mod engine;
+pub mod error_kind;
 pub mod failpoint;
 pub mod kafka;
 #[cfg(feature = "testing")]

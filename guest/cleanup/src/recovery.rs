@@ -92,7 +92,10 @@ fn record_indices(records: &[core::replay::ReplayedRecord]) -> Vec<u32> {
 /// host keeps the records and hands the accepted ones to the runtime.
 struct HostSource(kafka_consumer::Consumer);
 
+/// A consumer error as a failed step. The replay consumer is not driven through the policy, so
+/// its errors take the core's case for their protocol code here, as the policy's do.
 fn kafka(operation: &str, cause: core::capabilities::HostError) -> core::KafkaError {
+    let cause = cause.classified();
     core::KafkaError {
         operation: operation.into(),
         message: format!("{cause} ({})", cause.kind.name()),

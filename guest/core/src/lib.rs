@@ -8,12 +8,14 @@
 pub mod apply;
 pub mod boundary;
 pub mod capabilities;
+pub mod classified;
 pub mod control;
 pub mod decimal;
 pub mod decode;
 pub mod error;
 pub mod fields;
 pub mod json;
+pub mod kafka_codes;
 pub mod marker;
 pub mod marker_file;
 pub mod offsets;

@@ -5,6 +5,7 @@
 //! operations the apply and recovery protocols are written against.
 
 use crate::capabilities::{CapResult, Capabilities, Consumer, ErrorKind, HostError, Writer};
+use crate::classified::Classified;
 use crate::control::ControlEntry;
 use crate::error::{CleanupError, KafkaError, Result};
 use crate::offsets::PartitionOffsets;
@@ -136,13 +137,15 @@ struct ControlWriter<W> {
 
 /// `KafkaOps` over plain capabilities.
 pub struct Policy<C: Capabilities> {
-    caps: C,
+    /// The host's capabilities, their errors classified by the core's table of protocol codes
+    /// before any rule here reads a case (`kafka_codes`).
+    caps: Classified<C>,
     /// The transactional writer of the control topic this run fenced.
-    control_writer: Option<ControlWriter<C::Writer>>,
+    control_writer: Option<ControlWriter<Classified<C::Writer>>>,
     /// An idempotent writer, for records that need no fencing once the fenced one is gone.
-    plain_writer: Option<C::Writer>,
+    plain_writer: Option<Classified<C::Writer>>,
     /// The consumer that reads the control topic, kept between reads.
-    control_reader: Option<(String, C::Consumer)>,
+    control_reader: Option<(String, Classified<C::Consumer>)>,
     /// Topics known to exist (created or waited for): metadata reaches every broker a little
     /// later, and an answer from a broker that has not seen one yet must not make it missing.
     known: Vec<String>,
@@ -158,7 +161,7 @@ pub struct Policy<C: Capabilities> {
 impl<C: Capabilities> Policy<C> {
     pub fn new(caps: C) -> Self {
         Policy {
-            caps,
+            caps: Classified(caps),
             control_writer: None,
             plain_writer: None,
             control_reader: None,
@@ -169,7 +172,7 @@ impl<C: Capabilities> Policy<C> {
     }
 
     pub fn capabilities(&mut self) -> &mut C {
-        &mut self.caps
+        &mut self.caps.0
     }
 
     /// Runs `call` until it succeeds, fails with a non-transient error, or the deadline passes
@@ -179,7 +182,7 @@ impl<C: Capabilities> Policy<C> {
         &mut self,
         operation: &str,
         what: &str,
-        call: impl FnMut(&mut C) -> CapResult<T>,
+        call: impl FnMut(&mut Classified<C>) -> CapResult<T>,
     ) -> KafkaResult<T> {
         self.retry_on(operation, what, false, call)
     }
@@ -191,7 +194,7 @@ impl<C: Capabilities> Policy<C> {
         operation: &str,
         what: &str,
         topic: &str,
-        call: impl FnMut(&mut C) -> CapResult<T>,
+        call: impl FnMut(&mut Classified<C>) -> CapResult<T>,
     ) -> KafkaResult<T> {
         let exists = self.seen.iter().chain(&self.known).any(|t| t == topic);
         self.retry_on(operation, what, exists, call)
@@ -202,7 +205,7 @@ impl<C: Capabilities> Policy<C> {
         operation: &str,
         what: &str,
         unknown_is_transient: bool,
-        mut call: impl FnMut(&mut C) -> CapResult<T>,
+        mut call: impl FnMut(&mut Classified<C>) -> CapResult<T>,
     ) -> KafkaResult<T> {
         let mut deadline = Deadline::start(&mut self.caps);
         loop {

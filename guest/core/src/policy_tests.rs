@@ -116,6 +116,74 @@ fn authentication_and_authorization_failures_end_at_once() {
     }
 }
 
+/// A host error that carries a Kafka protocol code under the case `kind`.
+fn with_code(kind: ErrorKind, code: i32, name: &str) -> crate::capabilities::HostError {
+    crate::capabilities::HostError {
+        kind,
+        code,
+        name: name.into(),
+        message: format!("simulated {name}"),
+    }
+}
+
+#[test]
+fn a_protocol_code_the_host_reports_as_other_is_retried_as_the_cores_table_says() {
+    // BROKER_NOT_AVAILABLE (8) is transport in the core's table, whatever the host mapped.
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().script = vec![(
+        "list_offsets",
+        1,
+        with_code(ErrorKind::Other, 8, "BROKER_NOT_AVAILABLE"),
+    )];
+    policy
+        .list_offsets("data", &[0], OffsetSpec::Latest)
+        .unwrap();
+    assert_eq!(cluster.borrow().count("list_offsets"), 2, "asked again");
+}
+
+#[test]
+fn a_protocol_code_wins_over_the_case_a_host_gave_it() {
+    // A host calling TOPIC_AUTHORIZATION_FAILED (29) a timeout must not be retried for it.
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().always = Some((
+        "*",
+        with_code(ErrorKind::Timeout, 29, "TOPIC_AUTHORIZATION_FAILED"),
+    ));
+    let failure = policy.describe_topics(&["data"]).unwrap_err();
+    assert!(!failure.retriable);
+    assert_eq!(
+        failure.cause.map(|c| (c.kind, c.code)),
+        Some((ErrorKind::Authorization, 29))
+    );
+    assert_eq!(cluster.borrow().count("describe"), 1, "asked once");
+}
+
+#[test]
+fn writer_and_consumer_errors_are_classified_too() {
+    // PRODUCER_FENCED (90) reported as other by an append is the fenced case the policy reads.
+    let (cluster, mut policy) = setup();
+    policy.fence_control(CONTROL).unwrap();
+    cluster.borrow_mut().always =
+        Some(("append", with_code(ErrorKind::Other, 90, "PRODUCER_FENCED")));
+    let appended = policy.append_control(CONTROL, "k", "v", true);
+    assert!(
+        matches!(appended, Err(AppendError::Fenced(_))),
+        "{appended:?}"
+    );
+    // NOT_LEADER_OR_FOLLOWER (6) reported as other by a poll is ridden out like a leader change.
+    let (cluster, mut policy) = setup();
+    cluster
+        .borrow_mut()
+        .push(CONTROL, 0, Some(b"a"), Some(b"1"));
+    cluster.borrow_mut().script = vec![(
+        "poll",
+        1,
+        with_code(ErrorKind::Other, 6, "NOT_LEADER_OR_FOLLOWER"),
+    )];
+    let entries = policy.read_control_log(CONTROL).unwrap();
+    assert_eq!(entries.len(), 1);
+}
+
 #[test]
 fn the_control_log_is_read_to_its_end_riding_out_transport_errors_and_markers() {
     let (cluster, mut policy) = setup();

@@ -82,7 +82,7 @@ impl Failure {
         };
         Failure {
             code,
-            kind: kind(error),
+            kind: error.kind(),
             message,
             hint: None,
             violations: None,
@@ -117,29 +117,5 @@ impl Failure {
             hint: None,
             violations: None,
         }
-    }
-}
-
-/// The stable name of an error case, as in the WIT, for `--json` output.
-pub fn kind(error: &CleanupError) -> &'static str {
-    match error {
-        CleanupError::InvalidPlan(_) => "invalid-plan",
-        CleanupError::InvalidMarker(_) => "invalid-marker",
-        CleanupError::InvalidArgument(_) => "invalid-argument",
-        CleanupError::BoundaryViolation(_) => "boundary-violation",
-        CleanupError::BoundaryRegression(_) => "boundary-regression",
-        CleanupError::TopicChanged(_) => "topic-changed",
-        CleanupError::UnsafeTopicConfig(_) => "unsafe-topic-config",
-        CleanupError::InvalidControlTopic(_) => "invalid-control-topic",
-        CleanupError::OffsetsUnavailable(_) => "offsets-unavailable",
-        CleanupError::DeleteUnverified(_) => "delete-unverified",
-        CleanupError::ControlTopicCorrupt(_) => "control-topic-corrupt",
-        CleanupError::RecoveryRefused(_) => "recovery-refused",
-        CleanupError::ConflictingPolicies(_) => "conflicting-policies",
-        CleanupError::Fenced(_) => "fenced",
-        CleanupError::ReplayStalled(_) => "replay-stalled",
-        CleanupError::ReplayRecordInvalid(_) => "replay-record-invalid",
-        CleanupError::Kafka(_) => "kafka",
-        CleanupError::InvalidSnapshot(_) => "invalid-snapshot",
     }
 }

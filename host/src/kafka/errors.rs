@@ -1,60 +1,37 @@
 //! The client's errors mapped once to the WIT `kafka-error` cases (as the core's `HostError`),
-//! keeping the code, its name and the client's message. No retry, no interpretation.
+//! keeping the code, its name and the client's message: librdkafka's own codes by this host's
+//! table, Kafka's protocol codes by the core's. No retry, no interpretation.
 
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as C};
 
 pub use action_state_core::capabilities::{ErrorKind, HostError};
+use action_state_core::kafka_codes::protocol_case;
 
 pub type KafkaResult<T> = Result<T, HostError>;
 
-/// The case of a librdkafka code (broker codes are positive, the client's own negative).
+/// The case of a librdkafka code. Broker codes (positive) mean the same in every client, so
+/// the core's table classifies them (`action_state_core::kafka_codes`); this host maps only
+/// librdkafka's own codes (negative), as `wit/types.wit` lists them.
 pub fn kind_of(code: C) -> ErrorKind {
+    let number = code as i32;
+    if number > 0 {
+        return protocol_case(number).unwrap_or(ErrorKind::Other);
+    }
     match code {
         // librdkafka's ListOffsets answers a missing topic with _NOENT ("No leaders found").
-        C::UnknownTopicOrPartition
-        | C::UnknownTopicId
-        | C::UnknownTopic
-        | C::UnknownPartition
-        | C::NoEnt => ErrorKind::UnknownTopic,
-        C::TopicAuthorizationFailed
-        | C::GroupAuthorizationFailed
-        | C::ClusterAuthorizationFailed
-        | C::TransactionalIdAuthorizationFailed => ErrorKind::Authorization,
+        C::UnknownTopic | C::UnknownPartition | C::NoEnt => ErrorKind::UnknownTopic,
         // A failed TLS handshake (SSL) is an authentication error too, as in Kafka's Java
         // client (SslAuthenticationException): a bad certificate does not heal on retry.
-        C::SaslAuthenticationFailed
-        | C::UnsupportedSASLMechanism
-        | C::IllegalSASLState
-        | C::Authentication
-        | C::SSL => ErrorKind::Authentication,
-        C::RequestTimedOut | C::OperationTimedOut | C::MessageTimedOut | C::TimedOutQueue => {
-            ErrorKind::Timeout
-        }
-        C::NetworkException
-        | C::BrokerTransportFailure
+        C::Authentication | C::SSL => ErrorKind::Authentication,
+        C::OperationTimedOut | C::MessageTimedOut | C::TimedOutQueue => ErrorKind::Timeout,
+        C::BrokerTransportFailure
         | C::AllBrokersDown
         | C::Resolve
-        | C::BrokerNotAvailable
         | C::DestroyBroker
         | C::BrokerDestroy => ErrorKind::Transport,
-        C::NotLeaderForPartition
-        | C::LeaderNotAvailable
-        | C::CoordinatorLoadInProgress
-        | C::CoordinatorNotAvailable
-        | C::NotCoordinator
-        | C::NotEnoughReplicas
-        | C::NotEnoughReplicasAfterAppend
-        | C::FencedLeaderEpoch
-        | C::UnknownLeaderEpoch
-        | C::OffsetNotAvailable
-        | C::WaitingForCoordinator
-        | C::NoOffset => ErrorKind::NotLeader,
-        C::ProducerFenced | C::InvalidProducerEpoch | C::Fenced => ErrorKind::Fenced,
-        C::PolicyViolation
-        | C::InvalidPartitions
-        | C::InvalidReplicationFactor
-        | C::InvalidConfig => ErrorKind::PolicyViolation,
-        C::OffsetOutOfRange | C::AutoOffsetReset => ErrorKind::OffsetOutOfRange,
+        C::WaitingForCoordinator | C::NoOffset => ErrorKind::NotLeader,
+        C::Fenced => ErrorKind::Fenced,
+        C::AutoOffsetReset => ErrorKind::OffsetOutOfRange,
         _ => ErrorKind::Other,
     }
 }

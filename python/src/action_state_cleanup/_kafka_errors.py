@@ -8,15 +8,25 @@ from typing import Optional
 
 from confluent_kafka import KafkaError, KafkaException
 
-#: WIT case -> the codes that map to it (Kafka protocol codes and librdkafka's negative ones),
-#: exactly as `types.kafka-error` lists them.
+#: WIT case -> the codes that map to it, exactly as `types.kafka-error` lists them
+#: (tests/test_error_tables.py checks it): Kafka protocol codes (positive), which the component
+#: also classifies itself, and librdkafka's own (negative), which only this host knows.
 CASES = {
     # _NOENT: confluent-kafka's ListOffsets found no leader because the topic does not exist.
     "unknown-topic": (3, 100, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION, KafkaError._NOENT),
     "authorization": (29, 30, 31, 53),
-    "authentication": (58, 33, 34, KafkaError._AUTHENTICATION),
-    "timeout": (7, KafkaError._TIMED_OUT, KafkaError._MSG_TIMED_OUT),
-    "transport": (13, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE, KafkaError._DESTROY),
+    # _SSL: a failed TLS handshake does not heal on retry (Kafka's Java client: SslAuthenticationException).
+    "authentication": (58, 33, 34, KafkaError._AUTHENTICATION, KafkaError._SSL),
+    "timeout": (7, KafkaError._TIMED_OUT, KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT_QUEUE),
+    "transport": (
+        8,
+        13,
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError._RESOLVE,
+        KafkaError._DESTROY,
+        KafkaError._DESTROY_BROKER,
+    ),
     "not-leader": (6, 5, 14, 15, 16, 19, 20, 74, 75, 78, KafkaError._WAIT_COORD, KafkaError._NO_OFFSET),
     "fenced": (90, 47, KafkaError._FENCED),
     "policy-violation": (44, 37, 38, 40),

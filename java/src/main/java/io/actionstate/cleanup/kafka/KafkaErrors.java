@@ -22,7 +22,13 @@ import org.apache.kafka.common.protocol.Errors;
 public final class KafkaErrors {
   private KafkaErrors() {}
 
-  private static final Map<Errors, KafkaErrorKind> BY_CODE =
+  /**
+   * The protocol codes this host tells apart from {@code other}: exactly the positive codes
+   * {@code types.wit} lists (KafkaErrorsTableTest checks it). The component classifies these codes
+   * itself too; the host keeps them so that its own answers, which the conformance suite checks,
+   * already carry the case.
+   */
+  static final Map<Errors, KafkaErrorKind> BY_CODE =
       Map.ofEntries(
           Map.entry(Errors.UNKNOWN_TOPIC_OR_PARTITION, KafkaErrorKind.UNKNOWN_TOPIC),
           Map.entry(Errors.UNKNOWN_TOPIC_ID, KafkaErrorKind.UNKNOWN_TOPIC),
@@ -34,6 +40,7 @@ public final class KafkaErrors {
           Map.entry(Errors.UNSUPPORTED_SASL_MECHANISM, KafkaErrorKind.AUTHENTICATION),
           Map.entry(Errors.ILLEGAL_SASL_STATE, KafkaErrorKind.AUTHENTICATION),
           Map.entry(Errors.REQUEST_TIMED_OUT, KafkaErrorKind.TIMEOUT),
+          Map.entry(Errors.BROKER_NOT_AVAILABLE, KafkaErrorKind.TRANSPORT),
           Map.entry(Errors.NETWORK_EXCEPTION, KafkaErrorKind.TRANSPORT),
           Map.entry(Errors.NOT_LEADER_OR_FOLLOWER, KafkaErrorKind.NOT_LEADER),
           Map.entry(Errors.LEADER_NOT_AVAILABLE, KafkaErrorKind.NOT_LEADER),
