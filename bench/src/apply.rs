@@ -1,12 +1,12 @@
 //! Benchmark 2: the cost of one apply against the real broker — a fresh plan, a resumed plan (left
-//! COMMITTED by the CLI with `ASC_FAILPOINT=delete-records`) and an already-applied plan — counted
+//! COMMITTED: its COMMITTED record written by the control topic's fenced producer, as an apply
+//! stopped after its commit point leaves it) and an already-applied plan — counted
 //! at the capability boundary and on the wire, component (B) vs the same core natively (A), both
 //! against the floor (F, `floor.rs`): the same Kafka operations issued directly, no checks.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Instant;
 
 use action_state_cleanup::cleanup::{ApplyOptions, NoEvents};
@@ -173,29 +173,14 @@ fn apply(ctx: &Ctx, side: Side, plan: &str, control: &str, client_id: Option<&st
     }
 }
 
-/// Leaves `plan` COMMITTED: the CLI applies it with the delete-records failpoint on.
-fn leave_committed(ctx: &Ctx, plan: &PathBuf, control: &str) -> R<()> {
-    let output = Command::new(&ctx.cli)
-        .args(["apply", "--plan"])
-        .arg(plan)
-        .args([
-            "--bootstrap-servers",
-            ctx.bootstrap.as_deref().unwrap_or_default(),
-            "--control-topic",
-            control,
-        ])
-        .args(["-X", "client.id=asc-bench-prepare"])
-        .env("ASC_FAILPOINT", "delete-records")
-        .env("ASC_CACHE_DIR", &ctx.cache_dir)
-        .output()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.success() || !stderr.contains("COMMITTED") {
-        return Err(fail(format!(
-            "the failpoint apply did not leave the plan COMMITTED (status {}): {stderr}",
-            output.status
-        )));
-    }
-    Ok(())
+/// Leaves the plan `text` COMMITTED, as an apply that stopped after its commit point does.
+fn leave_committed(ctx: &Ctx, text: &str, control: &str) -> R<()> {
+    let plan = Plan::parse(text)
+        .map_err(|e| fail(e.to_string()))?
+        .into_fields();
+    let committed = render_value(Status::Committed, &plan);
+    let settings = settings(ctx, Some("asc-bench-prepare"))?;
+    floor::leave_committed(&settings, control, &plan.plan_id, &committed)
 }
 
 fn expect(outcome: &Outcome, wanted: &str, what: &str) -> R<()> {
@@ -236,8 +221,8 @@ fn scenario(
             Ok(outcome)
         }
         _ => {
-            let (text, path) = topics.next_plan(ctx, label)?;
-            leave_committed(ctx, &path, &topics.control)?;
+            let (text, _path) = topics.next_plan(ctx, label)?;
+            leave_committed(ctx, &text, &topics.control)?;
             let outcome = apply(ctx, side, &text, &topics.control, client_id)?;
             expect(&outcome, "Resumed", "apply of a COMMITTED plan")?;
             plans.insert("last", text);
@@ -629,8 +614,9 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
          already created by a first apply. Each apply uses fresh Kafka clients, as one CLI invocation \
          does (connection set-up included); only the apply call is timed. A = `action_state_core::apply` \
          natively over the host's `KafkaClients` capabilities (the same calls the component's imports \
-         make), B = `CleanupInstance::apply`. *Resumed*: the CLI first applied the plan with \
-         `ASC_FAILPOINT=delete-records`, leaving it COMMITTED. F = the floor of goal 2 on its own \
+         make), B = `CleanupInstance::apply`. *Resumed*: the plan was first left COMMITTED, its \
+         COMMITTED record written by the control topic's fenced producer as an apply stopped after \
+         its commit point leaves it. F = the floor of goal 2 on its own \
          data and control topics (same size, its plans advancing alike): the Kafka operations of \
          the apply issued directly through librdkafka with fresh clients and no checks, client \
          creation included — fresh: one metadata request for both topics, beginnings and ends of \

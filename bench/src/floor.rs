@@ -223,6 +223,20 @@ fn targets(before: &PartitionOffsets, range: &[(u32, u64, u64)]) -> Vec<(u32, u6
         .collect()
 }
 
+/// Writes `committed` to `control` as an apply that stopped right after its commit point left
+/// it: one transaction of the control topic's fenced producer. The resumed scenario's set-up
+/// (the measured CLI has no failpoints to stop an apply there).
+pub fn leave_committed(
+    settings: &KafkaSettings,
+    control: &str,
+    key: &str,
+    committed: &str,
+) -> R<()> {
+    let kafka = Clients::new(settings)?;
+    let fenced = kafka.producer(Some(&transactional_id(control)))?;
+    kafka.transaction(&fenced, control, (key, committed))
+}
+
 /// A fresh apply's operations: metadata, offsets, fencing plus one transactional record
 /// (COMMITTED), delete-records, one more record (APPLIED) through the same producer.
 pub fn fresh(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> R<Timing> {
