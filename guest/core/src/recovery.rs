@@ -358,9 +358,10 @@ fn check_recovery_with(
 /// What a recovery decision is read from, in one request: the data topic `topic` and, when
 /// the policy names one, the control topic (with its cleanup.policy), each with every
 /// partition's range (`None`: missing). Replaying the control log up to the end this answer
-/// gave (`replay_control`) then costs no other admin request. Kafka reads the data topic's
-/// ranges no later than the control topic's end: a delete they show was committed, and stable,
-/// before it was sent (SPEC §5), so the history read up to that end holds the commit.
+/// gave (`replay_control`) then costs no other admin request. A plan committed and deleted
+/// while the two are read may be missing from the history, as it could when they were read in
+/// turn: if the ranges show its delete, a restore below its boundary finds its offsets gone and
+/// is refused.
 pub fn describe_inputs(
     kafka: &mut dyn KafkaOps,
     topic: &str,
