@@ -30,9 +30,10 @@ use crate::{R, fail};
 /// Which floor operation stands for which capability of the core: the analysis compares the
 /// native side's time per capability with these. A capability without an entry here, or whose
 /// operations a scenario's floor does not run, is work the floor skips.
-pub const COUNTERPARTS: [(&str, &[&str]); 6] = [
+pub const COUNTERPARTS: [(&str, &[&str]); 7] = [
     ("inspect-topics", &["metadata"]),
     ("offset-range", &["list-offsets"]),
+    ("inspect-ranges", &["list-offsets"]),
     ("fence-control", &["init-transactions"]),
     ("append-control", &["transaction", "record"]),
     ("delete-records", &["delete-records"]),

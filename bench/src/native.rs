@@ -68,6 +68,14 @@ impl KafkaOps for NativeOps<'_> {
         self.run("inspect-topics", |p| p.inspect_topics(topics, names))
     }
 
+    fn inspect_ranges(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        self.run("inspect-ranges", |p| p.inspect_ranges(topics, names))
+    }
+
     fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
         self.run("describe-cluster", |p| p.describe_cluster(names))
     }
@@ -133,8 +141,32 @@ impl KafkaOps for NativeOps<'_> {
         self.run("delete-records", |p| p.delete_records(expected, before))
     }
 
+    /// Counted as `delete-records`: the describe each attempt follows is part of the step.
+    fn delete_described(
+        &mut self,
+        expected: &TopicDescription,
+        names: &[&str],
+        with_ranges: bool,
+        decide: &mut dyn FnMut(Option<&TopicState>) -> Result<PartitionOffsets, CleanupError>,
+    ) -> Result<PartitionOffsets, CleanupError> {
+        self.run("delete-records", |p| {
+            p.delete_described(expected, names, with_ranges, decide)
+        })
+    }
+
     fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>, CleanupError> {
         self.run("read-control-log", |p| p.read_control_log(topic))
+    }
+
+    fn read_control_range(
+        &mut self,
+        topic: &str,
+        beginning: u64,
+        end: u64,
+    ) -> Result<Vec<ControlEntry>, CleanupError> {
+        self.run("read-control-log", |p| {
+            p.read_control_range(topic, beginning, end)
+        })
     }
 
     fn pause(&mut self, ms: u32) {

@@ -4,7 +4,9 @@ use crate::boundary::check_advances;
 use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{AppendError, ConfigEntry, KafkaOps, TopicDescription, TopicState};
+use crate::ops::{
+    AppendError, ConfigEntry, KafkaOps, PartitionRange, TopicDescription, TopicState,
+};
 use crate::plan::Plan;
 use crate::replication::{self, ApplyWarning, ClusterFacts, MAX_DEFAULT_REPLICATION_FACTOR};
 use crate::topics::{
@@ -345,6 +347,18 @@ fn decide_and_act(
     }
 }
 
+/// Identity, partitions and configuration of `plan`'s data topic, from one inspection.
+fn check_data_state(plan: &Plan, state: Option<&TopicState>, context: &str) -> Result<()> {
+    check_identity(
+        &plan.topic,
+        &plan.topic_id,
+        &plan.offsets.partitions(),
+        state.map(|s| &s.description),
+        context,
+    )?;
+    check_data_topic_config(&plan.topic, state.map_or(&[], |s| s.configs.as_slice()))
+}
+
 fn report(plan: &Plan, outcome: ApplyOutcome, status: Option<Status>) -> ApplyReport {
     ApplyReport {
         plan_id: plan.plan_id.clone(),
@@ -387,15 +401,7 @@ impl Session<'_> {
 
     /// Identity, partitions and configuration of the data topic, from one inspection.
     fn check_data_state(&self, state: Option<&TopicState>, context: &str) -> Result<()> {
-        let plan = self.plan;
-        check_identity(
-            &plan.topic,
-            &plan.topic_id,
-            &plan.offsets.partitions(),
-            state.map(|s| &s.description),
-            context,
-        )?;
-        check_data_topic_config(&plan.topic, state.map_or(&[], |s| s.configs.as_slice()))
+        check_data_state(self.plan, state, context)
     }
 
     /// Checks the data topic and validates (or, when allowed, creates) the control topic in one
@@ -597,51 +603,25 @@ impl Session<'_> {
         Ok(history)
     }
 
-    /// Every plan offset must lie within what Kafka can serve now: [beginning, end].
+    /// Every plan offset must lie within what Kafka can serve now: [beginning, end]. The
+    /// ranges come from the describe the permission probe follows, so one request both shows
+    /// them and confirms the identity the probe needs.
     fn preview(&mut self, history: &ControlHistory) -> Result<Vec<PartitionPreview>> {
         let plan = self.plan;
-        let partitions = plan.offsets.partitions();
-        let ranges = self
-            .kafka
-            .offset_range(&plan.topic, &partitions)
-            .map_err(CleanupError::Kafka)?;
-        let beginnings: PartitionOffsets = ranges.iter().map(|(p, b, _)| (*p, *b)).collect();
-        let ends: PartitionOffsets = ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
         let mut target = history.boundary();
         for (partition, offset) in plan.offsets.iter() {
             target.insert(partition, target.get(partition).unwrap_or(0).max(offset));
         }
-        let mut preview = Vec::with_capacity(partitions.len());
-        for (partition, requested) in plan.offsets.iter() {
-            let beginning = beginnings.get(partition);
-            let end = ends.get(partition);
-            let (Some(beginning), Some(end)) = (beginning, end) else {
-                return Err(unavailable(plan, partition, requested, beginning, end));
-            };
-            if requested < beginning || requested > end {
-                return Err(unavailable(
-                    plan,
-                    partition,
-                    requested,
-                    Some(beginning),
-                    Some(end),
-                ));
-            }
-            let boundary = target.get(partition).unwrap_or(requested);
-            preview.push(PartitionPreview {
-                partition,
-                beginning,
-                boundary,
-                end,
-                records_to_delete: boundary.saturating_sub(beginning),
-            });
-        }
+        let mut preview = Vec::new();
         // A user who cannot finish an apply must never leave a binding boundary behind: probe
         // the DeleteRecords permission now, with a delete at the current beginnings (it
         // deletes nothing), before anything durable happens.
-        let probe: PartitionOffsets = preview.iter().map(|p| (p.partition, p.beginning)).collect();
+        let mut probe = |state: Option<&TopicState>| -> Result<PartitionOffsets> {
+            preview = partition_previews(plan, &target, state.map_or(&[], |s| &s.ranges))?;
+            Ok(preview.iter().map(|p| (p.partition, p.beginning)).collect())
+        };
         self.kafka
-            .delete_records(&self.identity(), &probe)
+            .delete_described(&self.identity(), &[], true, &mut probe)
             .map_err(|error| match error {
                 CleanupError::Kafka(error) => CleanupError::Kafka(KafkaError {
                     operation: "delete-records (permission probe before commit)".into(),
@@ -709,8 +689,15 @@ impl Session<'_> {
     fn delete_and_mark_applied(&mut self, history: &mut ControlHistory) -> Result<ApplyReport> {
         let plan = self.plan;
         let target = history.boundary();
-        self.check_data_topic("checked immediately before delete")?;
-        let beginnings = self.kafka.delete_records(&self.identity(), &target)?;
+        // The data topic's check before the delete is the describe the request follows.
+        let identity = self.identity();
+        let mut checked_target = |state: Option<&TopicState>| -> Result<PartitionOffsets> {
+            check_data_state(plan, state, "checked immediately before delete")?;
+            Ok(target.clone())
+        };
+        let beginnings =
+            self.kafka
+                .delete_described(&identity, &CHECKED_CONFIGS, false, &mut checked_target)?;
         for (partition, wanted) in target.iter() {
             let beginning = beginnings.get(partition);
             if beginning.is_none_or(|b| b < wanted) {
@@ -757,6 +744,43 @@ impl Session<'_> {
             warnings: Vec::new(),
         })
     }
+}
+
+/// Each plan partition as the review shows it, from the data topic's live `ranges`; refused
+/// when a plan offset lies outside what Kafka can serve.
+fn partition_previews(
+    plan: &Plan,
+    target: &PartitionOffsets,
+    ranges: &[PartitionRange],
+) -> Result<Vec<PartitionPreview>> {
+    let beginnings: PartitionOffsets = ranges.iter().map(|(p, b, _)| (*p, *b)).collect();
+    let ends: PartitionOffsets = ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
+    let mut preview = Vec::with_capacity(plan.offsets.len());
+    for (partition, requested) in plan.offsets.iter() {
+        let beginning = beginnings.get(partition);
+        let end = ends.get(partition);
+        let (Some(beginning), Some(end)) = (beginning, end) else {
+            return Err(unavailable(plan, partition, requested, beginning, end));
+        };
+        if requested < beginning || requested > end {
+            return Err(unavailable(
+                plan,
+                partition,
+                requested,
+                Some(beginning),
+                Some(end),
+            ));
+        }
+        let boundary = target.get(partition).unwrap_or(requested);
+        preview.push(PartitionPreview {
+            partition,
+            beginning,
+            boundary,
+            end,
+            records_to_delete: boundary.saturating_sub(beginning),
+        });
+    }
+    Ok(preview)
 }
 
 fn unavailable(

@@ -260,8 +260,9 @@ fn unsafe_data_topic_configuration_is_refused_before_commit() {
 #[test]
 fn configuration_is_rechecked_immediately_before_commit() {
     let mut kafka = FakeKafka::new();
-    // Call 1 is the initial data check, call 2 the control topic, call 3 right before commit.
-    kafka.fail_on("describe_configs", 3, Fault::SetPolicy("compact".into()));
+    // Call 1 is the initial data check, call 2 the control topic, call 3 the preview's ranges
+    // (no configuration asked), call 4 right before commit.
+    kafka.fail_on("describe_configs", 4, Fault::SetPolicy("compact".into()));
     assert!(matches!(
         run(&mut kafka, &plan("rp", 10, 20)),
         Err(CleanupError::UnsafeTopicConfig(_))
@@ -272,7 +273,8 @@ fn configuration_is_rechecked_immediately_before_commit() {
 #[test]
 fn configuration_is_rechecked_before_and_after_delete() {
     let mut kafka = FakeKafka::new();
-    kafka.fail_on("describe_configs", 4, Fault::SetPolicy("compact".into()));
+    // Call 5 is the describe the delete follows, call 6 the check after it.
+    kafka.fail_on("describe_configs", 5, Fault::SetPolicy("compact".into()));
     let p = plan("rp", 10, 20);
     assert!(matches!(
         run(&mut kafka, &p),
@@ -284,7 +286,7 @@ fn configuration_is_rechecked_before_and_after_delete() {
     );
 
     let mut kafka = FakeKafka::new();
-    kafka.fail_on("describe_configs", 5, Fault::SetPolicy("compact".into()));
+    kafka.fail_on("describe_configs", 6, Fault::SetPolicy("compact".into()));
     assert!(matches!(
         run(&mut kafka, &p),
         Err(CleanupError::UnsafeTopicConfig(_))
@@ -302,12 +304,14 @@ fn configuration_is_rechecked_before_and_after_delete() {
 #[test]
 fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
     let p = plan("rp", 10, 20);
-    // describe_topics calls: 1 data and control together, 2 control after create, 3 before
-    // commit, 4 before delete, 5 after delete.
+    // describe_topics calls: 1 data and control together, 2 control after create, 3 the
+    // preview's ranges (the probe follows it), 4 before commit, 5 before delete (the delete
+    // follows it), 6 after delete.
     for (call, last_event) in [
         (3, "create:action-state-control"),
-        (4, "append:COMMITTED"),
-        (5, "delete:{0=10, 1=20}"),
+        (4, "create:action-state-control"),
+        (5, "append:COMMITTED"),
+        (6, "delete:{0=10, 1=20}"),
     ] {
         let mut kafka = FakeKafka::new();
         kafka.fail_on(

@@ -210,9 +210,31 @@ impl KafkaOps for FakeKafka {
                         .map_or(0, |t| t.replication_factor),
                     description,
                     configs: configs.next().unwrap_or_default(),
+                    ranges: Vec::new(),
                 })
             })
             .collect())
+    }
+
+    /// `inspect_topics`, then the ranges of the topics found: counted as one more
+    /// `list_offsets` call, so failpoints on offset reads still reach the protocols.
+    fn inspect_ranges(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        let mut states = self.inspect_topics(topics, names)?;
+        self.enter("list_offsets")?;
+        for state in states.iter_mut().flatten() {
+            if let Some(t) = self.topics.get(&state.description.topic) {
+                state.ranges = t
+                    .partitions
+                    .iter()
+                    .filter_map(|p| Some((*p, t.beginnings.get(*p)?, t.ends.get(*p)?)))
+                    .collect();
+            }
+        }
+        Ok(states)
     }
 
     fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
@@ -359,9 +381,39 @@ impl KafkaOps for FakeKafka {
             .collect())
     }
 
+    /// Describes (as `inspect_topics` or `inspect_ranges`), lets `decide` choose, then deletes
+    /// as `delete_records` does (which confirms the identity again).
+    fn delete_described(
+        &mut self,
+        expected: &TopicDescription,
+        names: &[&str],
+        with_ranges: bool,
+        decide: &mut dyn FnMut(Option<&TopicState>) -> crate::error::Result<PartitionOffsets>,
+    ) -> crate::error::Result<PartitionOffsets> {
+        let topic = expected.topic.as_str();
+        let found = if with_ranges {
+            self.inspect_ranges(&[topic], names)?
+        } else {
+            self.inspect_topics(&[topic], names)?
+        };
+        let before = decide(found.into_iter().next().flatten().as_ref())?;
+        self.delete_records(expected, &before)
+    }
+
     fn read_control_log(&mut self, topic: &str) -> crate::error::Result<Vec<ControlEntry>> {
         self.enter("read_control_log")?;
         Ok(self.control_log.get(topic).cloned().unwrap_or_default())
+    }
+
+    /// The whole log, like `read_control_log`: this fake's control logs are kept apart from
+    /// its topics' offsets, so the range a describe answered does not bound them.
+    fn read_control_range(
+        &mut self,
+        topic: &str,
+        _beginning: u64,
+        _end: u64,
+    ) -> crate::error::Result<Vec<ControlEntry>> {
+        self.read_control_log(topic)
     }
 
     fn pause(&mut self, ms: u32) {
@@ -547,8 +599,12 @@ pub mod caps {
         pub epochs: BTreeMap<String, u32>,
         /// Transactional ids of writers opened, `None` for idempotent ones, in order.
         pub opened: Vec<Option<String>>,
-        /// List-offsets answers leave out partition 0.
+        /// List-offsets answers (and the ranges of describe answers) leave out partition 0.
         pub drop_partition_zero: bool,
+        /// (describe call number, topic): that call answers the topic's metadata, then the
+        /// topic is deleted and recreated (as `recreate` does) before its offsets are read, so
+        /// the answer's ranges are the new topic's under the old ID.
+        pub recreate_before_offsets: Option<(u32, String)>,
         pub slept: Vec<u32>,
         /// `retrying` reports: (message, remaining ms, clock when reported).
         pub retried: Vec<(String, u64, u64)>,
@@ -789,6 +845,8 @@ pub mod caps {
         ) -> CapResult<Vec<Option<TopicMetadata>>> {
             let mut c = self.0.borrow_mut();
             c.enter("describe")?;
+            let call = c.count("describe");
+            let drop_zero = c.drop_partition_zero;
             let mut answer = Vec::new();
             for topic in topics {
                 if let Some(n) = c.hidden.get_mut(*topic)
@@ -803,32 +861,42 @@ pub mod caps {
                     *n = n.saturating_sub(1);
                     lagging
                 });
-                answer.push(c.topics.get(*topic).map(|t| {
-                    TopicMetadata {
-                        topic: (*topic).to_owned(),
-                        topic_id: t.topic_id.clone(),
-                        partitions: t.partitions.clone(),
-                        configs: names
+                let metadata = c.topics.get(*topic).map(|t| TopicMetadata {
+                    topic: (*topic).to_owned(),
+                    topic_id: t.topic_id.clone(),
+                    partitions: t.partitions.clone(),
+                    configs: names
+                        .iter()
+                        .map(|n| ConfigEntry {
+                            name: (*n).to_owned(),
+                            value: t.configs.get(*n).cloned().filter(|_| !configless),
+                        })
+                        .collect(),
+                    offsets: Vec::new(),
+                    replication_factor: t.replication_factor,
+                });
+                let recreated = c
+                    .recreate_before_offsets
+                    .take_if(|(n, t)| *n == call && t == topic)
+                    .is_some();
+                if recreated && let Some(t) = c.topics.get_mut(*topic) {
+                    t.topic_id = format!("{}-recreated", t.topic_id);
+                    t.beginnings = t.partitions.iter().map(|p| (*p, 0)).collect();
+                }
+                answer.push(metadata.map(|mut m| {
+                    if let Some(t) = c.topics.get(*topic).filter(|_| with_offsets) {
+                        m.offsets = t
+                            .partitions
                             .iter()
-                            .map(|n| ConfigEntry {
-                                name: (*n).to_owned(),
-                                value: t.configs.get(*n).cloned().filter(|_| !configless),
+                            .filter(|p| !(drop_zero && **p == 0))
+                            .map(|p| PartitionRange {
+                                partition: *p,
+                                beginning: t.beginnings.get(*p).unwrap_or(0),
+                                end: t.ends.get(*p).unwrap_or(0),
                             })
-                            .collect(),
-                        offsets: if with_offsets {
-                            t.partitions
-                                .iter()
-                                .map(|p| PartitionRange {
-                                    partition: *p,
-                                    beginning: t.beginnings.get(*p).unwrap_or(0),
-                                    end: t.ends.get(*p).unwrap_or(0),
-                                })
-                                .collect()
-                        } else {
-                            Vec::new()
-                        },
-                        replication_factor: t.replication_factor,
+                            .collect();
                     }
+                    m
                 }));
             }
             Ok(answer)

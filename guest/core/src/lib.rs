@@ -41,6 +41,8 @@ mod fake;
 mod policy_tests;
 #[cfg(test)]
 mod replay_tests;
+#[cfg(test)]
+mod round_trip_tests;
 
 pub use apply::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, Review, apply,

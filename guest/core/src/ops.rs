@@ -48,6 +48,9 @@ pub struct TopicState {
     pub configs: Vec<ConfigEntry>,
     /// The smallest replica count over its partitions.
     pub replication_factor: u16,
+    /// Every partition's range, ascending by partition, when asked for (`inspect_ranges`);
+    /// empty otherwise.
+    pub ranges: Vec<PartitionRange>,
 }
 
 /// What the cluster says about its brokers (`kafka-admin.cluster-description`).
@@ -66,6 +69,14 @@ pub trait KafkaOps {
     /// Describes topics (with each one's replica count) and reads their configuration in one
     /// round trip.
     fn inspect_topics(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>>;
+
+    /// `inspect_topics` with every partition's range (beginning, end) from the same round trip:
+    /// one call where a describe and two offset listings would be three.
+    fn inspect_ranges(
         &mut self,
         topics: &[&str],
         names: &[&str],
@@ -144,9 +155,34 @@ pub trait KafkaOps {
         before: &PartitionOffsets,
     ) -> crate::error::Result<PartitionOffsets>;
 
+    /// `delete_records` below offsets decided from the description each attempt is sent after:
+    /// every attempt describes `expected.topic` (with the configuration entries `names` and,
+    /// with `with_ranges`, every partition's range), hands the answer (`None`: the topic is
+    /// missing) to `decide`, which checks it and returns the offsets to delete below or
+    /// refuses, and sends the delete only once the identity is confirmed too. A retry describes
+    /// and decides again. `decide` is the caller's last check: the description it sees is the
+    /// one the request follows, with no other Kafka call between them.
+    fn delete_described(
+        &mut self,
+        expected: &TopicDescription,
+        names: &[&str],
+        with_ranges: bool,
+        decide: &mut dyn FnMut(Option<&TopicState>) -> crate::error::Result<PartitionOffsets>,
+    ) -> crate::error::Result<PartitionOffsets>;
+
     /// Reads every record of the single-partition control topic, from its beginning to the end
     /// offset captured when the read started. Records that are not text are corruption.
     fn read_control_log(&mut self, topic: &str) -> crate::error::Result<Vec<ControlEntry>>;
+
+    /// Reads the records of the single-partition control topic in [`beginning`, `end`): the
+    /// range a describe of the control topic answered (`inspect_ranges`), so a reader that
+    /// needs no fence before it reads makes no second request for it.
+    fn read_control_range(
+        &mut self,
+        topic: &str,
+        beginning: u64,
+        end: u64,
+    ) -> crate::error::Result<Vec<ControlEntry>>;
 
     /// Becomes the only writer of the control topic, fencing earlier writers.
     fn fence_control(&mut self, topic: &str) -> KafkaResult<()>;

@@ -361,23 +361,6 @@ impl<C: Capabilities> Policy<C> {
         }
     }
 
-    /// Describes `expected.topic` now and refuses it unless it is still the same physical topic.
-    fn confirm_identity(&mut self, expected: &TopicDescription, context: &str) -> Result<()> {
-        let found = self
-            .describe_known(&[&expected.topic], &[], false)?
-            .into_iter()
-            .next()
-            .flatten()
-            .map(description);
-        check_identity(
-            &expected.topic,
-            &expected.topic_id,
-            &expected.partitions,
-            found.as_ref(),
-            context,
-        )
-    }
-
     /// After a DeleteRecords step ran out of time: how long it was allowed, which partitions
     /// still begin below their target (one listing, not retried: the step already failed), and
     /// what to do about a delete this wide.
@@ -455,31 +438,45 @@ impl<C: Capabilities> Policy<C> {
         Ok(offset)
     }
 
-    /// Partition 0's beginning and end of the control topic; a missing answer is refused.
+    /// Partition 0's beginning and end of the control topic, from one describe (its range
+    /// comes with the partitions); a missing answer is refused. A topic this run saw or made
+    /// that a broker does not know yet is asked for again until the deadline.
     fn control_range(&mut self, topic: &str) -> KafkaResult<(u64, u64)> {
-        let what = format!("listing the offsets of control topic {topic}");
-        let earliest = self.retry_partitions("read-control-log", &what, topic, |c| {
-            c.list_offsets(topic, &[0], OffsetSpec::Earliest)
-        })?;
-        let latest = self.retry_partitions("read-control-log", &what, topic, |c| {
-            c.list_offsets(topic, &[0], OffsetSpec::Latest)
-        })?;
-        let find = |answer: &[(u32, u64)], which: &str| {
-            answer
+        let mut deadline = Deadline::start(&mut self.caps);
+        loop {
+            let found = self
+                .describe_known(&[topic], &[], true)?
+                .into_iter()
+                .next()
+                .flatten();
+            let Some(meta) = found else {
+                let exists = self.seen.iter().chain(&self.known).any(|t| t == topic);
+                if exists && deadline.wait(&mut self.caps) {
+                    continue;
+                }
+                return Err(KafkaError::new(
+                    "read-control-log",
+                    format!(
+                        "Kafka cleanup control topic {topic} does not exist; its history cannot be read"
+                    ),
+                    exists,
+                ));
+            };
+            return meta
+                .offsets
                 .iter()
-                .find(|(p, _)| *p == 0)
-                .map(|(_, o)| *o)
+                .find(|r| r.partition == 0)
+                .map(|r| (r.beginning, r.end))
                 .ok_or_else(|| {
                     KafkaError::new(
                         "read-control-log",
                         format!(
-                            "Kafka did not return the {which} offset of partition 0 of control topic {topic}; its history cannot be read"
+                            "Kafka did not return the offsets of partition 0 of control topic {topic}; its history cannot be read"
                         ),
                         true,
                     )
-                })
-        };
-        Ok((find(&earliest, "beginning")?, find(&latest, "end")?))
+                });
+        }
     }
 }
 
@@ -515,17 +512,20 @@ fn checked(
             }
             // Both lists are sorted now: a binary search per partition keeps a wide topic's
             // check n·log n.
-            if with_offsets
-                && meta.partitions.iter().any(|p| {
-                    meta.offsets
-                        .binary_search_by_key(p, |r| r.partition)
-                        .is_err()
+            let unanswered = with_offsets
+                .then(|| {
+                    meta.partitions.iter().find(|p| {
+                        meta.offsets
+                            .binary_search_by_key(*p, |r| r.partition)
+                            .is_err()
+                    })
                 })
-            {
+                .flatten();
+            if let Some(partition) = unanswered {
                 return Err(KafkaError::new(
                     "describe",
                     format!(
-                        "Kafka did not return the offsets of every partition of topic {}",
+                        "Kafka did not return the offsets of partition {partition} of topic {}",
                         meta.topic
                     ),
                     true,
@@ -541,6 +541,19 @@ fn description(meta: crate::capabilities::TopicMetadata) -> TopicDescription {
         topic: meta.topic,
         topic_id: meta.topic_id,
         partitions: meta.partitions,
+    }
+}
+
+/// A `describe` answer as the protocols read it: ranges only when offsets were asked for.
+fn state(mut meta: crate::capabilities::TopicMetadata) -> TopicState {
+    TopicState {
+        configs: std::mem::take(&mut meta.configs),
+        replication_factor: meta.replication_factor,
+        ranges: std::mem::take(&mut meta.offsets)
+            .into_iter()
+            .map(|r| (r.partition, r.beginning, r.end))
+            .collect(),
+        description: description(meta),
     }
 }
 
@@ -576,13 +589,19 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         Ok(self
             .describe_known(topics, names, false)?
             .into_iter()
-            .map(|meta| {
-                meta.map(|mut meta| TopicState {
-                    configs: std::mem::take(&mut meta.configs),
-                    replication_factor: meta.replication_factor,
-                    description: description(meta),
-                })
-            })
+            .map(|meta| meta.map(state))
+            .collect())
+    }
+
+    fn inspect_ranges(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        Ok(self
+            .describe_known(topics, names, true)?
+            .into_iter()
+            .map(|meta| meta.map(state))
             .collect())
     }
 
@@ -702,15 +721,41 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         expected: &TopicDescription,
         before: &PartitionOffsets,
     ) -> Result<PartitionOffsets> {
+        self.delete_described(expected, &[], false, &mut |_| Ok(before.clone()))
+    }
+
+    fn delete_described(
+        &mut self,
+        expected: &TopicDescription,
+        names: &[&str],
+        with_ranges: bool,
+        decide: &mut dyn FnMut(Option<&TopicState>) -> Result<PartitionOffsets>,
+    ) -> Result<PartitionOffsets> {
         let topic = expected.topic.as_str();
-        let what = format!("deleting records of {topic} on {} partitions", before.len());
-        let extra = (before.len() as u64).saturating_mul(DELETE_MS_PER_PARTITION);
+        // The allowance of a wide step: the plan's partitions, whatever each attempt decides.
+        let width = expected.partitions.len();
+        let what = format!("deleting records of {topic} on {width} partitions");
+        let extra = (width as u64).saturating_mul(DELETE_MS_PER_PARTITION);
         let mut deadline = Deadline::start_wide(&mut self.caps, FIRST_BACKOFF_MS, extra);
         loop {
             // A retry is a new decision: whatever failed before (an unknown topic, a timeout, a
             // lost connection, a moved leader), the topic may have been recreated meanwhile.
-            self.confirm_identity(expected, "immediately before DeleteRecords")?;
-            match self.caps.delete_records(topic, before) {
+            // The caller decides on this description, and the request follows it directly.
+            let found = self
+                .describe_known(&[topic], names, with_ranges)?
+                .into_iter()
+                .next()
+                .flatten()
+                .map(state);
+            let before = decide(found.as_ref())?;
+            check_identity(
+                &expected.topic,
+                &expected.topic_id,
+                &expected.partitions,
+                found.as_ref().map(|s| &s.description),
+                "immediately before DeleteRecords",
+            )?;
+            match self.caps.delete_records(topic, &before) {
                 Ok(answer) => return Ok(answer.into_iter().collect()),
                 // Unknown-topic too: a partition electing a leader answers it, and the identity
                 // check of the next attempt tells that from a topic that is really gone.
@@ -729,7 +774,7 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
                     if timed_out {
                         failed
                             .message
-                            .push_str(&self.still_pending(topic, before, &deadline));
+                            .push_str(&self.still_pending(topic, &before, &deadline));
                     }
                     return Err(failed.into());
                 }
@@ -739,6 +784,15 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
 
     fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>> {
         let (beginning, end) = self.control_range(topic)?;
+        self.read_control_range(topic, beginning, end)
+    }
+
+    fn read_control_range(
+        &mut self,
+        topic: &str,
+        beginning: u64,
+        end: u64,
+    ) -> Result<Vec<ControlEntry>> {
         let mut entries = Vec::new();
         if end <= beginning {
             return Ok(entries);

@@ -664,8 +664,8 @@ fn a_repeated_group_refusal_makes_the_control_read_wait_and_end_at_its_deadline(
 
 #[test]
 fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record() {
-    // The topic is recreated while the restore lists its beginnings (the request answers
-    // unknown-topic and is retried): the replay range would belong to the new topic, so the
+    // The topic is recreated between the restore's describe answering its metadata and its
+    // offsets: the replay range would belong to the new topic under the old ID, so the
     // identity is confirmed after the offsets are read, before any record is handed over.
     let (cluster, mut policy) = cleaned_data_topic();
     let policy_none = crate::recovery::RecoveryPolicy {
@@ -675,7 +675,8 @@ fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record
     };
     let mut session =
         crate::replay::RecoverySession::start(&mut policy, "data", policy_none).unwrap();
-    cluster.borrow_mut().recreate = Some(("list_offsets", 1, "data".into()));
+    // Describe 1 started the session; 2 is the restore's, with the ranges.
+    cluster.borrow_mut().recreate_before_offsets = Some((2, "data".into()));
     let mut source = crate::fake::FakeSource::default();
     source.record(0, 50, "k", Some("v"));
     let marker = crate::marker::Marker::Versioned(crate::marker::VersionedMarker {

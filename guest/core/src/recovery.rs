@@ -5,7 +5,7 @@ use crate::control::ControlHistory;
 use crate::error::{BoundaryViolation, CleanupError, RangeViolation, Result};
 use crate::marker::Marker;
 use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
-use crate::ops::{KafkaOps, OffsetSpec, TopicDescription};
+use crate::ops::{KafkaOps, TopicDescription, TopicState};
 use crate::planning::merge_minimum;
 use crate::topics::{CLEANUP_POLICY, check_control_topic, check_identity};
 
@@ -338,24 +338,67 @@ fn check_recovery_with(
 ) -> Result<RecoveryCheck> {
     check_policies(policy)?;
     let topic = data_topic(markers, policy)?;
-    let live = describe(kafka, &topic)?.ok_or_else(|| {
+    let (live, control) = describe_inputs(kafka, &topic, policy)?;
+    let live = live.ok_or_else(|| {
         CleanupError::InvalidArgument(format!("Kafka action-state topic {topic} does not exist"))
     })?;
-    if let Some(control) = &policy.control_topic {
-        *read = Some(read_history(kafka, control)?);
-    }
-    let decision = decide(markers, policy, &live, read.as_ref())?;
-    let partitions = decision.requested.partitions();
-    if partitions.is_empty() {
+    *read = replay_control(kafka, policy, control)?;
+    let decision = decide(markers, policy, &live.description, read.as_ref())?;
+    if decision.requested.is_empty() {
         return Ok(RecoveryCheck {
             decision,
             ranges: Vec::new(),
         });
     }
-    let beginnings = kafka.list_offsets(&topic, &partitions, OffsetSpec::Earliest)?;
-    let ends = kafka.list_offsets(&topic, &partitions, OffsetSpec::Latest)?;
+    let (beginnings, ends) = requested_ranges(&live, &decision.requested);
     let ranges = check_decided_ranges(&decision, policy, &beginnings, &ends)?;
     Ok(RecoveryCheck { decision, ranges })
+}
+
+/// What a recovery decision is read from, in one request: the data topic `topic` and, when
+/// the policy names one, the control topic (with its cleanup.policy), each with every
+/// partition's range (`None`: missing). Replaying the control log up to the end this answer
+/// gave (`replay_control`) then costs no other admin request. A plan committed and deleted
+/// while the two are read may be missing from the history, as it could when they were read in
+/// turn: if the ranges show its delete, a restore below its boundary finds its offsets gone and
+/// is refused.
+pub fn describe_inputs(
+    kafka: &mut dyn KafkaOps,
+    topic: &str,
+    policy: &RecoveryPolicy,
+) -> Result<(Option<TopicState>, Option<TopicState>)> {
+    let (topics, names) = match &policy.control_topic {
+        Some(control) => (vec![topic, control.as_str()], &[CLEANUP_POLICY][..]),
+        None => (vec![topic], &[][..]),
+    };
+    let mut states = kafka.inspect_ranges(&topics, names)?.into_iter();
+    Ok((states.next().flatten(), states.next().flatten()))
+}
+
+/// The policy's control history from the control topic `describe_inputs` described; `None`
+/// without a control topic.
+pub fn replay_control(
+    kafka: &mut dyn KafkaOps,
+    policy: &RecoveryPolicy,
+    control: Option<TopicState>,
+) -> Result<Option<ControlHistory>> {
+    match &policy.control_topic {
+        Some(name) => Ok(Some(replay_described(kafka, name, control)?)),
+        None => Ok(None),
+    }
+}
+
+/// Beginnings and ends of the `requested` partitions, from a described topic's ranges.
+pub fn requested_ranges(
+    live: &TopicState,
+    requested: &PartitionOffsets,
+) -> (PartitionOffsets, PartitionOffsets) {
+    let asked = |p: &u32| requested.get(*p).is_some();
+    let rows = live.ranges.iter().filter(|(p, _, _)| asked(p));
+    (
+        rows.clone().map(|(p, b, _)| (*p, *b)).collect(),
+        rows.map(|(p, _, e)| (*p, *e)).collect(),
+    )
 }
 
 /// The data topic to check: the configured one when the runtime names it (the decision table
@@ -378,27 +421,44 @@ fn data_topic(markers: &[Marker], policy: &RecoveryPolicy) -> Result<String> {
     })
 }
 
-fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {
-    Ok(kafka
-        .describe_topics(&[topic])?
+/// Validates an existing control topic (never creates one) and replays its log: one describe
+/// gives its identity, its cleanup.policy and the range the read covers.
+pub fn read_history(kafka: &mut dyn KafkaOps, control: &str) -> Result<ControlHistory> {
+    let state = kafka
+        .inspect_ranges(&[control], &[CLEANUP_POLICY])?
         .into_iter()
         .next()
-        .flatten())
+        .flatten();
+    replay_described(kafka, control, state)
 }
 
-/// Validates an existing control topic (never creates one) and replays its log.
-pub fn read_history(kafka: &mut dyn KafkaOps, control: &str) -> Result<ControlHistory> {
-    let description = describe(kafka, control)?.ok_or_else(|| {
+/// Validates the control topic as `inspect_ranges` described it (`None`: missing) and replays
+/// its log over the range that description gave.
+fn replay_described(
+    kafka: &mut dyn KafkaOps,
+    control: &str,
+    state: Option<TopicState>,
+) -> Result<ControlHistory> {
+    let state = state.ok_or_else(|| {
         CleanupError::RecoveryRefused(format!(
             "Kafka cleanup control topic {control} does not exist; apply a cleanup plan before enabling checkpoint-aligned cleanup during recovery"
         ))
     })?;
-    let configs = kafka.describe_configs(&[control], &[CLEANUP_POLICY])?;
-    check_control_topic(
-        control,
-        &description,
-        configs.first().map_or(&[], Vec::as_slice),
-    )?;
-    let entries = kafka.read_control_log(control)?;
+    check_control_topic(control, &state.description, &state.configs)?;
+    let (beginning, end) = state
+        .ranges
+        .iter()
+        .find(|(p, _, _)| *p == 0)
+        .map(|(_, b, e)| (*b, *e))
+        .ok_or_else(|| {
+            CleanupError::Kafka(crate::error::KafkaError::new(
+                "read-control-log",
+                format!(
+                    "Kafka did not return the offsets of partition 0 of control topic {control}; its history cannot be read"
+                ),
+                true,
+            ))
+        })?;
+    let entries = kafka.read_control_range(control, beginning, end)?;
     ControlHistory::replay(&entries)
 }

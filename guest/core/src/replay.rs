@@ -8,7 +8,8 @@ use crate::offsets::PartitionOffsets;
 use crate::ops::{KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
 use crate::planning::{merge_minimum, parse_markers};
 use crate::recovery::{
-    RecoveryCheck, RecoveryPolicy, check_decided_ranges, check_policies, decide, read_history,
+    RecoveryCheck, RecoveryPolicy, check_decided_ranges, check_policies, decide, describe_inputs,
+    replay_control, requested_ranges,
 };
 use crate::topics::check_identity;
 
@@ -225,24 +226,25 @@ impl RecoverySession {
                 options.poll_timeout_ms, options.stall_timeout_ms
             )));
         }
-        let live = self.verify_identity(kafka)?;
-        let history = match &self.policy.control_topic {
-            Some(control) => Some(read_history(kafka, control)?),
-            None => None,
-        };
-        let decision = decide(markers, &self.policy, &live, history.as_ref())?;
-        let partitions = decision.requested.partitions();
-        let (beginnings, ends) = if partitions.is_empty() {
-            (PartitionOffsets::new(), PartitionOffsets::new())
-        } else {
-            (
-                kafka.list_offsets(&self.topic, &partitions, OffsetSpec::Earliest)?,
-                kafka.list_offsets(&self.topic, &partitions, OffsetSpec::Latest)?,
-            )
-        };
-        // Confirmed after the offsets that bound the replay were read (their requests may have
-        // been retried through a missing topic): the range and the records are the same
-        // physical topic's, before any record is handed over.
+        // The data topic with its ranges and the control topic in one request, then the
+        // control log.
+        let (live, control) = describe_inputs(kafka, &self.topic, &self.policy)?;
+        check_identity(
+            &self.topic,
+            &self.identity.topic_id,
+            &self.identity.partitions,
+            live.as_ref().map(|l| &l.description),
+            WHILE_RUNNING,
+        )?;
+        let history = replay_control(kafka, &self.policy, control)?;
+        let decision = decide(markers, &self.policy, &self.identity, history.as_ref())?;
+        let (beginnings, ends) = live
+            .map(|live| requested_ranges(&live, &decision.requested))
+            .unwrap_or_default();
+        // Confirmed after the offsets that bound the replay were read (the topic may have been
+        // recreated between the answer's metadata and its offsets, or while they were asked
+        // again): the range and the records are the same physical topic's, before any record
+        // is handed over.
         self.verify_identity(kafka)?;
         let ranges = check_decided_ranges(&decision, &self.policy, &beginnings, &ends)?;
         let replay = Replay {

@@ -211,23 +211,28 @@ fn topic_change_while_running_is_refused_with_both_identities() {
 }
 
 #[test]
-fn identity_is_rechecked_immediately_before_offsets_are_read_and_after_replay() {
-    let (mut kafka, mut source) = setup();
-    let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
-    // describe_topics: 1 start, 2 restore, 3 before offsets.
-    kafka.fail_on(
-        "describe_topics",
-        3,
-        Fault::RecreateTopic("late-recreate".into()),
-    );
-    let error = session
-        .restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS)
-        .unwrap_err();
-    assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
-    assert!(
-        source.assignments.is_empty(),
-        "nothing assigned after a failed check"
-    );
+fn identity_is_rechecked_with_the_offsets_after_they_are_read_and_after_replay() {
+    // describe_topics: 1 start, 2 restore (with the ranges), 3 after the ranges were read.
+    for call in [2, 3] {
+        let (mut kafka, mut source) = setup();
+        let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();
+        kafka.fail_on(
+            "describe_topics",
+            call,
+            Fault::RecreateTopic("late-recreate".into()),
+        );
+        let error = session
+            .restore(&mut kafka, &mut source, &[marker(0, 0)], OPTIONS)
+            .unwrap_err();
+        assert!(
+            matches!(error, CleanupError::TopicChanged(_)),
+            "call {call}: {error}"
+        );
+        assert!(
+            source.assignments.is_empty(),
+            "call {call}: nothing assigned after a failed check"
+        );
+    }
 
     let (mut kafka, mut source) = setup();
     let mut session = RecoverySession::start(&mut kafka, DATA, standard()).unwrap();

@@ -4,7 +4,7 @@ use crate::control::ControlRecord;
 use crate::error::Result;
 use crate::marker::VersionedMarker;
 use crate::offsets::PartitionOffsets;
-use crate::ops::{KafkaOps, OffsetSpec};
+use crate::ops::KafkaOps;
 use crate::recovery::read_history;
 
 /// Live state of one data-topic partition.
@@ -59,18 +59,20 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
     history.check_dedicated(&plan.topic, &plan.topic_id, &partitions)?;
     report.topic = Some(plan.topic.clone());
     report.topic_id = Some(plan.topic_id.clone());
+    // Identity and ranges in one request.
     let live = kafka
-        .describe_topics(&[&plan.topic])?
+        .inspect_ranges(&[&plan.topic], &[])?
         .into_iter()
         .next()
         .flatten();
     let Some(live) = live else {
         return Ok(report);
     };
-    report.live_topic_id = Some(live.topic_id.clone());
-    let beginnings = kafka.list_offsets(&plan.topic, &live.partitions, OffsetSpec::Earliest)?;
-    let ends = kafka.list_offsets(&plan.topic, &live.partitions, OffsetSpec::Latest)?;
+    report.live_topic_id = Some(live.description.topic_id.clone());
+    let beginnings: PartitionOffsets = live.ranges.iter().map(|(p, b, _)| (*p, *b)).collect();
+    let ends: PartitionOffsets = live.ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
     report.live = live
+        .description
         .partitions
         .iter()
         .map(|&p| LivePartition {
@@ -80,7 +82,7 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
             boundary: report.boundary.get(p).unwrap_or(0),
         })
         .collect();
-    if live.topic_id == plan.topic_id {
+    if live.description.topic_id == plan.topic_id {
         let past: Vec<(u32, u64, u64)> = report
             .live
             .iter()
@@ -118,10 +120,11 @@ pub fn broken_history(
     ))
 }
 
-/// The versioned marker of `topic` as of now: its ID and the end offset of every partition.
+/// The versioned marker of `topic` as of now: its ID and the end offset of every partition,
+/// from one describe.
 pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<VersionedMarker> {
-    let live = kafka
-        .describe_topics(&[topic])?
+    let state = kafka
+        .inspect_ranges(&[topic], &[])?
         .into_iter()
         .next()
         .flatten()
@@ -130,7 +133,8 @@ pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Versione
                 "Kafka topic {topic} does not exist"
             ))
         })?;
-    let ends = kafka.list_offsets(topic, &live.partitions, OffsetSpec::Latest)?;
+    let ends: PartitionOffsets = state.ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
+    let live = state.description;
     if !ends.has_partitions(&live.partitions) {
         return Err(crate::error::CleanupError::kafka(
             "list-offsets",
