@@ -227,6 +227,21 @@ impl<C: Capabilities> Policy<C> {
         }
     }
 
+    /// The described topics as the protocols read them, with each partition's range when
+    /// `with_offsets`.
+    fn inspect(
+        &mut self,
+        topics: &[&str],
+        names: &[&str],
+        with_offsets: bool,
+    ) -> KafkaResult<Vec<Option<TopicState>>> {
+        Ok(self
+            .describe_known(topics, names, with_offsets)?
+            .into_iter()
+            .map(|meta| meta.map(state))
+            .collect())
+    }
+
     /// `describe`, asked again while a topic known to exist is missing (until the deadline).
     fn describe_known(
         &mut self,
@@ -586,11 +601,7 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         topics: &[&str],
         names: &[&str],
     ) -> KafkaResult<Vec<Option<TopicState>>> {
-        Ok(self
-            .describe_known(topics, names, false)?
-            .into_iter()
-            .map(|meta| meta.map(state))
-            .collect())
+        self.inspect(topics, names, false)
     }
 
     fn inspect_ranges(
@@ -598,11 +609,7 @@ impl<C: Capabilities> KafkaOps for Policy<C> {
         topics: &[&str],
         names: &[&str],
     ) -> KafkaResult<Vec<Option<TopicState>>> {
-        Ok(self
-            .describe_known(topics, names, true)?
-            .into_iter()
-            .map(|meta| meta.map(state))
-            .collect())
+        self.inspect(topics, names, true)
     }
 
     fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
