@@ -13,6 +13,7 @@
 //! rules of SPEC §2 one by one.
 
 use crate::control::{CONTROL_SCHEMA_VERSION, ControlRecord, Status};
+use crate::decimal::{WORD, digits_value, leading_digits};
 use crate::json::{MAX_DOCUMENT_BYTES, MAX_MEMBERS};
 use crate::marker::{MARKER_SCHEMA_VERSION, Marker, VersionedMarker};
 use crate::offsets::{MAX_OFFSET, MAX_PARTITION, PartitionOffsets};
@@ -22,6 +23,62 @@ use crate::plan::{PLAN_SCHEMA_VERSION, Plan};
 struct GiveUp;
 
 type Fast<T> = Result<T, GiveUp>;
+
+/// The plan ID's partition lines (`{p}={o}\n` in ascending partition order, SPEC §2) of the
+/// offsets being read, copied from the text as it is read: an accepted plan spells every
+/// partition and offset canonically (no sign but in `-0`, which is not copied; no leading
+/// zero), which is exactly how the ID hashes them, so no digits are written again from the
+/// values. When the partitions are not in ascending order the lines are not used.
+struct Lines {
+    /// Zero-filled; a word longer than the text the lines are copied from, so a digit word can
+    /// always be stored whole (its bytes after the digits are overwritten by what follows).
+    bytes: Vec<u8>,
+    len: usize,
+    /// False once a write did not fit (never for an accepted offsets object; checked anyway).
+    complete: bool,
+}
+
+impl Lines {
+    /// Room for the lines of an offsets object whose text is at most `text_len` bytes: a
+    /// member's text is always longer than its line (the line drops two quotes, the colon and
+    /// a comma or brace, and adds only `=` and the line feed).
+    fn for_text(text_len: usize) -> Lines {
+        Lines {
+            bytes: vec![0; text_len + WORD],
+            len: 0,
+            complete: true,
+        }
+    }
+
+    /// Appends the first `count` bytes of `word` (stored whole).
+    #[inline]
+    fn word(&mut self, word: u64, count: usize) {
+        match self.bytes.get_mut(self.len..self.len + WORD) {
+            Some(room) => {
+                room.copy_from_slice(&word.to_le_bytes());
+                self.len += count;
+            }
+            None => self.complete = false,
+        }
+    }
+
+    #[inline]
+    fn byte(&mut self, byte: u8) {
+        match self.bytes.get_mut(self.len) {
+            Some(room) => {
+                *room = byte;
+                self.len += 1;
+            }
+            None => self.complete = false,
+        }
+    }
+
+    /// The lines, when they are complete.
+    fn finish(mut self) -> Option<Vec<u8>> {
+        self.bytes.truncate(self.len);
+        self.complete.then_some(self.bytes)
+    }
+}
 
 /// A versioned marker, when the text is one the fast decoder can accept.
 pub fn marker(text: &str) -> Option<Marker> {
@@ -61,7 +118,7 @@ pub(crate) fn marker_parts(text: &str) -> Option<MarkerParts<'_>> {
                 1 => cursor.schema_version(MARKER_SCHEMA_VERSION),
                 2 => cursor.string().map(|s| topic = s),
                 4 => cursor.string().map(|s| topic_id = s),
-                _ => cursor.pairs().map(|o| offsets = Some(o)),
+                _ => cursor.pairs(None).map(|o| offsets = Some(o)),
             }
         })?;
         match offsets {
@@ -144,6 +201,13 @@ impl<'a> Cursor<'a> {
         self.bytes.get(self.pos).copied()
     }
 
+    /// The next eight bytes as one word (the first is its lowest byte), when there are eight.
+    #[inline]
+    fn word(&self) -> Option<u64> {
+        let bytes = self.bytes.get(self.pos..self.pos + WORD)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
     #[inline]
     fn whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
@@ -164,6 +228,18 @@ impl<'a> Cursor<'a> {
     /// After a member: `,` (another member follows, `true`) or `}` (the object ends, `false`).
     #[inline]
     fn next_member(&mut self) -> Fast<bool> {
+        // The file form's `,`, line feed and four spaces before the next partition, and the
+        // compact form's `,`, recognised in one word: exactly what the bytes below would read.
+        if let Some(word) = self.word() {
+            if word & 0x00ff_ffff_ffff_ffff == u64::from_le_bytes(*b",\n    \"\0") {
+                self.pos += 6;
+                return Ok(true);
+            }
+            if word & 0xffff == u64::from(u16::from_le_bytes(*b",\"")) {
+                self.pos += 1;
+                return Ok(true);
+            }
+        }
         self.whitespace();
         match self.peek() {
             Some(b',') => {
@@ -215,22 +291,14 @@ impl<'a> Cursor<'a> {
     /// An integer literal without fraction or exponent, within Kafka's `long` and not negative
     /// (`-0` reads as 0, as in the reference reader).
     #[inline]
-    fn offset(&mut self) -> Fast<u64> {
+    fn offset(&mut self, lines: Option<&mut Lines>) -> Fast<u64> {
         let negative = self.peek() == Some(b'-');
         if negative {
             self.pos += 1;
         }
         let start = self.pos;
-        let mut value: u64 = 0;
-        while let Some(byte @ b'0'..=b'9') = self.peek() {
-            // 19 digits hold every `long`; 20 would overflow the accumulator.
-            if self.pos - start == 19 {
-                return Err(GiveUp);
-            }
-            value = value * 10 + u64::from(byte - b'0');
-            self.pos += 1;
-        }
-        let digits = self.pos - start;
+        // 19 digits hold every `long`; 20 would overflow the accumulator.
+        let (value, digits) = self.digits(19, lines)?;
         let leading_zero = digits > 1 && self.bytes[start] == b'0';
         if digits == 0 || leading_zero || value > MAX_OFFSET || (negative && value != 0) {
             return Err(GiveUp);
@@ -244,7 +312,7 @@ impl<'a> Cursor<'a> {
     /// The schema version, written as a plain non-negative integer (`1`, never `1.0` or `-0`).
     fn schema_version(&mut self, expected: u32) -> Fast<()> {
         let plain = matches!(self.peek(), Some(b'0'..=b'9'));
-        if plain && self.offset()? == u64::from(expected) {
+        if plain && self.offset(None)? == u64::from(expected) {
             Ok(())
         } else {
             Err(GiveUp)
@@ -252,37 +320,102 @@ impl<'a> Cursor<'a> {
     }
 
     /// A canonical partition key: `"0"` or digits without a leading zero, within Kafka's `int`.
+    /// (The closing quote and the colon after it are read by [`Cursor::key_end`].)
     #[inline]
-    fn partition(&mut self) -> Fast<u32> {
+    fn partition(&mut self, lines: Option<&mut Lines>) -> Fast<u32> {
         self.eat(b'"')?;
         let start = self.pos;
-        let mut value: u64 = 0;
-        while let Some(byte @ b'0'..=b'9') = self.peek() {
-            if self.pos - start == 10 {
-                return Err(GiveUp);
-            }
-            value = value * 10 + u64::from(byte - b'0');
-            self.pos += 1;
-        }
-        let digits = self.pos - start;
+        let (value, digits) = self.digits(10, lines)?;
         if digits == 0 || (digits > 1 && self.bytes[start] == b'0') {
             return Err(GiveUp);
         }
-        self.eat(b'"')?;
         u32::try_from(value)
             .ok()
             .filter(|p| *p <= MAX_PARTITION)
             .ok_or(GiveUp)
     }
 
-    /// A non-empty partition→offset object; partitions in any order, each once.
-    fn offsets(&mut self) -> Fast<PartitionOffsets> {
-        // Sorted and unique: the map is built in one pass.
-        Ok(PartitionOffsets(self.pairs()?.into_iter().collect()))
+    /// The run of ASCII digits at the cursor, at most `most` of them (more: give up, so at most
+    /// 19 and the value cannot overflow): its value and length, its digits appended to `lines`
+    /// when given. Eight bytes at a time while eight remain, then a byte at a time.
+    #[inline]
+    fn digits(&mut self, most: usize, mut lines: Option<&mut Lines>) -> Fast<(u64, usize)> {
+        let start = self.pos;
+        let mut value: u64 = 0;
+        while let Some(word) = self.word() {
+            let run = leading_digits(word);
+            let digits = self.pos - start;
+            if digits + run > most {
+                return Err(GiveUp);
+            }
+            if run == 0 {
+                return Ok((value, digits));
+            }
+            if digits > 0 {
+                // A number of more than eight digits (at most 19: no overflow).
+                for _ in 0..run {
+                    value *= 10;
+                }
+            }
+            value += digits_value(word, run);
+            if let Some(lines) = lines.as_deref_mut() {
+                lines.word(word, run);
+            }
+            self.pos += run;
+            if run < WORD {
+                return Ok((value, self.pos - start));
+            }
+        }
+        while let Some(byte @ b'0'..=b'9') = self.peek() {
+            if self.pos - start == most {
+                return Err(GiveUp);
+            }
+            value = value * 10 + u64::from(byte - b'0');
+            if let Some(lines) = lines.as_deref_mut() {
+                lines.byte(byte);
+            }
+            self.pos += 1;
+        }
+        Ok((value, self.pos - start))
     }
 
-    /// The pairs of a non-empty partition→offset object, in ascending partition order.
-    fn pairs(&mut self) -> Fast<Vec<(u32, u64)>> {
+    /// After a partition's digits: the closing quote, the colon and the whitespace around it;
+    /// the file form's `" : ` and the compact form's `":` recognised in one word (when what
+    /// follows is not more whitespace), which is exactly what the bytes below would read.
+    #[inline]
+    fn key_end(&mut self) -> Fast<()> {
+        if let Some(word) = self.word() {
+            let then =
+                |bytes: u32| !matches!((word >> (8 * bytes)) as u8, b' ' | b'\t' | b'\n' | b'\r');
+            if word & 0xffff_ffff == u64::from(u32::from_le_bytes(*b"\" : ")) && then(4) {
+                self.pos += 4;
+                return Ok(());
+            }
+            if word & 0xffff == u64::from(u16::from_le_bytes(*b"\":")) && then(2) {
+                self.pos += 2;
+                return Ok(());
+            }
+        }
+        self.eat(b'"')?;
+        self.whitespace();
+        self.eat(b':')?;
+        self.whitespace();
+        Ok(())
+    }
+
+    /// A non-empty partition→offset object; partitions in any order, each once. With it, the
+    /// plan ID's lines copied from the text, when the partitions came in ascending order.
+    fn offsets(&mut self) -> Fast<(PartitionOffsets, Option<Vec<u8>>)> {
+        let mut lines = Lines::for_text(self.bytes.len() - self.pos);
+        // Sorted and unique: the map is built in one pass.
+        let offsets = PartitionOffsets(self.pairs(Some(&mut lines))?.into_iter().collect());
+        Ok((offsets, lines.finish()))
+    }
+
+    /// The pairs of a non-empty partition→offset object, in ascending partition order; their
+    /// plan ID lines appended to `lines` when given (and marked unusable if the partitions
+    /// were not in ascending order).
+    fn pairs(&mut self, mut lines: Option<&mut Lines>) -> Fast<Vec<(u32, u64)>> {
         self.eat(b'{')?;
         self.whitespace();
         // A partition takes at least 6 bytes (`"0":0,`): room for all of them up front, within
@@ -291,11 +424,15 @@ impl<'a> Cursor<'a> {
         let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(room.min(MAX_MEMBERS));
         let mut ascending = true;
         loop {
-            let partition = self.partition()?;
-            self.whitespace();
-            self.eat(b':')?;
-            self.whitespace();
-            let offset = self.offset()?;
+            let partition = self.partition(lines.as_deref_mut())?;
+            self.key_end()?;
+            if let Some(lines) = lines.as_deref_mut() {
+                lines.byte(b'=');
+            }
+            let offset = self.offset(lines.as_deref_mut())?;
+            if let Some(lines) = lines.as_deref_mut() {
+                lines.byte(b'\n');
+            }
             if let Some(&(last, _)) = pairs.last() {
                 ascending &= partition > last;
             }
@@ -308,6 +445,9 @@ impl<'a> Cursor<'a> {
             }
         }
         if !ascending {
+            if let Some(lines) = lines {
+                lines.complete = false;
+            }
             pairs.sort_unstable_by_key(|(partition, _)| *partition);
             // A repeated canonical key is a duplicate member name: the reference refuses it.
             if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
@@ -345,17 +485,77 @@ impl<'a> Cursor<'a> {
                 _ => cursor.offsets().map(|o| offsets = Some(o)),
             }
         })?;
-        let Some(offsets) = offsets.filter(|_| seen == 0b11_1111) else {
+        let Some((offsets, lines)) = offsets.filter(|_| seen == 0b11_1111) else {
             return Err(GiveUp);
         };
-        Plan::from_fields(
-            PLAN_SCHEMA_VERSION,
-            plan_id,
-            source,
-            topic,
-            topic_id,
-            offsets,
-        )
-        .map_err(|_| GiveUp)
+        Plan::from_decoded(plan_id, source, topic, topic_id, offsets, lines.as_deref())
+            .map_err(|_| GiveUp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::write_offsets;
+
+    /// The offsets object of `text` read as `Plan::parse` reads a plan's: its lines, if any.
+    fn lines_of(text: &str) -> Option<String> {
+        let mut cursor = Cursor {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        };
+        let (_, lines) = cursor.offsets().ok()?;
+        assert_eq!(cursor.pos, text.len(), "{text}");
+        lines.map(|bytes| String::from_utf8(bytes).unwrap_or_default())
+    }
+
+    #[test]
+    fn lines_copied_from_the_text_are_the_lines_the_plan_id_hashes() {
+        // Partitions and offsets of every length, each form, eight bytes left or fewer.
+        let mut offsets = PartitionOffsets::new();
+        let mut offset = 0u64;
+        for partition in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            4096,
+            65535,
+            1_000_000,
+            123_456_789,
+            MAX_PARTITION,
+        ] {
+            offsets.insert(partition, offset);
+            offset = offset * 10 + 7;
+        }
+        for digits in 1..=19u32 {
+            offsets.insert(
+                2_000_000_000 + digits,
+                10u64.pow(digits - 1) + u64::from(digits),
+            );
+        }
+        offsets.insert(2_100_000_000, MAX_OFFSET);
+        let expected: String = offsets.iter().map(|(p, o)| format!("{p}={o}\n")).collect();
+        for indent in [Some("  "), None] {
+            let mut text = String::new();
+            write_offsets(&mut text, &offsets, indent);
+            assert_eq!(
+                lines_of(&text).as_deref(),
+                Some(expected.as_str()),
+                "{text}"
+            );
+        }
+        // `-0` is the offset 0, whose line says `0`; other layouts take the bytes below.
+        assert_eq!(
+            lines_of("{\"0\":-0,\"7\" :\t12 , \"8\"\n:\n-0}").as_deref(),
+            Some("0=0\n7=12\n8=0\n")
+        );
+        assert_eq!(
+            lines_of("{\"3\" : 5,\n    \"1\" : 20}"),
+            None,
+            "not ascending"
+        );
     }
 }

@@ -152,6 +152,18 @@ impl Plan {
         topic_id: &str,
         offsets: PartitionOffsets,
     ) -> Result<Plan> {
+        Plan::new_with_lines(source_recovery_point, topic, topic_id, offsets, None)
+    }
+
+    /// [`Plan::new`], with the plan ID's partition lines already written when `lines` is given
+    /// (they must be exactly what [`compute_plan_id`] writes for `offsets`).
+    fn new_with_lines(
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+        lines: Option<&[u8]>,
+    ) -> Result<Plan> {
         let invalid = CleanupError::InvalidPlan;
         // The parser reads the offsets before the text fields; so does this.
         offsets.check_ranges(SUBJECT).map_err(invalid)?;
@@ -173,7 +185,12 @@ impl Plan {
         if offsets.is_empty() {
             return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
         }
-        let plan_id = compute_plan_id(source_recovery_point, topic, topic_id, &offsets);
+        let plan_id = match lines {
+            Some(lines) => hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
+                hasher.update(lines)
+            }),
+            None => compute_plan_id(source_recovery_point, topic, topic_id, &offsets),
+        };
         Ok(Plan(PlanFields {
             plan_id,
             source_recovery_point: source_recovery_point.to_owned(),
@@ -197,7 +214,45 @@ impl Plan {
                 "Unsupported Kafka action-state cleanup plan schema {schema_version}, expected {PLAN_SCHEMA_VERSION}"
             )));
         }
-        let plan = Plan::new(source_recovery_point, topic, topic_id, offsets)?;
+        Plan::with_id(
+            plan_id,
+            source_recovery_point,
+            topic,
+            topic_id,
+            offsets,
+            None,
+        )
+    }
+
+    /// A plan the fast decoder read (schema version 1), with the plan ID's partition lines it
+    /// copied from the text when it could (see `decode`).
+    pub(crate) fn from_decoded(
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+        lines: Option<&[u8]>,
+    ) -> Result<Plan> {
+        Plan::with_id(
+            plan_id,
+            source_recovery_point,
+            topic,
+            topic_id,
+            offsets,
+            lines,
+        )
+    }
+
+    fn with_id(
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+        lines: Option<&[u8]>,
+    ) -> Result<Plan> {
+        let plan = Plan::new_with_lines(source_recovery_point, topic, topic_id, offsets, lines)?;
         if plan.plan_id != plan_id {
             return Err(CleanupError::InvalidPlan(format!(
                 "Kafka action-state cleanup plan ID does not match its contents: the plan says {plan_id} but its contents hash to {}",
@@ -268,33 +323,48 @@ pub fn compute_plan_id(
     topic_id: &str,
     offsets: &PartitionOffsets,
 ) -> String {
-    // The partition lines are written into one block the hasher takes a few KiB at a time:
-    // one `update` per line would spend more on the hasher's buffering than on hashing.
-    const CHUNK: usize = 4096;
-    // The longest partition line: 10 digits, `=`, 19 digits, LF.
-    const LONGEST_LINE: usize = 31;
+    hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
+        // The partition lines are written into one block the hasher takes a few KiB at a
+        // time: one `update` per line would spend more on the hasher's buffering than on
+        // hashing.
+        const CHUNK: usize = 4096;
+        // The longest partition line: 10 digits, `=`, 19 digits, LF.
+        const LONGEST_LINE: usize = 31;
+        let mut block = [0u8; CHUNK + LONGEST_LINE];
+        let mut len = 0;
+        for (partition, offset) in offsets.iter() {
+            len = write_decimal(&mut block, len, u64::from(partition));
+            block[len] = b'=';
+            len = write_decimal(&mut block, len + 1, offset);
+            block[len] = b'\n';
+            len += 1;
+            if len >= CHUNK {
+                hasher.update(&block[..len]);
+                len = 0;
+            }
+        }
+        hasher.update(&block[..len]);
+    })
+}
+
+/// The plan ID: SHA-256 over the schema and text field lines, then the partition lines that
+/// `partition_lines` feeds the hasher, in hex.
+fn hash_plan_lines(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    partition_lines: impl FnOnce(&mut Sha256),
+) -> String {
     let mut hasher = Sha256::new();
-    let mut block = [0u8; CHUNK + LONGEST_LINE];
-    let schema = write_decimal(&mut block, 0, u64::from(PLAN_SCHEMA_VERSION));
-    hasher.update(&block[..schema]);
+    let mut schema = [0u8; crate::decimal::MAX_DIGITS];
+    let schema_len = write_decimal(&mut schema, 0, u64::from(PLAN_SCHEMA_VERSION));
+    hasher.update(&schema[..schema_len]);
     for field in [source_recovery_point, topic, topic_id] {
         hasher.update(b"\n");
         hasher.update(field.as_bytes());
     }
     hasher.update(b"\n");
-    let mut len = 0;
-    for (partition, offset) in offsets.iter() {
-        len = write_decimal(&mut block, len, u64::from(partition));
-        block[len] = b'=';
-        len = write_decimal(&mut block, len + 1, offset);
-        block[len] = b'\n';
-        len += 1;
-        if len >= CHUNK {
-            hasher.update(&block[..len]);
-            len = 0;
-        }
-    }
-    hasher.update(&block[..len]);
+    partition_lines(&mut hasher);
     let digest = hasher.finalize();
     let mut hex = String::with_capacity(64);
     for byte in digest.iter() {
