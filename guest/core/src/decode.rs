@@ -51,7 +51,7 @@ impl Lines {
     }
 
     /// Appends the first `count` bytes of `word` (stored whole).
-    #[inline]
+    #[inline(always)]
     fn word(&mut self, word: u64, count: usize) {
         match self.bytes.get_mut(self.len..self.len + WORD) {
             Some(room) => {
@@ -62,7 +62,7 @@ impl Lines {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn byte(&mut self, byte: u8) {
         match self.bytes.get_mut(self.len) {
             Some(room) => {
@@ -118,7 +118,7 @@ pub(crate) fn marker_parts(text: &str) -> Option<MarkerParts<'_>> {
                 1 => cursor.schema_version(MARKER_SCHEMA_VERSION),
                 2 => cursor.string().map(|s| topic = s),
                 4 => cursor.string().map(|s| topic_id = s),
-                _ => cursor.pairs(None).map(|o| offsets = Some(o)),
+                _ => cursor.pairs(false).map(|(o, _)| offsets = Some(o)),
             }
         })?;
         match offsets {
@@ -196,26 +196,26 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    #[inline]
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
     /// The next eight bytes as one word (the first is its lowest byte), when there are eight.
-    #[inline]
+    #[inline(always)]
     fn word(&self) -> Option<u64> {
         let bytes = self.bytes.get(self.pos..self.pos + WORD)?;
         Some(u64::from_le_bytes(bytes.try_into().ok()?))
     }
 
-    #[inline]
+    #[inline(always)]
     fn whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> Fast<()> {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -226,7 +226,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// After a member: `,` (another member follows, `true`) or `}` (the object ends, `false`).
-    #[inline]
+    #[inline(always)]
     fn next_member(&mut self) -> Fast<bool> {
         // The file form's `,`, line feed and four spaces before the next partition, and the
         // compact form's `,`, recognised in one word: exactly what the bytes below would read.
@@ -290,7 +290,7 @@ impl<'a> Cursor<'a> {
 
     /// An integer literal without fraction or exponent, within Kafka's `long` and not negative
     /// (`-0` reads as 0, as in the reference reader).
-    #[inline]
+    #[inline(always)]
     fn offset(&mut self, lines: Option<&mut Lines>) -> Fast<u64> {
         let negative = self.peek() == Some(b'-');
         if negative {
@@ -321,7 +321,7 @@ impl<'a> Cursor<'a> {
 
     /// A canonical partition key: `"0"` or digits without a leading zero, within Kafka's `int`.
     /// (The closing quote and the colon after it are read by [`Cursor::key_end`].)
-    #[inline]
+    #[inline(always)]
     fn partition(&mut self, lines: Option<&mut Lines>) -> Fast<u32> {
         self.eat(b'"')?;
         let start = self.pos;
@@ -338,7 +338,7 @@ impl<'a> Cursor<'a> {
     /// The run of ASCII digits at the cursor, at most `most` of them (more: give up, so at most
     /// 19 and the value cannot overflow): its value and length, its digits appended to `lines`
     /// when given. Eight bytes at a time while eight remain, then a byte at a time.
-    #[inline]
+    #[inline(always)]
     fn digits(&mut self, most: usize, mut lines: Option<&mut Lines>) -> Fast<(u64, usize)> {
         let start = self.pos;
         let mut value: u64 = 0;
@@ -382,7 +382,7 @@ impl<'a> Cursor<'a> {
     /// After a partition's digits: the closing quote, the colon and the whitespace around it;
     /// the file form's `" : ` and the compact form's `":` recognised in one word (when what
     /// follows is not more whitespace), which is exactly what the bytes below would read.
-    #[inline]
+    #[inline(always)]
     fn key_end(&mut self) -> Fast<()> {
         if let Some(word) = self.word() {
             let then =
@@ -406,55 +406,65 @@ impl<'a> Cursor<'a> {
     /// A non-empty partition→offset object; partitions in any order, each once. With it, the
     /// plan ID's lines copied from the text, when the partitions came in ascending order.
     fn offsets(&mut self) -> Fast<(PartitionOffsets, Option<Vec<u8>>)> {
-        let mut lines = Lines::for_text(self.bytes.len() - self.pos);
+        let (pairs, lines) = self.pairs(true)?;
         // Sorted and unique: the map is built in one pass.
-        let offsets = PartitionOffsets(self.pairs(Some(&mut lines))?.into_iter().collect());
-        Ok((offsets, lines.finish()))
+        Ok((PartitionOffsets(pairs.into_iter().collect()), lines))
     }
 
-    /// The pairs of a non-empty partition→offset object, in ascending partition order; their
-    /// plan ID lines appended to `lines` when given (and marked unusable if the partitions
-    /// were not in ascending order).
-    fn pairs(&mut self, mut lines: Option<&mut Lines>) -> Fast<Vec<(u32, u64)>> {
-        self.eat(b'{')?;
-        self.whitespace();
+    /// The pairs of a non-empty partition→offset object, in ascending partition order, and,
+    /// when `with_lines`, their plan ID lines copied from the text if the partitions came in
+    /// ascending order.
+    fn pairs(&mut self, with_lines: bool) -> Fast<(Vec<(u32, u64)>, Option<Vec<u8>>)> {
+        // The loop works on a copy of the cursor and on lines of its own, every helper inlined,
+        // so that the position and the lines' length stay in locals: as fields behind a
+        // pointer, WebAssembly would store and reload them around every byte written (a byte
+        // store may alias anything), and on a JVM host every one of those is a bounds-checked
+        // memory access.
+        let mut cursor = Cursor {
+            text: self.text,
+            bytes: self.bytes,
+            pos: self.pos,
+        };
+        cursor.eat(b'{')?;
+        cursor.whitespace();
+        let mut lines = with_lines.then(|| Lines::for_text(cursor.bytes.len() - cursor.pos));
         // A partition takes at least 6 bytes (`"0":0,`): room for all of them up front, within
         // the member limit, so the vector never grows while reading.
-        let room = (self.bytes.len() - self.pos) / 6 + 1;
+        let room = (cursor.bytes.len() - cursor.pos) / 6 + 1;
         let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(room.min(MAX_MEMBERS));
         let mut ascending = true;
+        // Below every partition: the first one is always in order.
+        let mut last: i64 = -1;
         loop {
-            let partition = self.partition(lines.as_deref_mut())?;
-            self.key_end()?;
-            if let Some(lines) = lines.as_deref_mut() {
+            let partition = cursor.partition(lines.as_mut())?;
+            cursor.key_end()?;
+            if let Some(lines) = lines.as_mut() {
                 lines.byte(b'=');
             }
-            let offset = self.offset(lines.as_deref_mut())?;
-            if let Some(lines) = lines.as_deref_mut() {
+            let offset = cursor.offset(lines.as_mut())?;
+            if let Some(lines) = lines.as_mut() {
                 lines.byte(b'\n');
             }
-            if let Some(&(last, _)) = pairs.last() {
-                ascending &= partition > last;
-            }
+            ascending &= i64::from(partition) > last;
+            last = i64::from(partition);
             if pairs.len() == MAX_MEMBERS {
                 return Err(GiveUp);
             }
             pairs.push((partition, offset));
-            if !self.next_member()? {
+            if !cursor.next_member()? {
                 break;
             }
         }
+        self.pos = cursor.pos;
         if !ascending {
-            if let Some(lines) = lines {
-                lines.complete = false;
-            }
+            lines = None;
             pairs.sort_unstable_by_key(|(partition, _)| *partition);
             // A repeated canonical key is a duplicate member name: the reference refuses it.
             if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
                 return Err(GiveUp);
             }
         }
-        Ok(pairs)
+        Ok((pairs, lines.and_then(Lines::finish)))
     }
 
     /// A plan object (the file form or the compact form, any member order).
