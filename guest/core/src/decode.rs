@@ -17,7 +17,7 @@ use crate::decimal::{WORD, digits_value, leading_digits};
 use crate::json::{MAX_DOCUMENT_BYTES, MAX_MEMBERS};
 use crate::marker::{MARKER_SCHEMA_VERSION, Marker, VersionedMarker};
 use crate::offsets::{MAX_OFFSET, MAX_PARTITION, PartitionOffsets};
-use crate::plan::{PLAN_SCHEMA_VERSION, Plan};
+use crate::plan::{ListedPlan, PLAN_SCHEMA_VERSION, Plan};
 
 /// The fast decoder gave up; the reference reader decides.
 struct GiveUp;
@@ -135,6 +135,34 @@ pub(crate) fn marker_parts(text: &str) -> Option<MarkerParts<'_>> {
 /// A plan whose ID matches its contents, when the text is one the fast decoder can accept.
 pub fn plan(text: &str) -> Option<Plan> {
     document(text, Cursor::plan)
+}
+
+/// [`plan`] with the offsets as a list (see [`ListedPlan`]): no map built.
+pub fn listed_plan(text: &str) -> Option<ListedPlan> {
+    document(text, |cursor| {
+        let parts = cursor.plan_parts()?;
+        ListedPlan::from_decoded(
+            parts.plan_id,
+            parts.source,
+            parts.topic,
+            parts.topic_id,
+            parts.offsets,
+            parts.lines.as_deref(),
+        )
+        .map_err(|_| GiveUp)
+    })
+}
+
+/// A plan object's members as decoded, not yet checked together.
+struct PlanParts<'a> {
+    plan_id: &'a str,
+    source: &'a str,
+    topic: &'a str,
+    topic_id: &'a str,
+    /// Ascending by partition, each once.
+    offsets: Vec<(u32, u64)>,
+    /// The plan ID's partition lines, when copied from the text.
+    lines: Option<Vec<u8>>,
 }
 
 /// A control-record value with a valid embedded plan, when the fast decoder can accept it.
@@ -403,14 +431,6 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// A non-empty partition→offset object; partitions in any order, each once. With it, the
-    /// plan ID's lines copied from the text, when the partitions came in ascending order.
-    fn offsets(&mut self) -> Fast<(PartitionOffsets, Option<Vec<u8>>)> {
-        let (pairs, lines) = self.pairs(true)?;
-        // Sorted and unique: the map is built in one pass.
-        Ok((PartitionOffsets(pairs.into_iter().collect()), lines))
-    }
-
     /// The pairs of a non-empty partition→offset object, in ascending partition order, and,
     /// when `with_lines`, their plan ID lines copied from the text if the partitions came in
     /// ascending order.
@@ -469,6 +489,22 @@ impl<'a> Cursor<'a> {
 
     /// A plan object (the file form or the compact form, any member order).
     fn plan(&mut self) -> Fast<Plan> {
+        let parts = self.plan_parts()?;
+        // Sorted and unique: the map is built in one pass.
+        let offsets = PartitionOffsets(parts.offsets.into_iter().collect());
+        Plan::from_decoded(
+            parts.plan_id,
+            parts.source,
+            parts.topic,
+            parts.topic_id,
+            offsets,
+            parts.lines.as_deref(),
+        )
+        .map_err(|_| GiveUp)
+    }
+
+    /// The members of a plan object, each exactly once, the schema version 1.
+    fn plan_parts(&mut self) -> Fast<PlanParts<'a>> {
         let mut seen = 0u8;
         let (mut plan_id, mut source, mut topic, mut topic_id) = ("", "", "", "");
         let mut offsets = None;
@@ -492,14 +528,20 @@ impl<'a> Cursor<'a> {
                 4 => cursor.string().map(|s| source = s),
                 8 => cursor.string().map(|s| topic = s),
                 16 => cursor.string().map(|s| topic_id = s),
-                _ => cursor.offsets().map(|o| offsets = Some(o)),
+                _ => cursor.pairs(true).map(|o| offsets = Some(o)),
             }
         })?;
         let Some((offsets, lines)) = offsets.filter(|_| seen == 0b11_1111) else {
             return Err(GiveUp);
         };
-        Plan::from_decoded(plan_id, source, topic, topic_id, offsets, lines.as_deref())
-            .map_err(|_| GiveUp)
+        Ok(PlanParts {
+            plan_id,
+            source,
+            topic,
+            topic_id,
+            offsets,
+            lines,
+        })
     }
 }
 
@@ -515,7 +557,7 @@ mod tests {
             bytes: text.as_bytes(),
             pos: 0,
         };
-        let (_, lines) = cursor.offsets().ok()?;
+        let (_, lines) = cursor.pairs(true).ok()?;
         assert_eq!(cursor.pos, text.len(), "{text}");
         lines.map(|bytes| String::from_utf8(bytes).unwrap_or_default())
     }

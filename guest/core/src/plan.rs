@@ -13,7 +13,7 @@ use crate::decimal::write_decimal;
 use crate::error::{CleanupError, Result};
 use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
 use crate::json::{self, write_string};
-use crate::offsets::PartitionOffsets;
+use crate::offsets::{PartitionOffsets, check_ranges};
 use crate::topic_id::refuse_foreign_spelling;
 
 /// The only plan schema this tool reads and writes.
@@ -164,33 +164,13 @@ impl Plan {
         offsets: PartitionOffsets,
         lines: Option<&[u8]>,
     ) -> Result<Plan> {
-        let invalid = CleanupError::InvalidPlan;
-        // The parser reads the offsets before the text fields; so does this.
-        offsets.check_ranges(SUBJECT).map_err(invalid)?;
-        check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
-        check_text(SUBJECT, "topic", topic).map_err(invalid)?;
-        check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
-        if let Some(refusal) = refuse_foreign_spelling(
-            SUBJECT,
+        let plan_id = checked_id(
+            source_recovery_point,
+            topic,
             topic_id,
-            "make the plan again from markers that carry that form (the ID is part of the plan's hashed contents, so it is never rewritten)",
-        ) {
-            return Err(invalid(refusal));
-        }
-        if topic_id == ZERO_TOPIC_ID {
-            return Err(invalid(format!(
-                "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but topic {topic} has the unknown ID {ZERO_TOPIC_ID}"
-            )));
-        }
-        if offsets.is_empty() {
-            return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
-        }
-        let plan_id = match lines {
-            Some(lines) => hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
-                hasher.update(lines)
-            }),
-            None => compute_plan_id(source_recovery_point, topic, topic_id, &offsets),
-        };
+            offsets.iter(),
+            lines,
+        )?;
         Ok(Plan(PlanFields {
             plan_id,
             source_recovery_point: source_recovery_point.to_owned(),
@@ -254,10 +234,7 @@ impl Plan {
     ) -> Result<Plan> {
         let plan = Plan::new_with_lines(source_recovery_point, topic, topic_id, offsets, lines)?;
         if plan.plan_id != plan_id {
-            return Err(CleanupError::InvalidPlan(format!(
-                "Kafka action-state cleanup plan ID does not match its contents: the plan says {plan_id} but its contents hash to {}",
-                plan.plan_id
-            )));
+            return Err(id_mismatch(plan_id, &plan.plan_id));
         }
         Ok(plan)
     }
@@ -303,6 +280,114 @@ impl Plan {
     }
 }
 
+/// Every check of a plan's contents, in the parser's order (offsets, then the text fields),
+/// and its ID: what each checked constructor runs, whichever form its offsets have.
+fn checked_id(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    offsets: impl Iterator<Item = (u32, u64)> + Clone,
+    lines: Option<&[u8]>,
+) -> Result<String> {
+    let invalid = CleanupError::InvalidPlan;
+    check_ranges(offsets.clone(), SUBJECT).map_err(invalid)?;
+    check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
+    check_text(SUBJECT, "topic", topic).map_err(invalid)?;
+    check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
+    if let Some(refusal) = refuse_foreign_spelling(
+        SUBJECT,
+        topic_id,
+        "make the plan again from markers that carry that form (the ID is part of the plan's hashed contents, so it is never rewritten)",
+    ) {
+        return Err(invalid(refusal));
+    }
+    if topic_id == ZERO_TOPIC_ID {
+        return Err(invalid(format!(
+            "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but topic {topic} has the unknown ID {ZERO_TOPIC_ID}"
+        )));
+    }
+    if offsets.clone().next().is_none() {
+        return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
+    }
+    Ok(match lines {
+        Some(lines) => hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
+            hasher.update(lines)
+        }),
+        None => plan_id_of(source_recovery_point, topic, topic_id, offsets),
+    })
+}
+
+fn id_mismatch(claimed: &str, computed: &str) -> CleanupError {
+    CleanupError::InvalidPlan(format!(
+        "Kafka action-state cleanup plan ID does not match its contents: the plan says {claimed} but its contents hash to {computed}"
+    ))
+}
+
+/// A verified plan whose offsets are a list in ascending partition order instead of a map:
+/// what the component adapters hand on (a WIT plan's offsets are a list). For a wide plan,
+/// building, walking and dropping the map costs more than reading the text on some hosts
+/// (JVM: about a tenth of `verify`). Made only by [`Plan::parse_listed`], which accepts and
+/// refuses exactly what [`Plan::parse`] does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedPlan {
+    pub plan_id: String,
+    pub source_recovery_point: String,
+    pub topic: String,
+    pub topic_id: String,
+    /// Ascending by partition, each partition once.
+    pub offsets: Vec<(u32, u64)>,
+}
+
+impl Plan {
+    /// [`Plan::parse`], with the offsets as a list: the same plans accepted with the same
+    /// values, the same refusals with the same messages.
+    pub fn parse_listed(text: &str) -> Result<ListedPlan> {
+        if let Some(plan) = crate::decode::listed_plan(text) {
+            return Ok(plan);
+        }
+        Plan::parse_tree(text).map(ListedPlan::from)
+    }
+}
+
+impl ListedPlan {
+    /// A plan the fast decoder read (schema version 1; offsets ascending and unique), with
+    /// the plan ID's partition lines it copied from the text when it could (see `decode`).
+    pub(crate) fn from_decoded(
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: Vec<(u32, u64)>,
+        lines: Option<&[u8]>,
+    ) -> Result<ListedPlan> {
+        let entries = offsets.iter().copied();
+        let computed = checked_id(source_recovery_point, topic, topic_id, entries, lines)?;
+        if computed != plan_id {
+            return Err(id_mismatch(plan_id, &computed));
+        }
+        Ok(ListedPlan {
+            plan_id: computed,
+            source_recovery_point: source_recovery_point.to_owned(),
+            topic: topic.to_owned(),
+            topic_id: topic_id.to_owned(),
+            offsets,
+        })
+    }
+}
+
+impl From<Plan> for ListedPlan {
+    fn from(plan: Plan) -> ListedPlan {
+        let fields = plan.into_fields();
+        ListedPlan {
+            offsets: fields.offsets.iter().collect(),
+            plan_id: fields.plan_id,
+            source_recovery_point: fields.source_recovery_point,
+            topic: fields.topic,
+            topic_id: fields.topic_id,
+        }
+    }
+}
+
 /// A text field read without the blank/control checks, which `Plan::new` makes with the
 /// Java tool's messages once every field is known to have the right JSON type.
 fn string_field(fields: &Fields<'_>, name: &str) -> Result<String, String> {
@@ -323,6 +408,16 @@ pub fn compute_plan_id(
     topic_id: &str,
     offsets: &PartitionOffsets,
 ) -> String {
+    plan_id_of(source_recovery_point, topic, topic_id, offsets.iter())
+}
+
+/// [`compute_plan_id`] over offsets in ascending partition order, in whatever form they are.
+fn plan_id_of(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    offsets: impl Iterator<Item = (u32, u64)>,
+) -> String {
     hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
         // The partition lines are written into one block the hasher takes a few KiB at a
         // time: one `update` per line would spend more on the hasher's buffering than on
@@ -332,7 +427,7 @@ pub fn compute_plan_id(
         const LONGEST_LINE: usize = 31;
         let mut block = [0u8; CHUNK + LONGEST_LINE];
         let mut len = 0;
-        for (partition, offset) in offsets.iter() {
+        for (partition, offset) in offsets {
             len = write_decimal(&mut block, len, u64::from(partition));
             block[len] = b'=';
             len = write_decimal(&mut block, len + 1, offset);

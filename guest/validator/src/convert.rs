@@ -68,6 +68,23 @@ impl From<core::Plan> for Plan {
     }
 }
 
+impl From<core::ListedPlan> for Plan {
+    fn from(p: core::ListedPlan) -> Self {
+        Plan {
+            schema_version: core::plan::PLAN_SCHEMA_VERSION,
+            offsets: p
+                .offsets
+                .into_iter()
+                .map(|(partition, offset)| PartitionOffset { partition, offset })
+                .collect(),
+            plan_id: p.plan_id,
+            source_recovery_point: p.source_recovery_point,
+            topic: p.topic,
+            topic_id: p.topic_id,
+        }
+    }
+}
+
 impl From<core::Marker> for RecoveryMarker {
     fn from(m: core::Marker) -> Self {
         match m {
