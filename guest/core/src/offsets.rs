@@ -52,7 +52,9 @@ impl PartitionOffsets {
     }
 }
 
-/// [`PartitionOffsets::check_ranges`] over offsets in any form.
+/// [`PartitionOffsets::check_ranges`] over offsets in any form. (Never inlined: see
+/// `plan::checked_id`.)
+#[inline(never)]
 pub(crate) fn check_ranges(
     offsets: impl Iterator<Item = (u32, u64)>,
     subject: &str,

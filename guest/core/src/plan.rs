@@ -281,7 +281,10 @@ impl Plan {
 }
 
 /// Every check of a plan's contents, in the parser's order (offsets, then the text fields),
-/// and its ID: what each checked constructor runs, whichever form its offsets have.
+/// and its ID: what each checked constructor runs, whichever form its offsets have. Its
+/// per-partition loops are functions of their own, never inlined: a JVM host compiles each
+/// guest function into one method and HotSpot leaves methods over 8,000 bytes of bytecode to
+/// its interpreter, which the component's export functions this is inlined into are.
 fn checked_id(
     source_recovery_point: &str,
     topic: &str,
@@ -412,6 +415,7 @@ pub fn compute_plan_id(
 }
 
 /// [`compute_plan_id`] over offsets in ascending partition order, in whatever form they are.
+#[inline(never)]
 fn plan_id_of(
     source_recovery_point: &str,
     topic: &str,
