@@ -26,13 +26,18 @@ import java.util.function.Function;
  * assembled from its bytes (little-endian, as WebAssembly stores it).
  *
  * <p>Out-of-range accesses throw Chicory's {@link WasmRuntimeException} ("out of bounds memory
- * access"), a trap as with Chicory's memories. Growing copies the memory into a larger array.
+ * access"), a trap as with Chicory's memories: the bound is the memory's size, not the array's.
+ * Growing copies the memory into a larger array when it does not fit, at least doubling it, so
+ * that a guest growing a page at a time does not copy its memory once per page.
  * Shared memory and the atomic wait/notify instructions are not supported (the components use
  * neither; instantiating a module with shared memory fails).
  */
 public final class FlatMemory implements Memory {
   private final MemoryLimits limits;
+  /** The memory, and beyond {@link #memorySize} zeros it may grow into. */
   private byte[] bytes;
+  /** The memory's size in bytes: every access ends at or below it. */
+  private int memorySize;
   private DataSegment[] dataSegments;
 
   public FlatMemory(MemoryLimits limits) {
@@ -41,26 +46,32 @@ public final class FlatMemory implements Memory {
           "FlatMemory holds unshared memories only; this module declares a shared one");
     }
     this.limits = limits;
-    this.bytes = new byte[Memory.bytes(limits.initialPages())];
+    this.memorySize = Memory.bytes(limits.initialPages());
+    this.bytes = new byte[memorySize];
   }
 
   // --- size ----------------------------------------------------------------------------------
 
   @Override
   public int pages() {
-    return bytes.length / PAGE_SIZE;
+    return memorySize / PAGE_SIZE;
   }
 
   @Override
-  public int grow(int size) {
+  public int grow(int pages) {
     int before = pages();
-    long after = (long) before + size;
-    if (size < 0 || after > maximumPages()) {
+    long after = (long) before + pages;
+    if (pages < 0 || after > maximumPages()) {
       return -1;
     }
-    if (size > 0) {
-      bytes = Arrays.copyOf(bytes, (int) after * PAGE_SIZE);
+    int grown = (int) after * PAGE_SIZE;
+    if (grown > bytes.length) {
+      long doubled = Math.max(2L * bytes.length, grown);
+      bytes = Arrays.copyOf(bytes, (int) Math.min(doubled, Memory.bytes(maximumPages())));
     }
+    // Memory past the old size is zero: a fresh array, or never written (zero() and fill stay
+    // within the size).
+    memorySize = grown;
     return before;
   }
 
@@ -128,7 +139,7 @@ public final class FlatMemory implements Memory {
         int offset =
             (int) ConstantEvaluators.computeConstantValue(instance, active.offsetInstructions())[0];
         byte[] data = active.data();
-        check(offset, data.length, bytes.length, UninstantiableException::new);
+        check(offset, data.length, memorySize, UninstantiableException::new);
         System.arraycopy(data, 0, bytes, offset, data.length);
       } else if (!(segment instanceof PassiveDataSegment)) {
         throw new ChicoryException("a data segment is neither active nor passive: " + segment);
@@ -177,7 +188,7 @@ public final class FlatMemory implements Memory {
 
   @Override
   public void zero() {
-    Arrays.fill(bytes, (byte) 0);
+    Arrays.fill(bytes, 0, memorySize, (byte) 0);
   }
 
   // --- loads and stores (the compiled module's hot path: keep them small) ---------------------
@@ -185,7 +196,7 @@ public final class FlatMemory implements Memory {
   @Override
   public byte read(int addr) {
     byte[] b = bytes;
-    if (addr < 0 || addr >= b.length) {
+    if (addr < 0 || addr >= memorySize) {
       throw outOfBounds(addr, 1);
     }
     return b[addr];
@@ -194,7 +205,7 @@ public final class FlatMemory implements Memory {
   @Override
   public void writeByte(int addr, byte data) {
     byte[] b = bytes;
-    if (addr < 0 || addr >= b.length) {
+    if (addr < 0 || addr >= memorySize) {
       throw outOfBounds(addr, 1);
     }
     b[addr] = data;
@@ -203,7 +214,7 @@ public final class FlatMemory implements Memory {
   @Override
   public short readShort(int addr) {
     byte[] b = bytes;
-    if (addr < 0 || addr > b.length - 2) {
+    if (addr < 0 || addr > memorySize - 2) {
       throw outOfBounds(addr, 2);
     }
     return (short) ((b[addr] & 0xFF) | b[addr + 1] << 8);
@@ -217,7 +228,7 @@ public final class FlatMemory implements Memory {
   @Override
   public void writeShort(int addr, short data) {
     byte[] b = bytes;
-    if (addr < 0 || addr > b.length - 2) {
+    if (addr < 0 || addr > memorySize - 2) {
       throw outOfBounds(addr, 2);
     }
     b[addr] = (byte) data;
@@ -227,7 +238,7 @@ public final class FlatMemory implements Memory {
   @Override
   public int readInt(int addr) {
     byte[] b = bytes;
-    if (addr < 0 || addr > b.length - 4) {
+    if (addr < 0 || addr > memorySize - 4) {
       throw outOfBounds(addr, 4);
     }
     return (b[addr] & 0xFF)
@@ -239,7 +250,7 @@ public final class FlatMemory implements Memory {
   @Override
   public void writeI32(int addr, int data) {
     byte[] b = bytes;
-    if (addr < 0 || addr > b.length - 4) {
+    if (addr < 0 || addr > memorySize - 4) {
       throw outOfBounds(addr, 4);
     }
     b[addr] = (byte) data;
@@ -251,7 +262,7 @@ public final class FlatMemory implements Memory {
   @Override
   public long readLong(int addr) {
     byte[] b = bytes;
-    if (addr < 0 || addr > b.length - 8) {
+    if (addr < 0 || addr > memorySize - 8) {
       throw outOfBounds(addr, 8);
     }
     long low =
@@ -270,7 +281,7 @@ public final class FlatMemory implements Memory {
   @Override
   public void writeLong(int addr, long data) {
     byte[] b = bytes;
-    if (addr < 0 || addr > b.length - 8) {
+    if (addr < 0 || addr > memorySize - 8) {
       throw outOfBounds(addr, 8);
     }
     b[addr] = (byte) data;
@@ -315,8 +326,8 @@ public final class FlatMemory implements Memory {
 
   // --- bounds --------------------------------------------------------------------------------
 
-  private void checkRange(int addr, int size) {
-    check(addr, size, bytes.length, WasmRuntimeException::new);
+  private void checkRange(int addr, int length) {
+    check(addr, length, memorySize, WasmRuntimeException::new);
   }
 
   private static void check(
@@ -337,7 +348,7 @@ public final class FlatMemory implements Memory {
         "out of bounds memory access: attempted to access address: "
             + addr
             + " but limit is: "
-            + bytes.length
+            + memorySize
             + " and size: "
             + size);
   }
