@@ -229,11 +229,15 @@ impl<'a> Cursor<'a> {
         self.bytes.get(self.pos).copied()
     }
 
-    /// The next eight bytes as one word (the first is its lowest byte), when there are eight.
+    /// The next eight bytes as one word (the first is its lowest byte). Past the end of the
+    /// text the word holds zeros, which no rule here accepts (not a digit, not whitespace, not
+    /// punctuation): reading a word never lets the decoder accept past the text.
     #[inline(always)]
-    fn word(&self) -> Option<u64> {
-        let bytes = self.bytes.get(self.pos..self.pos + WORD)?;
-        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    fn word(&self) -> u64 {
+        match self.bytes.get(self.pos..self.pos + WORD) {
+            Some(bytes) => bytes.try_into().map_or(0, u64::from_le_bytes),
+            None => tail_word(self.bytes, self.pos),
+        }
     }
 
     #[inline(always)]
@@ -257,30 +261,19 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn next_member(&mut self) -> Fast<bool> {
         // The file form's `,`, line feed and four spaces before the next partition, and the
-        // compact form's `,`, recognised in one word: exactly what the bytes below would read.
-        if let Some(word) = self.word() {
-            if word & 0x00ff_ffff_ffff_ffff == u64::from_le_bytes(*b",\n    \"\0") {
-                self.pos += 6;
-                return Ok(true);
-            }
-            if word & 0xffff == u64::from(u16::from_le_bytes(*b",\"")) {
-                self.pos += 1;
-                return Ok(true);
-            }
+        // compact form's `,`, recognised in one word: exactly what the bytes would read.
+        let word = self.word();
+        if word & 0x00ff_ffff_ffff_ffff == u64::from_le_bytes(*b",\n    \"\0") {
+            self.pos += 6;
+            return Ok(true);
         }
-        self.whitespace();
-        match self.peek() {
-            Some(b',') => {
-                self.pos += 1;
-                self.whitespace();
-                Ok(true)
-            }
-            Some(b'}') => {
-                self.pos += 1;
-                Ok(false)
-            }
-            _ => Err(GiveUp),
+        if word & 0xffff == u64::from(u16::from_le_bytes(*b",\"")) {
+            self.pos += 1;
+            return Ok(true);
         }
+        let (more, pos) = next_member_bytewise(self.bytes, self.pos)?;
+        self.pos = pos;
+        Ok(more)
     }
 
     /// A string without escapes or control characters, as a slice of the input.
@@ -365,12 +358,13 @@ impl<'a> Cursor<'a> {
 
     /// The run of ASCII digits at the cursor, at most `most` of them (more: give up, so at most
     /// 19 and the value cannot overflow): its value and length, its digits appended to `lines`
-    /// when given. Eight bytes at a time while eight remain, then a byte at a time.
+    /// when given. Eight bytes at a time.
     #[inline(always)]
     fn digits(&mut self, most: usize, mut lines: Option<&mut Lines>) -> Fast<(u64, usize)> {
         let start = self.pos;
         let mut value: u64 = 0;
-        while let Some(word) = self.word() {
+        loop {
+            let word = self.word();
             let run = leading_digits(word);
             let digits = self.pos - start;
             if digits + run > most {
@@ -394,17 +388,6 @@ impl<'a> Cursor<'a> {
                 return Ok((value, self.pos - start));
             }
         }
-        while let Some(byte @ b'0'..=b'9') = self.peek() {
-            if self.pos - start == most {
-                return Err(GiveUp);
-            }
-            value = value * 10 + u64::from(byte - b'0');
-            if let Some(lines) = lines.as_deref_mut() {
-                lines.byte(byte);
-            }
-            self.pos += 1;
-        }
-        Ok((value, self.pos - start))
     }
 
     /// After a partition's digits: the closing quote, the colon and the whitespace around it;
@@ -412,22 +395,17 @@ impl<'a> Cursor<'a> {
     /// follows is not more whitespace), which is exactly what the bytes below would read.
     #[inline(always)]
     fn key_end(&mut self) -> Fast<()> {
-        if let Some(word) = self.word() {
-            let then =
-                |bytes: u32| !matches!((word >> (8 * bytes)) as u8, b' ' | b'\t' | b'\n' | b'\r');
-            if word & 0xffff_ffff == u64::from(u32::from_le_bytes(*b"\" : ")) && then(4) {
-                self.pos += 4;
-                return Ok(());
-            }
-            if word & 0xffff == u64::from(u16::from_le_bytes(*b"\":")) && then(2) {
-                self.pos += 2;
-                return Ok(());
-            }
+        let word = self.word();
+        let then = |bytes: u32| !is_whitespace((word >> (8 * bytes)) as u8);
+        if word & 0xffff_ffff == u64::from(u32::from_le_bytes(*b"\" : ")) && then(4) {
+            self.pos += 4;
+            return Ok(());
         }
-        self.eat(b'"')?;
-        self.whitespace();
-        self.eat(b':')?;
-        self.whitespace();
+        if word & 0xffff == u64::from(u16::from_le_bytes(*b"\":")) && then(2) {
+            self.pos += 2;
+            return Ok(());
+        }
+        self.pos = key_end_bytewise(self.bytes, self.pos)?;
         Ok(())
     }
 
@@ -542,6 +520,57 @@ impl<'a> Cursor<'a> {
             offsets,
             lines,
         })
+    }
+}
+
+// The layouts the word patterns above do not recognise, a byte at a time. Functions of their
+// own, never inlined: they keep the offsets loop small (HotSpot inlines into a method only up to
+// a bytecode budget, see `Cursor::pairs`), and they take the position by value, so the loop's
+// cursor stays in locals.
+
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
+    while bytes.get(pos).copied().is_some_and(is_whitespace) {
+        pos += 1;
+    }
+    pos
+}
+
+/// [`Cursor::word`] within the last eight bytes of the text: what is left, then zeros.
+#[inline(never)]
+fn tail_word(bytes: &[u8], pos: usize) -> u64 {
+    let mut word = [0u8; WORD];
+    for (slot, byte) in word.iter_mut().zip(bytes.get(pos..).unwrap_or_default()) {
+        *slot = *byte;
+    }
+    u64::from_le_bytes(word)
+}
+
+/// [`Cursor::key_end`]: `"`, whitespace, `:`, whitespace; the position after them.
+#[inline(never)]
+fn key_end_bytewise(bytes: &[u8], pos: usize) -> Fast<usize> {
+    if bytes.get(pos) != Some(&b'"') {
+        return Err(GiveUp);
+    }
+    let colon = skip_whitespace(bytes, pos + 1);
+    if bytes.get(colon) != Some(&b':') {
+        return Err(GiveUp);
+    }
+    Ok(skip_whitespace(bytes, colon + 1))
+}
+
+/// [`Cursor::next_member`]: whether another member follows, and the position after the `,`
+/// and the whitespace after it, or after the `}`.
+#[inline(never)]
+fn next_member_bytewise(bytes: &[u8], pos: usize) -> Fast<(bool, usize)> {
+    let at = skip_whitespace(bytes, pos);
+    match bytes.get(at) {
+        Some(b',') => Ok((true, skip_whitespace(bytes, at + 1))),
+        Some(b'}') => Ok((false, at + 1)),
+        _ => Err(GiveUp),
     }
 }
 
