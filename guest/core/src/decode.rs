@@ -24,6 +24,9 @@ struct GiveUp;
 
 type Fast<T> = Result<T, GiveUp>;
 
+/// Partition→offset pairs, ascending by partition, each partition once.
+type Pairs = Vec<(u32, u64)>;
+
 /// The plan ID's partition lines (`{p}={o}\n` in ascending partition order, SPEC §2) of the
 /// offsets being read, copied from the text as it is read: an accepted plan spells every
 /// partition and offset canonically (no sign but in `-0`, which is not copied; no leading
@@ -412,7 +415,7 @@ impl<'a> Cursor<'a> {
     /// The pairs of a non-empty partition→offset object, in ascending partition order, and,
     /// when `with_lines`, their plan ID lines copied from the text if the partitions came in
     /// ascending order.
-    fn pairs(&mut self, with_lines: bool) -> Fast<(Vec<(u32, u64)>, Option<Vec<u8>>)> {
+    fn pairs(&mut self, with_lines: bool) -> Fast<(Pairs, Option<Vec<u8>>)> {
         // The loop works on a copy of the cursor and on lines of its own, every helper inlined,
         // so that the position and the lines' length stay in locals: as fields behind a
         // pointer, WebAssembly would store and reload them around every byte written (a byte
