@@ -10,6 +10,9 @@ import com.dylibso.chicory.wasm.types.ActiveDataSegment;
 import com.dylibso.chicory.wasm.types.DataSegment;
 import com.dylibso.chicory.wasm.types.MemoryLimits;
 import com.dylibso.chicory.wasm.types.PassiveDataSegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.function.Function;
 
@@ -22,8 +25,10 @@ import java.util.function.Function;
  * ({@code DesiredMethodLimit}, 8,000 bytes counted with everything inlined): the
  * {@code VarHandle} machinery counts a few hundred bytes per access, so in the guest's larger
  * hot functions (the plan decoder's loop, SHA-256) most accesses were left as real calls. Here an
- * access is an index check and array reads, a few dozen bytes of bytecode, and a word is
- * assembled from its bytes (little-endian, as WebAssembly stores it).
+ * access is an index check and array reads, a few dozen bytes of bytecode: bytes, shorts and
+ * 32-bit words are assembled from their bytes (little-endian, as WebAssembly stores them; SHA-256
+ * alone has 40 such loads). 64-bit words, at few sites and eight byte reads each otherwise, go
+ * through one {@code VarHandle} view of the array after the same index check.
  *
  * <p>Out-of-range accesses throw Chicory's {@link WasmRuntimeException} ("out of bounds memory
  * access"), a trap as with Chicory's memories: the bound is the memory's size, not the array's.
@@ -33,6 +38,9 @@ import java.util.function.Function;
  * neither; instantiating a module with shared memory fails).
  */
 public final class FlatMemory implements Memory {
+  /** 64-bit little-endian words of a byte array (bounds checked here before every use). */
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   private final MemoryLimits limits;
   /** The memory, and beyond {@link #memorySize} zeros it may grow into. */
   private byte[] bytes;
@@ -265,17 +273,7 @@ public final class FlatMemory implements Memory {
     if (addr < 0 || addr > memorySize - 8) {
       throw outOfBounds(addr, 8);
     }
-    long low =
-        (b[addr] & 0xFF)
-            | (b[addr + 1] & 0xFF) << 8
-            | (b[addr + 2] & 0xFF) << 16
-            | (b[addr + 3] & 0xFF) << 24;
-    long high =
-        (b[addr + 4] & 0xFF)
-            | (b[addr + 5] & 0xFF) << 8
-            | (b[addr + 6] & 0xFF) << 16
-            | b[addr + 7] << 24;
-    return (low & 0xFFFF_FFFFL) | high << 32;
+    return (long) LONGS.get(b, addr);
   }
 
   @Override
@@ -284,14 +282,7 @@ public final class FlatMemory implements Memory {
     if (addr < 0 || addr > memorySize - 8) {
       throw outOfBounds(addr, 8);
     }
-    b[addr] = (byte) data;
-    b[addr + 1] = (byte) (data >> 8);
-    b[addr + 2] = (byte) (data >> 16);
-    b[addr + 3] = (byte) (data >> 24);
-    b[addr + 4] = (byte) (data >> 32);
-    b[addr + 5] = (byte) (data >> 40);
-    b[addr + 6] = (byte) (data >> 48);
-    b[addr + 7] = (byte) (data >> 56);
+    LONGS.set(b, addr, data);
   }
 
   @Override
