@@ -6,16 +6,20 @@
 use std::collections::BTreeMap;
 
 use crate::apply::PartitionPreview;
+use crate::capabilities::Capabilities;
 use crate::error::{CleanupError, RangeViolation, Result};
-use crate::ops::KafkaOps;
 use crate::plan::Plan;
+use crate::policy::Policy;
 use crate::topics::check_identity;
 
 /// Per partition of `plan`: the live beginning and end, the plan offset (as `boundary`) and how
 /// many records below it Kafka would discard. Errors: `topic-changed` when the live topic is not
 /// the plan's (missing, recreated, other partitions), `offsets-unavailable` when a plan offset
 /// lies outside [beginning, end], `kafka`.
-pub fn preview_plan(kafka: &mut dyn KafkaOps, plan: &Plan) -> Result<Vec<PartitionPreview>> {
+pub fn preview_plan<C: Capabilities>(
+    kafka: &mut Policy<C>,
+    plan: &Plan,
+) -> Result<Vec<PartitionPreview>> {
     plan.verify()?;
     let partitions = plan.offsets.partitions();
     let live = kafka
