@@ -1,7 +1,11 @@
 //! The fake cluster behind the capabilities: one method per WIT import, each one counted
 //! (`Cluster::calls`, `Cluster::trace`) and open to failure injection.
 
-use super::{FakeConsumer, FakeWriter, Shared, error};
+use std::cell::RefMut;
+
+use super::{
+    Cluster, DATA, FakeConsumer, FakeTopic, FakeWriter, Fault, Shared, TOPIC_ID, error, safe_topic,
+};
 use crate::capabilities::{CapResult, Capabilities, ErrorKind, PartitionRange, TopicMetadata};
 use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use crate::offsets::PartitionOffsets;
@@ -9,6 +13,39 @@ use crate::offsets::PartitionOffsets;
 /// The fake cluster as the capabilities of one host; clones share the cluster.
 #[derive(Clone)]
 pub struct FakeCaps(pub Shared);
+
+impl FakeCaps {
+    /// The cluster of the protocol tests: the data topic `DATA` (`TOPIC_ID`) with partitions 0
+    /// and 1, the safe configuration, beginnings 0 and ends 1,000; one broker whose default
+    /// replication factor is 1.
+    pub fn new() -> Self {
+        let cluster = Cluster::new();
+        {
+            let mut c = cluster.borrow_mut();
+            c.topics
+                .insert(DATA.into(), safe_topic(TOPIC_ID, &[0, 1], 1_000));
+            c.brokers(1, "1");
+        }
+        FakeCaps(cluster)
+    }
+
+    /// A policy over this cluster, as each call of a host (one CLI command, one export) has.
+    pub fn policy(&self) -> crate::policy::Policy<FakeCaps> {
+        crate::policy::Policy::new(FakeCaps(self.0.clone()))
+    }
+
+    pub fn c(&self) -> RefMut<'_, Cluster> {
+        self.0.borrow_mut()
+    }
+
+    pub fn data(&self) -> RefMut<'_, FakeTopic> {
+        RefMut::map(self.0.borrow_mut(), Cluster::data)
+    }
+
+    pub fn fail_on(&self, operation: &'static str, call: u32, fault: Fault) {
+        self.c().fail_on(operation, call, fault);
+    }
+}
 
 impl Capabilities for FakeCaps {
     type Writer = FakeWriter;

@@ -198,6 +198,7 @@ impl<C: Capabilities> Policy<C> {
         }
     }
 
+    /// Waits until read_committed readers see `offset` of partition 0 (the transaction marker
     /// follows the commit), so every later read sees the record.
     fn await_stable(&mut self, topic: &str, offset: u64, bytes: usize) -> KafkaResult<()> {
         let extra = append_allowance(bytes);
@@ -257,9 +258,6 @@ impl<C: Capabilities> Policy<C> {
             }
         }
     }
-
-    /// After a DeleteRecords step ran out of time: how long it was allowed, which partitions
-    /// still begin below their target (one listing, not retried: the step already failed), and
 
     /// `plain_append`, returning once read_committed readers see the record.
     fn stable_plain_append(

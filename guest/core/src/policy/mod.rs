@@ -7,10 +7,11 @@
 
 mod admin;
 mod control;
+mod delete;
 mod replay;
 
-pub use admin::DELETE_MS_PER_PARTITION;
 pub use control::{APPEND_MS_PER_KIB, transactional_id};
+pub use delete::DELETE_MS_PER_PARTITION;
 pub use replay::ReplayPoll;
 
 use crate::capabilities::{CapResult, Capabilities, ErrorKind, HostError};
