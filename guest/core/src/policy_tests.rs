@@ -186,6 +186,52 @@ fn writer_and_consumer_errors_are_classified_too() {
 }
 
 #[test]
+fn replay_consumer_errors_take_the_policys_meaning_of_every_error() {
+    // The replay consumer is the policy's: its errors pass the core's table of protocol codes and
+    // the one retriable rule, like every other capability's.
+    let (cluster, mut policy) = setup();
+    policy.open_replay("data").unwrap();
+    // TOPIC_AUTHORIZATION_FAILED (29) reported as other is the authorization case: an answer.
+    cluster.borrow_mut().script = vec![(
+        "poll",
+        1,
+        with_code(ErrorKind::Other, 29, "TOPIC_AUTHORIZATION_FAILED"),
+    )];
+    let refused = policy.replay_poll(10, 100).unwrap_err();
+    assert_eq!(refused.operation, "consumer-poll");
+    assert_eq!(
+        refused.cause.as_ref().map(|c| c.kind),
+        Some(ErrorKind::Authorization)
+    );
+    assert!(!refused.retriable, "{refused:?}");
+    assert!(
+        refused.message.ends_with("(authorization)"),
+        "{}",
+        refused.message
+    );
+    // An unclassified failure may pass: retriable, as the policy's other steps say.
+    cluster.borrow_mut().script = vec![("assign", 1, error(ErrorKind::Other))];
+    let failed = policy
+        .replay_assign(&[(0, 0)].into_iter().collect())
+        .unwrap_err();
+    assert_eq!(failed.operation, "consumer-assign");
+    assert!(failed.retriable, "{failed:?}");
+    // The refused lookup of the unused group is no error: the policy waited a poll's time.
+    cluster.borrow_mut().script = vec![(
+        "poll",
+        2,
+        with_code(ErrorKind::Authorization, 30, "GROUP_AUTHORIZATION_FAILED"),
+    )];
+    let before = cluster.borrow().now;
+    assert_eq!(
+        policy.replay_poll(10, 100).unwrap(),
+        crate::policy::ReplayPoll::GroupRefused
+    );
+    assert_eq!(cluster.borrow().now - before, 100);
+    assert_eq!(cluster.borrow().count("open_consumer"), 1, "opened once");
+}
+
+#[test]
 fn the_control_log_is_read_to_its_end_riding_out_transport_errors_and_markers() {
     let (cluster, mut policy) = setup();
     {
