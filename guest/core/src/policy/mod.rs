@@ -43,11 +43,7 @@ struct Deadline {
 
 impl Deadline {
     fn start<C: Capabilities>(caps: &mut C) -> Self {
-        Deadline::start_with(caps, FIRST_BACKOFF_MS)
-    }
-
-    fn start_with<C: Capabilities>(caps: &mut C, first_backoff_ms: u32) -> Self {
-        Deadline::start_wide(caps, first_backoff_ms, 0)
+        Deadline::start_wide(caps, FIRST_BACKOFF_MS, 0)
     }
 
     /// A deadline `extra_ms` past the operation timeout: the allowance of a wide step.
@@ -160,10 +156,6 @@ impl<C: Capabilities> Policy<C> {
             requested: Vec::new(),
             seen: Vec::new(),
         }
-    }
-
-    pub fn capabilities(&mut self) -> &mut C {
-        &mut self.caps.0
     }
 
     /// Runs `call` until it succeeds, fails with a non-transient error, or the deadline passes
