@@ -497,7 +497,8 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         tombstones_enabled: true,
     };
     let fail_core = |e: action_state_core::CleanupError| fail(e.to_string());
-    let mut session = RecoverySession::start(&mut core.policy, &data.topic, policy).map_err(fail_core)?;
+    let mut session =
+        RecoverySession::start(&mut core.policy, &data.topic, policy).map_err(fail_core)?;
     let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(fail_core)?;
     let options = CoreOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,

@@ -357,7 +357,7 @@ impl Cluster {
         Ok(())
     }
 
-    /// The offsets that remain of a log: every record at or past `position`.
+    /// The records of a partition's log at or past `position`.
     fn records_from(&self, topic: &str, partition: u32, position: u64) -> Vec<PolledRecord> {
         self.logs
             .get(&(topic.to_owned(), partition))
