@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use action_state_core::capabilities::{self as caps, CapResult, PolledBatch, TopicMetadata};
-use action_state_core::ops::{ClusterDescription, ConfigEntry, KafkaOps, OffsetSpec};
+use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::{CleanupError, ControlEntry, PartitionOffsets};
 use rdkafka::admin::{AlterConfig, ResourceSpecifier};
 

@@ -5,8 +5,8 @@
 
 use std::fmt;
 
+use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 /// The case of a host's `kafka-error`: what a caller must tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 //!
 //! Plain Rust with no WebAssembly bindings: the component adapters in `guest/validator` and
 //! `guest/cleanup` convert WIT values to these types and back, and every host runs the same
-//! decisions. Data in, data out; where a protocol must talk to Kafka step by step it drives the
-//! `KafkaOps` trait, which the cleanup component implements over its imports.
+//! decisions. Data in, data out; where a protocol must talk to Kafka step by step it drives
+//! `policy::Policy` over the `capabilities::Capabilities` the cleanup component implements over
+//! its imports.
 
 pub mod apply;
 pub mod boundary;
@@ -16,10 +17,10 @@ pub mod error;
 pub mod fields;
 pub mod json;
 pub mod kafka_codes;
+pub mod kafka_types;
 pub mod marker;
 pub mod marker_file;
 pub mod offsets;
-pub mod ops;
 pub mod plan;
 pub mod planning;
 pub mod policy;

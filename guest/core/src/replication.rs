@@ -4,8 +4,9 @@
 
 use std::fmt::Write as _;
 
+use crate::capabilities::Capabilities;
 use crate::error::{CleanupError, KafkaError};
-use crate::ops::KafkaOps;
+use crate::policy::Policy;
 
 /// The broker configuration that holds the cluster's own default replication factor.
 pub const DEFAULT_REPLICATION_FACTOR: &str = "default.replication.factor";
@@ -50,7 +51,7 @@ pub struct ClusterFacts {
 impl ClusterFacts {
     /// Asks the cluster (one `describe-cluster`). A value of `default.replication.factor` that is
     /// missing or not a replication factor is refused: the choice would be a guess.
-    pub fn read(kafka: &mut dyn KafkaOps) -> Result<ClusterFacts, KafkaError> {
+    pub fn read<C: Capabilities>(kafka: &mut Policy<C>) -> Result<ClusterFacts, KafkaError> {
         let cluster = kafka.describe_cluster(&[DEFAULT_REPLICATION_FACTOR])?;
         let value = cluster
             .configs

@@ -1,10 +1,11 @@
 //! The status query: a control topic's history, its effective boundary and the live data topic.
 
+use crate::capabilities::Capabilities;
 use crate::control::ControlRecord;
 use crate::error::Result;
 use crate::marker::VersionedMarker;
 use crate::offsets::PartitionOffsets;
-use crate::ops::KafkaOps;
+use crate::policy::Policy;
 use crate::recovery::read_history;
 
 /// Live state of one data-topic partition.
@@ -34,7 +35,7 @@ pub struct StatusReport {
 }
 
 /// Reads and validates the control topic, then the live ranges of the data topic it governs.
-pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusReport> {
+pub fn status<C: Capabilities>(kafka: &mut Policy<C>, control_topic: &str) -> Result<StatusReport> {
     if control_topic.trim().is_empty() {
         return Err(crate::error::CleanupError::InvalidArgument(
             "Kafka action-state cleanup control topic must not be blank".into(),
@@ -122,7 +123,10 @@ pub fn broken_history(
 
 /// The versioned marker of `topic` as of now: its ID and the end offset of every partition,
 /// from one describe.
-pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<VersionedMarker> {
+pub fn snapshot_marker<C: Capabilities>(
+    kafka: &mut Policy<C>,
+    topic: &str,
+) -> Result<VersionedMarker> {
     let state = kafka
         .inspect_ranges(&[topic], &[])?
         .into_iter()
