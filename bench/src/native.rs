@@ -1,14 +1,13 @@
 //! The safety core compiled natively, driven over the host's own Kafka capabilities: the "A" side
 //! of the apply and replay comparisons. Same protocol and policy code as the component (the
-//! core's `Policy` over the host's capabilities, `testing::NativeCaps`), same librdkafka clients,
+//! core's `Policy` over the host's capabilities, `kafka::KafkaCapabilities`), same librdkafka clients,
 //! no WebAssembly boundary. Every protocol-level call is counted and timed by name.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
-use action_state_cleanup::testing::NativeCaps;
+use action_state_cleanup::kafka::{KafkaCapabilities, KafkaClients};
 use action_state_core::control::ControlEntry;
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::ops::{
@@ -27,7 +26,7 @@ use crate::{Ctx, R};
 /// `KafkaOps` (the core's policy over the host's capabilities), counting and timing calls by
 /// operation name.
 pub struct NativeOps<'a> {
-    pub policy: Policy<NativeCaps<'a>>,
+    pub policy: Policy<KafkaCapabilities<&'a mut KafkaClients>>,
     pub calls: BTreeMap<&'static str, u32>,
     /// Seconds spent in each operation.
     pub spent: BTreeMap<&'static str, f64>,
@@ -36,7 +35,7 @@ pub struct NativeOps<'a> {
 impl<'a> NativeOps<'a> {
     pub fn new(kafka: &'a mut KafkaClients) -> Self {
         NativeOps {
-            policy: Policy::new(NativeCaps::new(kafka)),
+            policy: Policy::new(KafkaCapabilities::new(kafka)),
             calls: BTreeMap::new(),
             spent: BTreeMap::new(),
         }
@@ -49,7 +48,7 @@ impl<'a> NativeOps<'a> {
     fn run<T>(
         &mut self,
         name: &'static str,
-        call: impl FnOnce(&mut Policy<NativeCaps<'a>>) -> T,
+        call: impl FnOnce(&mut Policy<KafkaCapabilities<&'a mut KafkaClients>>) -> T,
     ) -> T {
         let started = Instant::now();
         let result = call(&mut self.policy);
