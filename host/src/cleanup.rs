@@ -28,6 +28,11 @@ mod bindings {
     });
 }
 
+#[cfg(feature = "testing")]
+pub use crate::testing::Lie;
+pub use bindings::action_state::cleanup::operator_events::{
+    NewControlTopic, PartitionPreview, Review,
+};
 pub use bindings::action_state::cleanup::types::{
     BoundaryRegression, BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError,
     KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange,
@@ -45,14 +50,9 @@ pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryRefusal, RecoveryVerdict,
     ReplayOptions,
 };
-pub use bindings::action_state::cleanup::operator_events::{
-    NewControlTopic, PartitionPreview, Review,
-};
 pub use events::{NoEvents, OperatorEvents};
 use imports::HostState;
 pub use instance::{CleanupInstance, MarkerFilesPlanner, RecoverySessionHandle};
-#[cfg(feature = "testing")]
-pub use crate::testing::Lie;
 
 /// One replayed action state, handed over by the host (it never crossed into the guest).
 #[derive(Debug, Clone, PartialEq, Eq)]

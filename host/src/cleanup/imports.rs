@@ -9,23 +9,20 @@ use action_state_core::capabilities::{Capabilities, Consumer as _, Writer as _};
 use wasmtime::StoreLimits;
 use wasmtime::component::{Resource, ResourceTable};
 
+use super::ReplayedRecord;
 use super::bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
 };
 use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
 use super::events::SharedEvents;
 use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Review};
-use super::ReplayedRecord;
 use crate::kafka::RequestCounts;
 use crate::kafka::capabilities::HeldRecords;
 
 /// What a store's capabilities must be for the bindings: the core's seam, with writers and
 /// consumers the resource table can hold, and consumers that keep their records in the host.
 pub trait StoreCapabilities:
-    Capabilities<
-        Writer: Send + 'static,
-        Consumer: HeldRecords + Send + 'static,
-    > + 'static
+    Capabilities<Writer: Send + 'static, Consumer: HeldRecords + Send + 'static> + 'static
 {
 }
 
@@ -184,7 +181,9 @@ impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
     ) -> Answer<Vec<PartitionOffset>> {
         let started = Instant::now();
         self.counts.admin += 1;
-        let result = self.caps.delete_records(&topic, &partition_offsets(&before));
+        let result = self
+            .caps
+            .delete_records(&topic, &partition_offsets(&before));
         let answer = Ok(result.map(offset_list).map_err(KafkaError::from));
         traced(|| format!("delete-records {topic}"), started, answer)
     }
@@ -209,7 +208,11 @@ impl<C: StoreCapabilities> kafka_writer::HostWriter for HostState<C> {
             Ok(writer) => Ok(Ok(owned(&self.table.push(writer)?))),
             Err(error) => Ok(Err(error.into())),
         };
-        traced(|| format!("writer.open {transactional_id:?}"), started, answer)
+        traced(
+            || format!("writer.open {transactional_id:?}"),
+            started,
+            answer,
+        )
     }
 
     fn append(
@@ -357,4 +360,3 @@ pub(super) fn take_records<C: StoreCapabilities>(
     }
     Ok(records)
 }
-

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use action_state_core::capabilities::{
     self as caps, CapResult, PartitionRange, PolledBatch, TopicMetadata,
 };
-use action_state_core::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
+use action_state_core::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use super::consumer::{Columns, Consumer, HeldRecord};
 use super::writer::Writer;

@@ -371,7 +371,10 @@ mod tests {
             unreachable!("the stub opens every writer")
         };
         let kind = |answer: CapResult<u64>| answer.map_err(|e| e.kind);
-        assert_eq!(kind(writer.append("t", 0, "k", "v")), Err(ErrorKind::Fenced));
+        assert_eq!(
+            kind(writer.append("t", 0, "k", "v")),
+            Err(ErrorKind::Fenced)
+        );
         host.misbehave(Some(Lie::EverythingIsOther));
         assert_eq!(kind(writer.append("t", 0, "k", "v")), Err(ErrorKind::Other));
     }
