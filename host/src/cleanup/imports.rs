@@ -33,14 +33,14 @@ impl<C> StoreCapabilities for C where
 
 /// Per-store host state: the capabilities, the operator's events and the guest's resources.
 pub struct HostState<C> {
-    pub caps: C,
-    pub(super) events: SharedEvents,
+    pub(super) caps: C,
+    events: SharedEvents,
     table: ResourceTable,
     pub(super) limits: StoreLimits,
     /// The consumer whose poll was the latest: `next-batch` indexes its records.
     last_poll: Option<u32>,
     /// The guest's capability calls, counted as it made them.
-    pub counts: RequestCounts,
+    pub(super) counts: RequestCounts,
 }
 
 impl<C> HostState<C> {
