@@ -36,15 +36,6 @@ pub struct ControlRecord {
 }
 
 impl ControlRecord {
-    /// Parses a record value strictly, including the embedded plan and its ID.
-    pub fn parse_value(text: &str) -> Result<ControlRecord, String> {
-        // The common case decodes straight into the record; the reference reader decides the rest.
-        if let Some(record) = crate::decode::control_record(text) {
-            return Ok(record);
-        }
-        ControlRecord::parse_value_tree(text)
-    }
-
     /// The reference path of `parse_value`: the whole document read into a JSON tree, then its
     /// fields checked. It decides every refusal and its message; `parse_value` only takes a
     /// faster way to the same answer when it can (see `decode`).

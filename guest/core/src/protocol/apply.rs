@@ -15,8 +15,7 @@ use crate::topics::{
     check_data_topic_config, check_identity,
 };
 
-/// Largest replication factor Kafka accepts for a topic (a Java `short`).
-pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
+pub use crate::replication::MAX_REPLICATION_FACTOR;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {
