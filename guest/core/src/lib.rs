@@ -24,8 +24,8 @@ pub mod kafka;
 pub mod protocol;
 
 pub use format::{
-    boundary, control, decimal, decode, error, fields, json, kafka_error, marker, marker_file,
-    offsets, parse, plan, planning, sha256, snapshot, topic_id,
+    boundary, control, control_history, decimal, decode, error, fields, json, kafka_error, marker,
+    marker_file, offsets, parse, plan, planning, sha256, snapshot, topic_id,
 };
 pub use kafka::{capabilities, classified, kafka_codes, kafka_types, policy, topics};
 pub use protocol::{apply, preview, recovery, replay, replication, status};
@@ -45,7 +45,8 @@ pub use apply::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, PartitionPreview, Review, apply,
     apply_with_status,
 };
-pub use control::{ControlEntry, ControlHistory, ControlRecord, Status};
+pub use control::{ControlEntry, ControlRecord, Status};
+pub use control_history::ControlHistory;
 pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
 pub use marker_file::{plan_from_marker_files, split_marker_file, split_named_marker_file};

@@ -3,6 +3,7 @@
 
 pub mod boundary;
 pub mod control;
+pub mod control_history;
 pub mod decimal;
 pub mod decode;
 pub mod error;

@@ -3,7 +3,8 @@
 
 use crate::boundary::check_advances;
 use crate::capabilities::Capabilities;
-use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
+use crate::control::{ControlEntry, ControlRecord, Status};
+use crate::control_history::ControlHistory;
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::kafka_types::{AppendError, ConfigEntry, PartitionRange, TopicDescription, TopicState};
 use crate::offsets::PartitionOffsets;

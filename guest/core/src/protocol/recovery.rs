@@ -2,7 +2,7 @@
 //! and the check-recovery protocol that gathers their inputs from Kafka.
 
 use crate::capabilities::Capabilities;
-use crate::control::ControlHistory;
+use crate::control_history::ControlHistory;
 use crate::error::{BoundaryViolation, CleanupError, RangeViolation, Result};
 use crate::kafka_types::{TopicDescription, TopicState};
 use crate::marker::Marker;
