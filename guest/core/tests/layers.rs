@@ -50,7 +50,6 @@ fn core_modules_form_layers_without_import_cycles() {
             .edges
             .contains_key(&("protocol::apply".into(), "kafka::policy".into()))
     );
-    for ((a, b), at) in &graph.edges {}
     if let Err(e) = graph.check() {
         panic!("{e}");
     }
@@ -126,6 +125,44 @@ fn an_unknown_crate_path_is_refused() {
         .err()
         .unwrap();
     assert!(error.contains("crate::Plan"), "{error}");
+}
+
+#[test]
+fn a_function_added_to_another_modules_type_is_an_edge() {
+    let graph = build_graph(&[
+        source(
+            "format/a.rs",
+            "pub struct A;\nimpl A {\n    pub fn g() {\n        Self::f()\n    }\n}",
+        ),
+        source(
+            "format/b.rs",
+            "use crate::a::A;\nimpl A {\n    pub fn f() {}\n}",
+        ),
+    ])
+    .unwrap();
+    let error = graph.check().unwrap_err();
+    assert!(
+        error.contains("format::a -> format::b -> format::a"),
+        "{error}"
+    );
+    assert!(error.contains("src/format/a.rs:4"), "{error}");
+    let graph = build_graph(&[
+        source(
+            "format/a.rs",
+            "pub struct A;\nfn g(a: A) -> A {\n    a.f()\n}",
+        ),
+        source(
+            "format/b.rs",
+            "impl crate::a::A {\n    pub fn f(self) -> Self { self }\n}",
+        ),
+    ])
+    .unwrap();
+    let error = graph.check().unwrap_err();
+    assert!(
+        error.contains("format::a -> format::b -> format::a"),
+        "{error}"
+    );
+    assert!(error.contains("src/format/a.rs:3"), "{error}");
 }
 
 fn source(file: &str, text: &str) -> Source {
@@ -251,14 +288,62 @@ fn build_graph(sources: &[Source]) -> Result<Graph, String> {
             modules.insert(key);
         }
     }
-    let mut edges = BTreeMap::new();
+    // Product code of each module, and the types each module defines.
+    let mut code_of: Vec<(&Source, String, String)> = Vec::new();
+    let mut defined: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for s in sources {
         if s.path.len() < 2 {
             continue; // a layer's mod.rs only declares its modules
         }
         let from = format!("{}::{}", s.path[0], s.path[1]);
         let code = without_test_items(&code_only(&s.text));
-        for (line, path) in paths(&code) {
+        for name in defined_types(&code) {
+            defined.entry(name).or_default().insert(from.clone());
+        }
+        code_of.push((s, from, code));
+    }
+    // Functions a module adds to a type another module defines (`impl Plan` in `parse`, `impl
+    // HostError` in `kafka_codes`): calling `Plan::parse` depends on the module that defines
+    // it, import or not.
+    // (type, function, whether it takes self, module)
+    let mut foreign: Vec<(String, String, bool, String)> = Vec::new();
+    for (_, from, code) in &code_of {
+        for (ty, functions) in inherent_impls(code) {
+            let Some(owners) = defined.get(&ty) else {
+                continue;
+            };
+            if owners.contains(from) {
+                continue;
+            }
+            for (function, takes_self) in functions {
+                foreign.push((ty.clone(), function, takes_self, from.clone()));
+            }
+        }
+    }
+    let mut edges = BTreeMap::new();
+    for (s, from, code) in &code_of {
+        let from = from.clone();
+        for (ty, function, takes_self, owner) in &foreign {
+            let mut needles = vec![format!("{ty}::{function}")];
+            if *takes_self {
+                // A method call names no type: any `.function(` counts (this may see an edge
+                // that is not there, never miss one).
+                needles.push(format!(".{function}("));
+            }
+            if defined.get(ty).is_some_and(|d| d.contains(&from)) {
+                needles.push(format!("Self::{function}"));
+            }
+            for needle in needles {
+                if let Some(line) = find_word(code, &needle) {
+                    if *owner != from {
+                        edges
+                            .entry((from.clone(), owner.clone()))
+                            .or_insert_with(|| format!("{}:{line}", s.file));
+                    }
+                }
+            }
+        }
+        for (line, path) in paths(code) {
             let Some(absolute) = absolute(&s.path, &path) else {
                 continue;
             };
@@ -494,6 +579,146 @@ fn absolute(file: &[String], path: &[String]) -> Option<Vec<String>> {
     }
     base.extend(rest.iter().cloned());
     if base.is_empty() { None } else { Some(base) }
+}
+
+/// The names after `struct`, `enum`, `trait` and `union` in `code`.
+fn defined_types(code: &str) -> Vec<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if is_ident(chars[i]) && (i == 0 || !is_ident(chars[i - 1])) {
+            let (word, end) = ident(&chars, i);
+            if matches!(word.as_str(), "struct" | "enum" | "trait" | "union") {
+                let at = skip_space(&chars, end);
+                let (name, _) = ident(&chars, at);
+                if !name.is_empty() {
+                    out.push(name);
+                }
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every inherent `impl Type { … }` in `code`: the type's name and each function in the block
+/// with whether it takes `self`.
+fn inherent_impls(code: &str) -> Vec<(String, Vec<(String, bool)>)> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !(is_ident(chars[i]) && (i == 0 || !is_ident(chars[i - 1]))) {
+            i += 1;
+            continue;
+        }
+        let (word, end) = ident(&chars, i);
+        i = end;
+        if word != "impl" {
+            continue;
+        }
+        // The header up to the block: `impl<T> Type<T> where … {`.
+        let Some(open) = (end..chars.len()).find(|&k| chars[k] == '{' || chars[k] == ';') else {
+            break;
+        };
+        if chars[open] == ';' {
+            continue;
+        }
+        let header: String = chars[end..open].iter().collect();
+        let header = header.split(" where ").next().unwrap().trim();
+        let header = match header.strip_prefix('<') {
+            Some(rest) => skip_generics(rest),
+            None => header,
+        };
+        let words: Vec<&str> = header
+            .split(|c: char| !is_ident(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.contains(&"for") || header.contains('(') {
+            continue; // a trait impl, or `impl Trait` in a signature
+        }
+        let ty = header.split('<').next().unwrap().trim();
+        let ty = ty.rsplit("::").next().unwrap().trim().to_string();
+        // The block's functions at depth one.
+        let mut depth = 0;
+        let mut k = open;
+        let mut functions = Vec::new();
+        while k < chars.len() {
+            match chars[k] {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                c if depth == 1 && is_ident(c) && !is_ident(chars[k - 1]) => {
+                    let (w, e) = ident(&chars, k);
+                    if w == "fn" {
+                        let (name, after) = ident(&chars, skip_space(&chars, e));
+                        let params_at = (after..chars.len()).find(|&p| chars[p] == '(').unwrap();
+                        let params: String = chars[params_at + 1..]
+                            .iter()
+                            .take_while(|c| **c != ')' && **c != ',')
+                            .collect();
+                        let takes_self = params.split(|c: char| !is_ident(c)).any(|w| w == "self");
+                        functions.push((name, takes_self));
+                    }
+                    k = e;
+                    continue;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        if !ty.is_empty() {
+            out.push((ty, functions));
+        }
+        i = k;
+    }
+    out
+}
+
+/// `T> Rest` → `Rest`: what follows the generic parameters of an `impl<…>`.
+fn skip_generics(text: &str) -> &str {
+    let mut depth = 1;
+    for (at, c) in text.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text[at + 1..].trim();
+                }
+            }
+            _ => {}
+        }
+    }
+    ""
+}
+
+/// The line of the first `needle` in `code` that is a whole path: no identifier character right
+/// before a needle that starts with an identifier, no identifier character right
+/// after one that ends with one.
+fn find_word(code: &str, needle: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(found) = code[from..].find(needle) {
+        let at = from + found;
+        let before = code[..at].chars().next_back();
+        let after = code[at + needle.len()..].chars().next();
+        let starts_word = needle.starts_with(is_ident);
+        let ends_word = needle.ends_with(is_ident);
+        if !(starts_word && before.is_some_and(is_ident))
+            && !(ends_word && after.is_some_and(is_ident))
+        {
+            return Some(code[..at].matches('\n').count() + 1);
+        }
+        from = at + needle.len();
+    }
+    None
 }
 
 fn is_ident(c: char) -> bool {
