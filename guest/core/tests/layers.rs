@@ -7,6 +7,11 @@
 //! A module is a direct child of a layer folder: `format/plan.rs` is `format::plan`, and every
 //! file under `kafka/policy/` belongs to `kafka::policy`. Root re-exports (`crate::plan`) resolve
 //! to the module they re-export.
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -334,12 +339,12 @@ fn build_graph(sources: &[Source]) -> Result<Graph, String> {
                 needles.push(format!("Self::{function}"));
             }
             for needle in needles {
-                if let Some(line) = find_word(code, &needle) {
-                    if *owner != from {
-                        edges
-                            .entry((from.clone(), owner.clone()))
-                            .or_insert_with(|| format!("{}:{line}", s.file));
-                    }
+                if let Some(line) = find_word(code, &needle)
+                    && *owner != from
+                {
+                    edges
+                        .entry((from.clone(), owner.clone()))
+                        .or_insert_with(|| format!("{}:{line}", s.file));
                 }
             }
         }
@@ -709,11 +714,9 @@ fn find_word(code: &str, needle: &str) -> Option<usize> {
         let at = from + found;
         let before = code[..at].chars().next_back();
         let after = code[at + needle.len()..].chars().next();
-        let starts_word = needle.starts_with(is_ident);
-        let ends_word = needle.ends_with(is_ident);
-        if !(starts_word && before.is_some_and(is_ident))
-            && !(ends_word && after.is_some_and(is_ident))
-        {
+        let glued_before = needle.starts_with(is_ident) && before.is_some_and(is_ident);
+        let glued_after = needle.ends_with(is_ident) && after.is_some_and(is_ident);
+        if !glued_before && !glued_after {
             return Some(code[..at].matches('\n').count() + 1);
         }
         from = at + needle.len();
