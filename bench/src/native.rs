@@ -1,6 +1,6 @@
 //! The safety core compiled natively, driven over the host's own Kafka capabilities: the "A" side
 //! of the apply and replay comparisons. Same protocol and policy code as the component (the
-//! core's `Policy` over the host's capabilities, `testing::NativeCaps`), same librdkafka clients,
+//! core's `Policy` over the host's capabilities, `kafka::KafkaCapabilities`), same librdkafka clients,
 //! no WebAssembly boundary. Every capability call is counted and timed by name (`Timed`, a
 //! decorator of the capabilities).
 
@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use action_state_cleanup::kafka::KafkaCapabilities;
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
-use action_state_cleanup::testing::NativeCaps;
 use action_state_core::capabilities::{
     self as caps, CapResult, Capabilities, PolledBatch, TopicMetadata,
 };
@@ -194,7 +194,7 @@ impl<C: Capabilities> Capabilities for Timed<C> {
 /// The core natively: its policy over the host's capabilities (what the component's imports
 /// do), every capability call counted and timed by name.
 pub struct NativeCore<'a> {
-    pub policy: Policy<Timed<NativeCaps<'a>>>,
+    pub policy: Policy<Timed<KafkaCapabilities<&'a mut KafkaClients>>>,
     log: SharedLog,
 }
 
@@ -202,7 +202,7 @@ impl<'a> NativeCore<'a> {
     pub fn new(kafka: &'a mut KafkaClients) -> Self {
         let log = SharedLog::default();
         let caps = Timed {
-            inner: NativeCaps::new(kafka),
+            inner: KafkaCapabilities::new(kafka),
             log: log.clone(),
         };
         NativeCore {

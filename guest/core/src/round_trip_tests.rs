@@ -138,3 +138,22 @@ fn a_restore_reads_both_topics_with_one_describe_and_confirms_the_identity_after
     );
     assert_eq!(cluster.borrow().count("assign"), 2, "control and data");
 }
+
+#[test]
+fn a_live_checkpoint_marker_reads_identity_and_ends_with_one_describe() {
+    let (cluster, mut policy) = applied_once();
+    let mut session = RecoverySession::start(&mut policy, DATA, enforced()).unwrap();
+    cluster.borrow_mut().calls.clear();
+    let marker = session.snapshot_marker(&mut policy).unwrap();
+    assert_eq!(marker.offsets.to_string(), "{0=100, 1=100}");
+    assert_eq!(admin(&cluster), (1, 0, 0), "one describe with offsets");
+}
+
+#[test]
+fn a_live_checkpoint_marker_is_refused_when_the_topic_was_recreated() {
+    let (cluster, mut policy) = applied_once();
+    let mut session = RecoverySession::start(&mut policy, DATA, enforced()).unwrap();
+    cluster.borrow_mut().topics.get_mut(DATA).unwrap().topic_id = "id-new".into();
+    let refused = session.snapshot_marker(&mut policy).unwrap_err();
+    assert!(refused.to_string().contains("id-new"), "{refused}");
+}

@@ -3,8 +3,8 @@
 //! the replay is still running.
 
 use crate::capabilities::Capabilities;
-use crate::error::{CleanupError, KafkaError, Result};
-use crate::kafka_types::{OffsetSpec, TopicDescription};
+use crate::error::{CleanupError, Result};
+use crate::kafka_types::TopicDescription;
 use crate::marker::{Marker, VersionedMarker};
 use crate::offsets::PartitionOffsets;
 use crate::planning::{merge_minimum, parse_markers};
@@ -383,32 +383,40 @@ impl RecoverySession {
         &mut self,
         kafka: &mut Policy<C>,
     ) -> Result<VersionedMarker> {
-        let identity = self.verify_identity(kafka)?;
         let offsets = match &self.phase {
-            Phase::Replaying(replay) => replay.restored.clone(),
+            Phase::Replaying(replay) => {
+                let restored = replay.restored.clone();
+                self.verify_identity(kafka)?;
+                restored
+            }
             Phase::RestoreFailed(why) => {
+                let why = why.clone();
+                self.verify_identity(kafka)?;
                 return Err(CleanupError::RecoveryRefused(format!(
                     "The last restore of {} failed ({why}) and no restore has completed since, so the state holds no known position in the topic; a checkpoint now could skip records it never replayed: restore again",
                     self.topic
                 )));
             }
+            // One describe with offsets answers the identity and the end offsets together (the
+            // policy refuses an answer whose ranges miss a partition it described).
             Phase::Fresh | Phase::Live(_) => {
-                let ends =
-                    kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
-                if !ends.has_partitions(&identity.partitions) {
-                    return Err(CleanupError::Kafka(KafkaError::new(
-                        "list-offsets",
-                        format!(
-                            "Kafka topic {} did not return an end offset for every partition",
-                            self.topic
-                        ),
-                        true,
-                    )));
-                }
-                ends
+                let live = kafka
+                    .inspect_ranges(&[&self.topic], &[])?
+                    .into_iter()
+                    .next()
+                    .flatten();
+                check_identity(
+                    &self.topic,
+                    &self.identity.topic_id,
+                    &self.identity.partitions,
+                    live.as_ref().map(|s| &s.description),
+                    WHILE_RUNNING,
+                )?;
+                let ranges = live.map(|s| s.ranges).unwrap_or_default();
+                ranges.into_iter().map(|(p, _, end)| (p, end)).collect()
             }
         };
-        VersionedMarker::new(&self.topic, &identity.topic_id, offsets)
+        VersionedMarker::new(&self.topic, &self.identity.topic_id, offsets)
     }
 
     pub fn is_replaying(&self) -> bool {
