@@ -3,7 +3,8 @@
 
 use crate::boundary::check_advances;
 use crate::capabilities::Capabilities;
-use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
+use crate::control::{ControlEntry, ControlRecord, Status};
+use crate::control_history::ControlHistory;
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
 use crate::kafka_types::{AppendError, ConfigEntry, PartitionRange, TopicDescription, TopicState};
 use crate::offsets::PartitionOffsets;
@@ -15,8 +16,7 @@ use crate::topics::{
     check_data_topic_config, check_identity,
 };
 
-/// Largest replication factor Kafka accepts for a topic (a Java `short`).
-pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
+pub use crate::replication::MAX_REPLICATION_FACTOR;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::marker::VersionedMarker;
 use crate::offsets::PartitionOffsets;
 use crate::policy::Policy;
+pub use crate::recovery::broken_history;
 use crate::recovery::read_history;
 
 /// Live state of one data-topic partition.
@@ -93,32 +94,6 @@ pub fn status<C: Capabilities>(kafka: &mut Policy<C>, control_topic: &str) -> Re
         report.broken_history = broken_history(&plan.topic, control_topic, &past);
     }
     Ok(report)
-}
-
-/// The sentence for a data topic that begins past its committed boundary on the partitions
-/// `past` (partition, beginning, boundary); `None` when there are none.
-pub fn broken_history(
-    topic: &str,
-    control_topic: &str,
-    past: &[(u32, u64, u64)],
-) -> Option<String> {
-    let (shown, rest) = past.split_at(past.len().min(5));
-    if shown.is_empty() {
-        return None;
-    }
-    let mut partitions = shown
-        .iter()
-        .map(|(p, beginning, boundary)| {
-            format!("partition {p} begins at {beginning}, boundary {boundary}")
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    if !rest.is_empty() {
-        partitions.push_str(&format!("; and {} more partitions", rest.len()));
-    }
-    Some(format!(
-        "Broken cleanup history: Kafka action-state topic {topic} begins past the committed boundary of control topic {control_topic} ({partitions}), so records were deleted outside this history (another control topic or a manual DeleteRecords) and a restore this history allows may miss records it needs"
-    ))
 }
 
 /// The versioned marker of `topic` as of now: its ID and the end offset of every partition,

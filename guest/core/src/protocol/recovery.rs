@@ -2,7 +2,7 @@
 //! and the check-recovery protocol that gathers their inputs from Kafka.
 
 use crate::capabilities::Capabilities;
-use crate::control::ControlHistory;
+use crate::control_history::ControlHistory;
 use crate::error::{BoundaryViolation, CleanupError, RangeViolation, Result};
 use crate::kafka_types::{TopicDescription, TopicState};
 use crate::marker::Marker;
@@ -219,7 +219,7 @@ pub fn check_decided_ranges(
             .collect();
         match (v.beginning, policy.control_topic.as_deref()) {
             (Some(beginning), Some(control)) if beginning > v.requested => {
-                match crate::status::broken_history(topic, control, &past) {
+                match broken_history(topic, control, &past) {
                     Some(sentence) => CleanupError::RecoveryRefused(format!(
                         "Cannot restore Kafka action state for {topic}-{} from offset {}: {sentence}",
                         v.partition, v.requested
@@ -466,4 +466,30 @@ fn replay_described<C: Capabilities>(
         })?;
     let entries = kafka.read_control_range(control, beginning, end)?;
     ControlHistory::replay(&entries)
+}
+
+/// The sentence for a data topic that begins past its committed boundary on the partitions
+/// `past` (partition, beginning, boundary); `None` when there are none.
+pub fn broken_history(
+    topic: &str,
+    control_topic: &str,
+    past: &[(u32, u64, u64)],
+) -> Option<String> {
+    let (shown, rest) = past.split_at(past.len().min(5));
+    if shown.is_empty() {
+        return None;
+    }
+    let mut partitions = shown
+        .iter()
+        .map(|(p, beginning, boundary)| {
+            format!("partition {p} begins at {beginning}, boundary {boundary}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    if !rest.is_empty() {
+        partitions.push_str(&format!("; and {} more partitions", rest.len()));
+    }
+    Some(format!(
+        "Broken cleanup history: Kafka action-state topic {topic} begins past the committed boundary of control topic {control_topic} ({partitions}), so records were deleted outside this history (another control topic or a manual DeleteRecords) and a restore this history allows may miss records it needs"
+    ))
 }
