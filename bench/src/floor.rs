@@ -30,14 +30,12 @@ use crate::{R, fail};
 /// Which floor operation stands for which capability of the core: the analysis compares the
 /// native side's time per capability with these. A capability without an entry here, or whose
 /// operations a scenario's floor does not run, is work the floor skips.
-pub const COUNTERPARTS: [(&str, &[&str]); 7] = [
-    ("inspect-topics", &["metadata"]),
-    ("offset-range", &["list-offsets"]),
-    ("inspect-ranges", &["list-offsets"]),
-    ("fence-control", &["init-transactions"]),
-    ("append-control", &["transaction", "record"]),
+pub const COUNTERPARTS: [(&str, &[&str]); 5] = [
+    ("describe", &["metadata", "list-offsets"]),
+    ("open-writer", &["init-transactions"]),
+    ("append", &["transaction", "record"]),
     ("delete-records", &["delete-records"]),
-    ("read-control-log", &["read-control-log"]),
+    ("poll", &["read-control-log"]),
 ];
 
 /// The floor's own data topic and control topic (the other runners' later rounds must not see

@@ -1,103 +1,137 @@
 //! The safety core compiled natively, driven over the host's own Kafka capabilities: the "A" side
 //! of the apply and replay comparisons. Same protocol and policy code as the component (the
-//! core's `Policy` over the host's capabilities, `testing::NativeCaps`), same librdkafka clients,
-//! no WebAssembly boundary. Every protocol-level call is counted and timed by name.
+//! core's `Policy` over the host's capabilities, `kafka::KafkaCapabilities`), same librdkafka clients,
+//! no WebAssembly boundary. Every capability call is counted and timed by name (`Timed`, a
+//! decorator of the capabilities).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use action_state_cleanup::kafka::KafkaCapabilities;
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
-use action_state_cleanup::testing::NativeCaps;
-use action_state_core::control::ControlEntry;
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::ops::{
-    AppendError, ClusterDescription, ConfigEntry, KafkaOps, KafkaResult, OffsetSpec,
-    PartitionRange, TopicDescription, TopicState,
+use action_state_core::capabilities::{
+    self as caps, CapResult, Capabilities, PolledBatch, TopicMetadata,
 };
+use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_core::offsets::PartitionOffsets;
 use action_state_core::policy::Policy;
-use action_state_core::replay::{PolledBatch, RecordSource};
-use action_state_core::{CleanupError, KafkaError};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 use crate::{Ctx, R};
 
-/// `KafkaOps` (the core's policy over the host's capabilities), counting and timing calls by
-/// operation name.
-pub struct NativeOps<'a> {
-    pub policy: Policy<NativeCaps<'a>>,
+/// Calls and seconds per capability (its WIT name), as the core made them.
+#[derive(Debug, Default)]
+pub struct CallLog {
     pub calls: BTreeMap<&'static str, u32>,
-    /// Seconds spent in each operation.
+    /// Seconds spent in each capability.
     pub spent: BTreeMap<&'static str, f64>,
 }
 
-impl<'a> NativeOps<'a> {
-    pub fn new(kafka: &'a mut KafkaClients) -> Self {
-        NativeOps {
-            policy: Policy::new(NativeCaps::new(kafka)),
-            calls: BTreeMap::new(),
-            spent: BTreeMap::new(),
-        }
-    }
+type SharedLog = Rc<RefCell<CallLog>>;
 
-    pub fn kafka(&mut self) -> &mut KafkaClients {
-        self.policy.capabilities().kafka()
-    }
+/// Times `call` as one call of the capability `name`.
+fn timed<T>(log: &SharedLog, name: &'static str, call: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let result = call();
+    let mut log = log.borrow_mut();
+    *log.calls.entry(name).or_default() += 1;
+    *log.spent.entry(name).or_default() += started.elapsed().as_secs_f64();
+    result
+}
 
-    fn run<T>(
-        &mut self,
-        name: &'static str,
-        call: impl FnOnce(&mut Policy<NativeCaps<'a>>) -> T,
-    ) -> T {
-        let started = Instant::now();
-        let result = call(&mut self.policy);
-        *self.calls.entry(name).or_default() += 1;
-        *self.spent.entry(name).or_default() += started.elapsed().as_secs_f64();
-        result
+/// Capabilities that count and time every call of the ones they wrap, their writers' and
+/// consumers' included: the core's policy runs over them unchanged.
+pub struct Timed<C> {
+    inner: C,
+    log: SharedLog,
+}
+
+pub struct TimedWriter<W> {
+    inner: W,
+    log: SharedLog,
+}
+
+pub struct TimedConsumer<K> {
+    /// The wrapped consumer (the host's consumer holds the records of its latest poll).
+    pub inner: K,
+    log: SharedLog,
+}
+
+impl<W: caps::Writer> caps::Writer for TimedWriter<W> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+        let inner = &mut self.inner;
+        timed(&self.log, "append", || {
+            inner.append(topic, partition, key, value)
+        })
     }
 }
 
-impl KafkaOps for NativeOps<'_> {
-    fn inspect_topics(
+impl<K: caps::Consumer> caps::Consumer for TimedConsumer<K> {
+    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+        let inner = &mut self.inner;
+        timed(&self.log, "assign", || inner.assign(start))
+    }
+
+    fn position(&mut self) -> CapResult<PartitionOffsets> {
+        let inner = &mut self.inner;
+        timed(&self.log, "position", || inner.position())
+    }
+
+    fn poll(
+        &mut self,
+        max_records: u32,
+        timeout_ms: u32,
+        with_data: bool,
+    ) -> CapResult<PolledBatch> {
+        let inner = &mut self.inner;
+        timed(&self.log, "poll", || {
+            inner.poll(max_records, timeout_ms, with_data)
+        })
+    }
+}
+
+impl<C: Capabilities> Capabilities for Timed<C> {
+    type Writer = TimedWriter<C::Writer>;
+    type Consumer = TimedConsumer<C::Consumer>;
+
+    fn now_ms(&mut self) -> u64 {
+        self.inner.now_ms()
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        self.inner.sleep_ms(ms);
+    }
+
+    fn operation_timeout_ms(&mut self) -> u32 {
+        self.inner.operation_timeout_ms()
+    }
+
+    fn retrying(&mut self, message: &str, remaining_ms: u64) {
+        self.inner.retrying(message, remaining_ms);
+    }
+
+    fn describe(
         &mut self,
         topics: &[&str],
-        names: &[&str],
-    ) -> KafkaResult<Vec<Option<TopicState>>> {
-        self.run("inspect-topics", |p| p.inspect_topics(topics, names))
+        config_names: &[&str],
+        with_offsets: bool,
+    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+        let inner = &mut self.inner;
+        timed(&self.log, "describe", || {
+            inner.describe(topics, config_names, with_offsets)
+        })
     }
 
-    fn inspect_ranges(
-        &mut self,
-        topics: &[&str],
-        names: &[&str],
-    ) -> KafkaResult<Vec<Option<TopicState>>> {
-        self.run("inspect-ranges", |p| p.inspect_ranges(topics, names))
-    }
-
-    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
-        self.run("describe-cluster", |p| p.describe_cluster(names))
-    }
-
-    fn offset_range(
-        &mut self,
-        topic: &str,
-        partitions: &[u32],
-    ) -> KafkaResult<Vec<PartitionRange>> {
-        self.run("offset-range", |p| p.offset_range(topic, partitions))
-    }
-
-    fn describe_topics(&mut self, topics: &[&str]) -> KafkaResult<Vec<Option<TopicDescription>>> {
-        self.run("describe-topics", |p| p.describe_topics(topics))
-    }
-
-    fn describe_configs(
-        &mut self,
-        topics: &[&str],
-        names: &[&str],
-    ) -> KafkaResult<Vec<Vec<ConfigEntry>>> {
-        self.run("describe-configs", |p| p.describe_configs(topics, names))
+    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+        let inner = &mut self.inner;
+        timed(&self.log, "describe-cluster", || {
+            inner.describe_cluster(config_names)
+        })
     }
 
     fn create_topic(
@@ -106,21 +140,10 @@ impl KafkaOps for NativeOps<'_> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
-        self.run("create-topic", |p| {
-            p.create_topic(topic, partitions, replication_factor, configs)
-        })
-    }
-
-    fn request_topic(
-        &mut self,
-        topic: &str,
-        partitions: u32,
-        replication_factor: u16,
-        configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
-        self.run("create-topic", |p| {
-            p.request_topic(topic, partitions, replication_factor, configs)
+    ) -> CapResult<bool> {
+        let inner = &mut self.inner;
+        timed(&self.log, "create-topic", || {
+            inner.create_topic(topic, partitions, replication_factor, configs)
         })
     }
 
@@ -129,144 +152,78 @@ impl KafkaOps for NativeOps<'_> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> KafkaResult<PartitionOffsets> {
-        self.run("list-offsets", |p| p.list_offsets(topic, partitions, spec))
+    ) -> CapResult<Vec<(u32, u64)>> {
+        let inner = &mut self.inner;
+        timed(&self.log, "list-offsets", || {
+            inner.list_offsets(topic, partitions, spec)
+        })
     }
 
     fn delete_records(
         &mut self,
-        expected: &TopicDescription,
+        topic: &str,
         before: &PartitionOffsets,
-    ) -> Result<PartitionOffsets, CleanupError> {
-        self.run("delete-records", |p| p.delete_records(expected, before))
-    }
-
-    /// Counted as `delete-records`: the describe each attempt follows is part of the step.
-    fn delete_described(
-        &mut self,
-        expected: &TopicDescription,
-        names: &[&str],
-        with_ranges: bool,
-        decide: &mut dyn FnMut(Option<&TopicState>) -> Result<PartitionOffsets, CleanupError>,
-    ) -> Result<PartitionOffsets, CleanupError> {
-        self.run("delete-records", |p| {
-            p.delete_described(expected, names, with_ranges, decide)
+    ) -> CapResult<Vec<(u32, u64)>> {
+        let inner = &mut self.inner;
+        timed(&self.log, "delete-records", || {
+            inner.delete_records(topic, before)
         })
     }
 
-    fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>, CleanupError> {
-        self.run("read-control-log", |p| p.read_control_log(topic))
-    }
-
-    fn read_control_range(
-        &mut self,
-        topic: &str,
-        beginning: u64,
-        end: u64,
-    ) -> Result<Vec<ControlEntry>, CleanupError> {
-        self.run("read-control-log", |p| {
-            p.read_control_range(topic, beginning, end)
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer> {
+        let inner = &mut self.inner;
+        let writer = timed(&self.log, "open-writer", || {
+            inner.open_writer(transactional_id)
+        })?;
+        Ok(TimedWriter {
+            inner: writer,
+            log: self.log.clone(),
         })
     }
 
-    fn pause(&mut self, ms: u32) {
-        self.policy.pause(ms);
-    }
-
-    fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
-        self.run("fence-control", |p| p.fence_control(topic))
-    }
-
-    fn append_control(
-        &mut self,
-        topic: &str,
-        key: &str,
-        value: &str,
-        fenced: bool,
-    ) -> Result<u64, AppendError> {
-        self.run("append-control", |p| {
-            p.append_control(topic, key, value, fenced)
+    fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer> {
+        let inner = &mut self.inner;
+        let consumer = timed(&self.log, "open-consumer", || inner.open_consumer(topic))?;
+        Ok(TimedConsumer {
+            inner: consumer,
+            log: self.log.clone(),
         })
     }
 }
 
-fn kafka_error(operation: &str, e: action_state_core::capabilities::HostError) -> KafkaError {
-    KafkaError {
-        operation: operation.to_owned(),
-        message: e.to_string(),
-        retriable: e.kind.is_transient(),
-        cause: Some(e),
-    }
+/// The core natively: its policy over the host's capabilities (what the component's imports
+/// do), every capability call counted and timed by name.
+pub struct NativeCore<'a> {
+    pub policy: Policy<Timed<KafkaCapabilities<&'a mut KafkaClients>>>,
+    log: SharedLog,
 }
 
-/// The replay consumer as the core's record source (what the component's `HostSource` is),
-/// counting and timing what the core asks of it.
-pub struct NativeSource {
-    pub consumer: Consumer,
-    pub polls: u32,
-    pub poll_secs: f64,
-    pub positions: u32,
-    pub position_secs: f64,
-    pub assigns: u32,
-}
-
-impl NativeSource {
-    pub fn new(consumer: Consumer) -> Self {
-        NativeSource {
-            consumer,
-            polls: 0,
-            poll_secs: 0.0,
-            positions: 0,
-            position_secs: 0.0,
-            assigns: 0,
+impl<'a> NativeCore<'a> {
+    pub fn new(kafka: &'a mut KafkaClients) -> Self {
+        let log = SharedLog::default();
+        let caps = Timed {
+            inner: KafkaCapabilities::new(kafka),
+            log: log.clone(),
+        };
+        NativeCore {
+            policy: Policy::new(caps),
+            log,
         }
     }
-}
 
-impl RecordSource for NativeSource {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
-        self.assigns += 1;
-        action_state_core::capabilities::Consumer::assign(&mut self.consumer, start)
-            .map_err(|e| kafka_error("consumer-assign", e))
+    /// Calls per capability so far.
+    pub fn calls(&self) -> BTreeMap<&'static str, u32> {
+        self.log.borrow().calls.clone()
     }
 
-    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-        let started = Instant::now();
-        let positions = action_state_core::capabilities::Consumer::position(&mut self.consumer)
-            .map_err(|e| kafka_error("consumer-position", e));
-        self.positions += 1;
-        self.position_secs += started.elapsed().as_secs_f64();
-        positions
+    /// Seconds per capability so far.
+    pub fn spent(&self) -> BTreeMap<&'static str, f64> {
+        self.log.borrow().spent.clone()
     }
 
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<PolledBatch> {
-        let started = Instant::now();
-        let records = self
-            .consumer
-            .poll_records(max_records, timeout_ms)
-            .map_err(|e| kafka_error("consumer-poll", e));
-        self.polls += 1;
-        self.poll_secs += started.elapsed().as_secs_f64();
-        records
-    }
-}
-
-/// Polls without data, as the component's replay does.
-trait PollRecords {
-    fn poll_records(
-        &mut self,
-        max: u32,
-        timeout_ms: u32,
-    ) -> action_state_core::capabilities::CapResult<PolledBatch>;
-}
-
-impl PollRecords for Consumer {
-    fn poll_records(
-        &mut self,
-        max: u32,
-        timeout_ms: u32,
-    ) -> action_state_core::capabilities::CapResult<PolledBatch> {
-        action_state_core::capabilities::Consumer::poll(self, max, timeout_ms, false)
+    /// The replay consumer a recovery session opened (it holds the records of the latest poll).
+    pub fn replay_consumer(&mut self) -> Option<&mut Consumer> {
+        self.policy.replay_consumer().map(|c| &mut c.inner)
     }
 }
 

@@ -18,7 +18,7 @@ use action_state_core::planning::parse_markers;
 use action_state_core::recovery::RecoveryPolicy as CorePolicy;
 use action_state_core::replay::{RecoverySession, ReplayOptions as CoreOptions};
 
-use crate::native::{BulkProducer, NativeOps, NativeSource};
+use crate::native::{BulkProducer, NativeCore};
 use crate::report::{Goal, Report, table};
 use crate::stats::{Samples, Timing, dur, mib, num, ratio};
 use crate::{Ctx, R, call, env_usize, fail, w};
@@ -490,37 +490,39 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     let mut kafka = ctx.kafka()?;
     let started = Instant::now();
     let mut split = Split::default();
-    let mut ops = NativeOps::new(&mut kafka);
+    let mut core = NativeCore::new(&mut kafka);
     let policy = CorePolicy {
         topic: Some(data.topic.clone()),
         control_topic: None,
         tombstones_enabled: true,
     };
-    let core = |e: action_state_core::CleanupError| fail(e.to_string());
-    let mut session = RecoverySession::start(&mut ops, &data.topic, policy).map_err(core)?;
-    let mut source = NativeSource::new(ops.kafka().open_consumer(&data.topic)?);
-    let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(core)?;
+    let fail_core = |e: action_state_core::CleanupError| fail(e.to_string());
+    let mut session =
+        RecoverySession::start(&mut core.policy, &data.topic, policy).map_err(fail_core)?;
+    let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(fail_core)?;
     let options = CoreOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,
         stall_timeout_ms: STALL_TIMEOUT_MS,
     };
     session
-        .restore(&mut ops, &mut source, &markers, options)
-        .map_err(core)?;
+        .restore(&mut core.policy, &markers, options)
+        .map_err(fail_core)?;
     split.setup = started.elapsed().as_secs_f64();
     let mut state = State::default();
     loop {
         let t = Instant::now();
         let batch = session
-            .next_batch(&mut ops, &mut source, BATCH)
-            .map_err(core)?;
+            .next_batch(&mut core.policy, BATCH)
+            .map_err(fail_core)?;
         split.batches += 1;
         let t2 = Instant::now();
         split.fetch += (t2 - t).as_secs_f64();
+        let consumer = core
+            .replay_consumer()
+            .ok_or_else(|| fail("the session opened no consumer"))?;
         for record in batch.records {
             // The host holds the record; the session named it by its index in the last poll.
-            let held = source
-                .consumer
+            let held = consumer
                 .held
                 .get_mut(record.index as usize)
                 .ok_or_else(|| fail("the session named a record the poll did not return"))?;
@@ -539,8 +541,8 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         }
     }
     let total = started.elapsed().as_secs_f64();
-    split.polls = source.polls;
-    split.position = source.position_secs;
+    split.polls = core.calls().get("poll").copied().unwrap_or(0);
+    split.position = core.spent().get("position").copied().unwrap_or(0.0);
     Ok((split.timing(total), state.outcome()))
 }
 

@@ -4,7 +4,6 @@
 pub mod cleanup;
 pub mod engine;
 pub mod error_kind;
-pub mod failpoint;
 pub mod kafka;
 #[cfg(feature = "testing")]
 pub mod testing;

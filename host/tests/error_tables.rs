@@ -133,7 +133,7 @@ fn the_cores_protocol_codes_are_exactly_the_positive_codes_the_wit_lists() {
         .collect();
     assert_eq!(
         core, listed,
-        "PROTOCOL_CODES (guest/core/src/kafka_codes.rs) against wit/types.wit"
+        "PROTOCOL_CODES (guest/core/src/kafka/kafka_codes.rs) against wit/types.wit"
     );
 }
 
@@ -324,6 +324,6 @@ fn the_cores_error_kind_names_are_the_wits_cleanup_error_cases() {
     assert_eq!(
         names,
         variant_cases(&wit, "cleanup-error"),
-        "CleanupError::kind (guest/core/src/error.rs) against wit/types.wit"
+        "CleanupError::kind (guest/core/src/format/error.rs) against wit/types.wit"
     );
 }

@@ -265,18 +265,38 @@ pub fn two_partition_plan(
 /// configuration; deletion is asynchronous on the broker, so creation is retried until the name
 /// is free.
 pub fn recreate_topic(kafka: &mut KafkaClients, topic: &str, partitions: u32) {
+    let old_id = topic_id(kafka, topic);
     kafka.delete_topic(topic).expect("delete topic");
     for _ in 0..100 {
         if kafka
             .create_topic(topic, partitions, 1, &configs(&SAFE))
             .is_ok_and(|created| created)
         {
-            wait_for_topic(kafka, topic, partitions);
+            // Until then a loaded broker may still answer the old topic (same partitions).
+            wait_for_new_id(kafka, topic, partitions, &old_id);
             return;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     panic!("topic {topic} could not be created again");
+}
+
+/// Waits until `topic` is described with `partitions` partitions under an ID other than
+/// `old_id`.
+fn wait_for_new_id(kafka: &mut KafkaClients, topic: &str, partitions: u32, old_id: &str) {
+    for _ in 0..100 {
+        let described = kafka
+            .describe_topics(&[topic.to_owned()])
+            .expect("describe");
+        if described[0]
+            .as_ref()
+            .is_some_and(|d| d.partitions.len() == partitions as usize && d.topic_id != old_id)
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("topic {topic} did not appear under a new ID");
 }
 
 /// The `kind` of a `--json` error object on stdout ("" when there is none).

@@ -6,7 +6,7 @@ use action_state_core as core;
 use core::capabilities::{
     CapResult, Capabilities, Consumer, PartitionRange, PolledBatch, TopicMetadata, Writer,
 };
-use core::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
+use core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use crate::bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events,
@@ -67,7 +67,7 @@ impl From<kafka_admin::TopicMetadata> for TopicMetadata {
 }
 
 /// A poll's columns as the host answered them, checked for equal lengths and known flags.
-pub fn polled_batch(batch: kafka_consumer::PolledBatch) -> CapResult<PolledBatch> {
+fn polled_batch(batch: kafka_consumer::PolledBatch) -> CapResult<PolledBatch> {
     PolledBatch::from_columns(
         batch.partitions,
         batch.offsets,

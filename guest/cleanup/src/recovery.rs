@@ -4,16 +4,15 @@
 use std::cell::RefCell;
 
 use action_state_core as core;
-use core::replay::{PolledBatch, RecordSource, ReplayOptions as CoreReplayOptions};
+use core::replay::ReplayOptions as CoreReplayOptions;
 
 use crate::Component;
-use crate::bindings::action_state::cleanup::kafka_consumer;
 use crate::bindings::action_state::cleanup::types::{BoundaryViolation, CleanupError};
 use crate::bindings::exports::action_state::cleanup::recovery::{
     Guest, GuestRecoverySession, PartitionProgress, PartitionRange, RecoveryPolicy,
     RecoveryRefusal, RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions,
 };
-use crate::convert::{from_offsets, to_offsets};
+use crate::convert::from_offsets;
 use crate::imports::{HostKafka, host_kafka};
 
 impl Guest for Component {
@@ -88,47 +87,8 @@ fn record_indices(records: &[core::replay::ReplayedRecord]) -> Vec<u32> {
     records.iter().map(|r| r.index).collect()
 }
 
-/// The host's consumer resource as the core's record source: polls without data, since the
-/// host keeps the records and hands the accepted ones to the runtime.
-struct HostSource(kafka_consumer::Consumer);
-
-/// A consumer error as a failed step. The replay consumer is not driven through the policy, so
-/// its errors take the core's case for their protocol code here, as the policy's do.
-fn kafka(operation: &str, cause: core::capabilities::HostError) -> core::KafkaError {
-    let cause = cause.classified();
-    core::KafkaError {
-        operation: operation.into(),
-        message: format!("{cause} ({})", cause.kind.name()),
-        retriable: cause.kind.is_transient(),
-        cause: Some(cause),
-    }
-}
-
-impl RecordSource for HostSource {
-    fn assign(&mut self, start: &core::PartitionOffsets) -> core::ops::KafkaResult<()> {
-        self.0
-            .assign(&from_offsets(start))
-            .map_err(|e| kafka("consumer-assign", e.into()))
-    }
-
-    fn position(&mut self) -> core::ops::KafkaResult<core::PartitionOffsets> {
-        self.0
-            .position()
-            .map(|p| to_offsets(&p))
-            .map_err(|e| kafka("consumer-position", e.into()))
-    }
-
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> core::ops::KafkaResult<PolledBatch> {
-        self.0
-            .poll(max_records, timeout_ms, false)
-            .map_err(Into::into)
-            .and_then(crate::imports::polled_batch)
-            .map_err(|e| kafka("consumer-poll", e))
-    }
-}
-
-/// The session resource: the core session, its Kafka policy and its consumer (opened at the
-/// first restore).
+/// The session resource: the core session and its Kafka policy, which holds the session's
+/// consumer (opened by the first restore).
 pub struct Session {
     state: RefCell<SessionState>,
 }
@@ -136,39 +96,6 @@ pub struct Session {
 struct SessionState {
     session: core::replay::RecoverySession,
     kafka: HostKafka,
-    source: Option<HostSource>,
-}
-
-/// The session's consumer of `topic`, opened on first use.
-fn open_source<'a>(
-    source: &'a mut Option<HostSource>,
-    topic: &str,
-) -> Result<&'a mut HostSource, core::CleanupError> {
-    if source.is_none() {
-        let consumer = kafka_consumer::Consumer::open(topic)
-            .map_err(|e| core::CleanupError::Kafka(kafka("consumer-open", e.into())))?;
-        *source = Some(HostSource(consumer));
-    }
-    source
-        .as_mut()
-        .ok_or_else(|| core::CleanupError::kafka("consumer-open", "no consumer"))
-}
-
-impl SessionState {
-    /// The core session, its Kafka policy and its consumer (opened on first use).
-    fn parts(
-        &mut self,
-    ) -> Result<
-        (
-            &mut core::replay::RecoverySession,
-            &mut HostKafka,
-            &mut HostSource,
-        ),
-        core::CleanupError,
-    > {
-        let source = open_source(&mut self.source, self.session.topic())?;
-        Ok((&mut self.session, &mut self.kafka, source))
-    }
 }
 
 impl GuestRecoverySession for Session {
@@ -176,11 +103,7 @@ impl GuestRecoverySession for Session {
         let mut kafka = host_kafka();
         let session = core::replay::RecoverySession::start(&mut kafka, &topic, policy.into())?;
         Ok(RecoverySession::new(Session {
-            state: RefCell::new(SessionState {
-                session,
-                kafka,
-                source: None,
-            }),
+            state: RefCell::new(SessionState { session, kafka }),
         }))
     }
 
@@ -195,21 +118,19 @@ impl GuestRecoverySession for Session {
             poll_timeout_ms: options.poll_timeout_ms,
             stall_timeout_ms: options.stall_timeout_ms,
         };
-        // The markers are parsed and a consumer that could not be opened is reported inside the
-        // core session, so that every failure of a restore takes its failure rule (checkpoints
-        // refused unless the same restore was retried).
-        let source = open_source(&mut state.source, state.session.topic())
-            .map(|s| s as &mut dyn RecordSource);
+        // The markers are parsed and the consumer opened inside the core session, so that every
+        // failure of a restore takes its failure rule (checkpoints refused unless the same
+        // restore was retried).
         let check = state
             .session
-            .restore_texts(&mut state.kafka, source, &markers, options)?;
+            .restore_texts(&mut state.kafka, &markers, options)?;
         Ok(verdict(check))
     }
 
     fn next_batch(&self, max_records: u32) -> Result<ReplayBatch, CleanupError> {
         let mut state = self.state.borrow_mut();
-        let (session, kafka, source) = state.parts()?;
-        let batch = session.next_batch(kafka, source, max_records)?;
+        let state = &mut *state;
+        let batch = state.session.next_batch(&mut state.kafka, max_records)?;
         Ok(ReplayBatch {
             records: record_indices(&batch.records),
             done: batch.done,

@@ -1,9 +1,9 @@
 //! Protocol tests of apply, check-recovery and status over the in-memory fake.
 
 use crate::apply::{ApplyOptions, ApplyOutcome, Silent, apply};
-use crate::control::{ControlEntry, ControlRecord, Status};
+use crate::control::{ControlRecord, Status};
 use crate::error::CleanupError;
-use crate::fake::{CONTROL, DATA, FakeKafka, Fault, RECREATED_ID, TOPIC_ID};
+use crate::fake::{CONTROL, DATA, FakeCaps, Fault, RECREATED_ID, TOPIC_ID};
 use crate::marker::{Marker, VersionedMarker};
 use crate::plan::Plan;
 use crate::recovery::{RecoveryMode, RecoveryPolicy, check_recovery};
@@ -29,8 +29,8 @@ fn options() -> ApplyOptions {
     }
 }
 
-fn run(kafka: &mut FakeKafka, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
-    apply(kafka, &mut Silent, p, &options()).map(|r| r.outcome)
+fn run(kafka: &FakeCaps, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
+    apply(&mut kafka.policy(), &mut Silent, p, &options()).map(|r| r.outcome)
 }
 
 /// Options that allow creating the control topic of a data topic cleaned before (the tests
@@ -42,17 +42,25 @@ fn new_history() -> ApplyOptions {
     }
 }
 
-fn run_new_history(kafka: &mut FakeKafka, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
-    apply(kafka, &mut Silent, p, &new_history()).map(|r| r.outcome)
+fn run_new_history(kafka: &FakeCaps, p: &Plan) -> Result<ApplyOutcome, CleanupError> {
+    apply(&mut kafka.policy(), &mut Silent, p, &new_history()).map(|r| r.outcome)
 }
 
-fn statuses(kafka: &mut FakeKafka) -> Vec<(String, Status)> {
-    status(kafka, CONTROL)
+fn statuses(kafka: &FakeCaps) -> Vec<(String, Status)> {
+    status(&mut kafka.policy(), CONTROL)
         .unwrap()
         .operations
         .into_iter()
         .map(|op| (op.plan.plan_id.clone(), op.status))
         .collect()
+}
+
+/// Appends a record to the control topic's log, as a writer that does not go through apply
+/// would (a tombstone when `value` is `None`).
+fn push_control(kafka: &FakeCaps, key: &str, value: Option<&str>) {
+    let mut c = kafka.c();
+    let end = c.topics[CONTROL].ends.get(0).unwrap_or(0);
+    c.push(CONTROL, end, Some(key.as_bytes()), value.map(str::as_bytes));
 }
 
 fn marker(a: u64, b: u64) -> Marker {
@@ -73,11 +81,11 @@ fn enforced() -> RecoveryPolicy {
 
 #[test]
 fn commits_before_delete_and_marks_applied_after_verification() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let p = plan("checkpoint-42", 10, 20);
-    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Applied));
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Applied));
     assert_eq!(
-        kafka.events,
+        kafka.c().events,
         [
             "create:action-state-control",
             "append:COMMITTED",
@@ -87,24 +95,25 @@ fn commits_before_delete_and_marks_applied_after_verification() {
     );
     assert_eq!(kafka.data().beginnings.to_string(), "{0=10, 1=20}");
     assert_eq!(
-        status(&mut kafka, CONTROL).unwrap().boundary.to_string(),
+        status(&mut kafka.policy(), CONTROL)
+            .unwrap()
+            .boundary
+            .to_string(),
         "{0=10, 1=20}"
     );
 }
 
 #[test]
 fn delete_failure_leaves_committed_plan_and_reapply_finishes_it() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.fail_on("delete_records", 2, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
-    assert!(matches!(run(&mut kafka, &p), Err(CleanupError::Kafka(_))));
-    assert_eq!(
-        statuses(&mut kafka),
-        [(p.plan_id.clone(), Status::Committed)]
-    );
-    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
-    let durable: Vec<&str> = kafka.events.iter().map(String::as_str).skip(1).collect();
+    assert!(matches!(run(&kafka, &p), Err(CleanupError::Kafka(_))));
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Committed)]);
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Resumed));
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Applied)]);
+    let events = kafka.c().events.clone();
+    let durable: Vec<&str> = events.iter().map(String::as_str).skip(1).collect();
     assert_eq!(
         durable,
         [
@@ -118,208 +127,194 @@ fn delete_failure_leaves_committed_plan_and_reapply_finishes_it() {
 
 #[test]
 fn applied_append_failure_retries_deletion_from_committed_plan() {
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("append_control", 2, Fault::Fail);
+    let kafka = FakeCaps::new();
+    // The policy writes a failed APPLIED record again with an idempotent writer (append 3).
+    kafka.fail_on("append", 2, Fault::Fail);
+    kafka.fail_on("append", 3, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
-    assert!(run(&mut kafka, &p).is_err());
-    assert_eq!(
-        statuses(&mut kafka),
-        [(p.plan_id.clone(), Status::Committed)]
-    );
-    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    assert!(run(&kafka, &p).is_err());
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Committed)]);
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Resumed));
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Applied)]);
 }
 
 #[test]
 fn committed_plan_resumes_after_kafka_beginning_passed_the_boundary() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.fail_on("delete_records", 2, Fault::Fail);
     let p = plan("checkpoint-42", 10, 20);
-    assert!(run(&mut kafka, &p).is_err());
+    assert!(run(&kafka, &p).is_err());
     // Kafka's own cleaner (or a later operator) moved the beginning past the boundary.
     kafka.data().beginnings = [(0, 11), (1, 21)].into_iter().collect();
-    kafka.events.clear();
-    kafka.probes.clear();
-    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
+    kafka.c().events.clear();
+    kafka.c().probes.clear();
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Resumed));
     // The deletion to the boundary is repeated (a no-op now: Kafka is already past it), with
     // no availability check, then the plan is marked applied.
-    assert_eq!(kafka.probes, ["probe:{0=10, 1=20}"]);
-    assert_eq!(kafka.events, ["append:APPLIED"]);
+    assert_eq!(kafka.c().probes, ["probe:{0=10, 1=20}"]);
+    assert_eq!(kafka.c().events, ["append:APPLIED"]);
 }
 
 #[test]
 fn applied_plan_is_idempotent_and_makes_no_writes() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let p = plan("checkpoint-42", 10, 20);
-    run(&mut kafka, &p).unwrap();
-    kafka.events.clear();
-    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::AlreadyApplied));
-    assert!(kafka.events.is_empty());
+    run(&kafka, &p).unwrap();
+    kafka.c().events.clear();
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::AlreadyApplied));
+    assert!(kafka.c().events.is_empty());
 }
 
 #[test]
 fn backward_boundary_is_refused_before_commit() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("checkpoint-42", 10, 20)).unwrap();
-    kafka.events.clear();
-    let error = run(&mut kafka, &plan("checkpoint-41", 9, 20)).unwrap_err();
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("checkpoint-42", 10, 20)).unwrap();
+    kafka.c().events.clear();
+    let error = run(&kafka, &plan("checkpoint-41", 9, 20)).unwrap_err();
     assert!(error.to_string().contains("does not advance"), "{error}");
-    assert!(kafka.events.is_empty());
+    assert!(kafka.c().events.is_empty());
 }
 
 #[test]
 fn later_plan_advances_every_partition() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("checkpoint-41", 10, 20)).unwrap();
-    kafka.events.clear();
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("checkpoint-41", 10, 20)).unwrap();
+    kafka.c().events.clear();
     assert_eq!(
-        run(&mut kafka, &plan("checkpoint-42", 15, 25)),
+        run(&kafka, &plan("checkpoint-42", 15, 25)),
         Ok(ApplyOutcome::Applied)
     );
     assert_eq!(
-        kafka.events,
+        kafka.c().events,
         ["append:COMMITTED", "delete:{0=15, 1=25}", "append:APPLIED"]
     );
 }
 
 #[test]
 fn incomparable_committed_boundaries_are_refused_without_writes() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let (left, right) = (plan("left", 10, 30), plan("right", 20, 20));
-    let log: Vec<ControlEntry> = [&left, &right]
-        .iter()
-        .enumerate()
-        .map(|(i, p)| ControlEntry {
-            offset: i as u64,
-            key: Some(p.plan_id.clone()),
-            value: Some(
-                ControlRecord {
-                    status: Status::Committed,
-                    plan: (*p).clone(),
-                }
-                .render(),
-            ),
-        })
-        .collect();
-    kafka.topics.insert(
+    kafka.c().topics.insert(
         CONTROL.into(),
         crate::fake::safe_topic("control-id", &[0], 0),
     );
     kafka
+        .c()
         .topics
         .get_mut(CONTROL)
         .unwrap()
         .configs
         .insert("cleanup.policy".into(), "compact".into());
-    kafka.control_log.insert(CONTROL.into(), log);
-    let error = run(&mut kafka, &right).unwrap_err();
+    for p in [&left, &right] {
+        let record = ControlRecord {
+            status: Status::Committed,
+            plan: p.clone(),
+        };
+        push_control(&kafka, &p.plan_id, Some(&record.render()));
+    }
+    let error = run(&kafka, &right).unwrap_err();
     assert!(
         error.to_string().contains("incomparable boundaries"),
         "{error}"
     );
-    assert!(kafka.events.is_empty());
+    assert!(kafka.c().events.is_empty());
 }
 
 #[test]
 fn unavailable_offsets_are_refused_before_commit() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().beginnings.insert(0, 11);
-    let error = run_new_history(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
+    let error = run_new_history(&kafka, &plan("rp", 10, 20)).unwrap_err();
     assert!(
         error.to_string().contains("available range is [11, 1000]"),
         "{error}"
     );
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().ends.insert(1, 19);
-    let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
+    let error = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
     assert!(
         error.to_string().contains("available range is [0, 19]"),
         "{error}"
     );
-    assert!(!kafka.events.iter().any(|e| e.starts_with("append")));
+    assert!(!kafka.c().events.iter().any(|e| e.starts_with("append")));
 }
 
 #[test]
 fn unsafe_data_topic_configuration_is_refused_before_commit() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka
         .data()
         .configs
         .insert("retention.ms".into(), "604800000".into());
-    let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
+    let error = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
     assert!(
         matches!(error, CleanupError::UnsafeTopicConfig(_)),
         "{error}"
     );
     assert!(
-        kafka.events.is_empty(),
+        kafka.c().events.is_empty(),
         "nothing durable, not even the control topic"
     );
 }
 
 #[test]
 fn configuration_is_rechecked_immediately_before_commit() {
-    let mut kafka = FakeKafka::new();
-    // Call 1 is the initial data check, call 2 the control topic, call 3 the preview's ranges
-    // (no configuration asked), call 4 right before commit.
-    kafka.fail_on("describe_configs", 4, Fault::SetPolicy("compact".into()));
+    let kafka = FakeCaps::new();
+    // Describes of a first apply: 1 the data and control topics, 2 the data topic's ranges
+    // (a missing control topic of a cleaned data topic is not created), 3 the created control
+    // topic, 4 its range (the history read), 5 the preview's ranges (the probe follows it), 6
+    // right before commit, 7 the one the delete follows, 8 after the delete.
+    kafka.fail_on("describe", 6, Fault::SetPolicy("compact".into()));
     assert!(matches!(
-        run(&mut kafka, &plan("rp", 10, 20)),
+        run(&kafka, &plan("rp", 10, 20)),
         Err(CleanupError::UnsafeTopicConfig(_))
     ));
-    assert!(!kafka.events.iter().any(|e| e.starts_with("append")));
+    assert!(!kafka.c().events.iter().any(|e| e.starts_with("append")));
 }
 
 #[test]
 fn configuration_is_rechecked_before_and_after_delete() {
-    let mut kafka = FakeKafka::new();
-    // Call 5 is the describe the delete follows, call 6 the check after it.
-    kafka.fail_on("describe_configs", 5, Fault::SetPolicy("compact".into()));
+    let kafka = FakeCaps::new();
+    // Describe 7 is the one the delete follows, 8 the check after it (see above).
+    kafka.fail_on("describe", 7, Fault::SetPolicy("compact".into()));
     let p = plan("rp", 10, 20);
     assert!(matches!(
-        run(&mut kafka, &p),
+        run(&kafka, &p),
         Err(CleanupError::UnsafeTopicConfig(_))
     ));
     assert_eq!(
-        kafka.events.last().map(String::as_str),
+        kafka.c().events.last().map(String::as_str),
         Some("append:COMMITTED")
     );
 
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("describe_configs", 6, Fault::SetPolicy("compact".into()));
+    let kafka = FakeCaps::new();
+    kafka.fail_on("describe", 8, Fault::SetPolicy("compact".into()));
     assert!(matches!(
-        run(&mut kafka, &p),
+        run(&kafka, &p),
         Err(CleanupError::UnsafeTopicConfig(_))
     ));
     assert_eq!(
-        kafka.events.last().map(String::as_str),
+        kafka.c().events.last().map(String::as_str),
         Some("delete:{0=10, 1=20}")
     );
-    assert_eq!(
-        statuses(&mut kafka),
-        [(p.plan_id.clone(), Status::Committed)]
-    );
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Committed)]);
 }
 
 #[test]
 fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
     let p = plan("rp", 10, 20);
-    // describe_topics calls: 1 data and control together, 2 control after create, 3 the
-    // preview's ranges (the probe follows it), 4 before commit, 5 before delete (the delete
-    // follows it), 6 after delete.
+    // Describes: 1 data and control together, 2 the data topic's ranges, 3 control after
+    // create, 4 its range, 5 the preview's ranges (the probe follows it), 6 before commit, 7
+    // before delete (the delete follows it), 8 after delete.
     for (call, last_event) in [
-        (3, "create:action-state-control"),
-        (4, "create:action-state-control"),
-        (5, "append:COMMITTED"),
-        (6, "delete:{0=10, 1=20}"),
+        (5, "create:action-state-control"),
+        (6, "create:action-state-control"),
+        (7, "append:COMMITTED"),
+        (8, "delete:{0=10, 1=20}"),
     ] {
-        let mut kafka = FakeKafka::new();
-        kafka.fail_on(
-            "describe_topics",
-            call,
-            Fault::RecreateTopic(RECREATED_ID.into()),
-        );
-        let error = run(&mut kafka, &p).unwrap_err();
+        let kafka = FakeCaps::new();
+        kafka.fail_on("describe", call, Fault::RecreateTopic(RECREATED_ID.into()));
+        let error = run(&kafka, &p).unwrap_err();
         assert!(
             matches!(error, CleanupError::TopicChanged(_)),
             "call {call}: {error}"
@@ -331,7 +326,7 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
             "{error}"
         );
         assert_eq!(
-            kafka.events.last().map(String::as_str),
+            kafka.c().events.last().map(String::as_str),
             Some(last_event),
             "call {call}"
         );
@@ -340,39 +335,33 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
 
 #[test]
 fn recreated_topic_and_changed_partitions_are_refused_before_commit() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().topic_id = RECREATED_ID.into();
     assert!(matches!(
-        run(&mut kafka, &plan("rp", 10, 20)),
+        run(&kafka, &plan("rp", 10, 20)),
         Err(CleanupError::TopicChanged(_))
     ));
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().partitions = vec![0, 1, 2];
-    let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
+    let error = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
     assert!(error.to_string().contains("changed partitions"), "{error}");
-    assert!(kafka.events.is_empty());
+    assert!(kafka.c().events.is_empty());
 }
 
 #[test]
 fn control_topic_tombstone_stops_apply_and_recovery_without_changing_boundary() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let p = plan("rp", 10, 20);
-    run(&mut kafka, &p).unwrap();
-    let log = kafka.control_log.get_mut(CONTROL).unwrap();
-    let offset = log.len() as u64;
-    log.push(ControlEntry {
-        offset,
-        key: Some(p.plan_id.clone()),
-        value: None,
-    });
-    kafka.events.clear();
-    let error = run(&mut kafka, &plan("rp2", 15, 25)).unwrap_err();
+    run(&kafka, &p).unwrap();
+    push_control(&kafka, &p.plan_id, None);
+    kafka.c().events.clear();
+    let error = run(&kafka, &plan("rp2", 15, 25)).unwrap_err();
     assert!(
         matches!(error, CleanupError::ControlTopicCorrupt(_)),
         "{error}"
     );
-    assert!(kafka.events.is_empty());
-    let refused = check_recovery(&mut kafka, &[marker(10, 20)], &enforced()).unwrap_err();
+    assert!(kafka.c().events.is_empty());
+    let refused = check_recovery(&mut kafka.policy(), &[marker(10, 20)], &enforced()).unwrap_err();
     assert!(
         refused.to_string().contains("cannot be deleted"),
         "{refused}"
@@ -381,23 +370,17 @@ fn control_topic_tombstone_stops_apply_and_recovery_without_changing_boundary() 
 
 #[test]
 fn plan_changed_under_known_id_is_refused() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let p = plan("rp", 10, 20);
-    run(&mut kafka, &p).unwrap();
+    run(&kafka, &p).unwrap();
     let forged = ControlRecord {
         status: Status::Applied,
         plan: plan("rp", 11, 20),
     }
     .render();
-    let log = kafka.control_log.get_mut(CONTROL).unwrap();
-    let offset = log.len() as u64;
-    log.push(ControlEntry {
-        offset,
-        key: Some(p.plan_id.clone()),
-        value: Some(forged),
-    });
+    push_control(&kafka, &p.plan_id, Some(&forged));
     assert!(matches!(
-        run(&mut kafka, &p),
+        run(&kafka, &p),
         Err(CleanupError::ControlTopicCorrupt(_))
     ));
 }
@@ -405,24 +388,24 @@ fn plan_changed_under_known_id_is_refused() {
 #[test]
 fn control_topic_with_two_partitions_or_delete_policy_is_refused() {
     for (partitions, policy) in [(vec![0, 1], "compact"), (vec![0], "compact,delete")] {
-        let mut kafka = FakeKafka::new();
+        let kafka = FakeCaps::new();
         let mut control = crate::fake::safe_topic("control-id", &partitions, 0);
         control
             .configs
             .insert("cleanup.policy".into(), policy.into());
-        kafka.topics.insert(CONTROL.into(), control);
-        let error = run(&mut kafka, &plan("rp", 10, 20)).unwrap_err();
+        kafka.c().topics.insert(CONTROL.into(), control);
+        let error = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
         assert!(
             matches!(error, CleanupError::InvalidControlTopic(_)),
             "{error}"
         );
-        assert!(kafka.events.is_empty());
+        assert!(kafka.c().events.is_empty());
     }
 }
 
 #[test]
 fn invalid_arguments_are_refused_before_any_kafka_call() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let p = plan("rp", 10, 20);
     for (control, rf) in [(DATA, 1), (" ", 1), (CONTROL, 0), (CONTROL, 32768)] {
         let opts = ApplyOptions {
@@ -431,40 +414,40 @@ fn invalid_arguments_are_refused_before_any_kafka_call() {
             dry_run: false,
             start_new_history: false,
         };
-        let error = apply(&mut kafka, &mut Silent, &p, &opts).unwrap_err();
+        let error = apply(&mut kafka.policy(), &mut Silent, &p, &opts).unwrap_err();
         assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error}");
     }
-    assert_eq!(kafka.total_calls(), 0);
+    assert_eq!(kafka.c().total_calls(), 0);
 }
 
 #[test]
 fn dry_run_previews_and_writes_nothing() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().beginnings.insert(0, 4);
     let opts = ApplyOptions {
         dry_run: true,
         ..new_history()
     };
-    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
+    let report = apply(&mut kafka.policy(), &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::DryRun);
     assert_eq!(report.preview[0].records_to_delete, 6);
     assert_eq!(report.preview[1].records_to_delete, 20);
-    assert!(kafka.events.is_empty());
+    assert!(kafka.c().events.is_empty());
 }
 
 #[test]
 fn committed_boundary_refuses_older_restore_before_delete_succeeds() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.fail_on("delete_records", 2, Fault::Fail);
-    let _ = run(&mut kafka, &plan("c1", 10, 20));
-    let error = check_recovery(&mut kafka, &[marker(9, 20)], &enforced()).unwrap_err();
+    let _ = run(&kafka, &plan("c1", 10, 20));
+    let error = check_recovery(&mut kafka.policy(), &[marker(9, 20)], &enforced()).unwrap_err();
     assert!(
         error
             .to_string()
             .contains("from offset 9 because the committed cleanup boundary is 10"),
         "{error}"
     );
-    let allowed = check_recovery(&mut kafka, &[marker(10, 21)], &enforced()).unwrap();
+    let allowed = check_recovery(&mut kafka.policy(), &[marker(10, 21)], &enforced()).unwrap();
     assert!(matches!(
         allowed.decision.mode,
         RecoveryMode::Enforced { .. }
@@ -473,12 +456,12 @@ fn committed_boundary_refuses_older_restore_before_delete_succeeds() {
 
 #[test]
 fn recovery_fails_closed_without_a_committed_boundary() {
-    let mut kafka = FakeKafka::new();
-    let error = check_recovery(&mut kafka, &[marker(0, 0)], &enforced()).unwrap_err();
+    let kafka = FakeCaps::new();
+    let error = check_recovery(&mut kafka.policy(), &[marker(0, 0)], &enforced()).unwrap_err();
     assert!(error.to_string().contains("does not exist"), "{error}");
-    run(&mut kafka, &plan("c1", 0, 0)).unwrap();
-    kafka.control_log.clear();
-    let error = check_recovery(&mut kafka, &[marker(0, 0)], &enforced()).unwrap_err();
+    run(&kafka, &plan("c1", 0, 0)).unwrap();
+    kafka.c().logs.remove(&(CONTROL.to_owned(), 0));
+    let error = check_recovery(&mut kafka.policy(), &[marker(0, 0)], &enforced()).unwrap_err();
     assert!(
         error.to_string().contains("contains no committed boundary"),
         "{error}"
@@ -487,8 +470,8 @@ fn recovery_fails_closed_without_a_committed_boundary() {
 
 #[test]
 fn recovery_decision_table_rows() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("c1", 10, 20)).unwrap();
     let legacy = Marker::Legacy([(0, 10), (1, 20)].into_iter().collect());
     let standard = RecoveryPolicy {
         topic: Some(DATA.into()),
@@ -498,16 +481,20 @@ fn recovery_decision_table_rows() {
     // Not configured: legacy or versioned restore without enforcement (even below the boundary
     // the live range check still applies, and beginnings are now 10 and 20).
     assert_eq!(
-        check_recovery(&mut kafka, std::slice::from_ref(&legacy), &standard)
-            .unwrap()
-            .decision
-            .mode,
+        check_recovery(
+            &mut kafka.policy(),
+            std::slice::from_ref(&legacy),
+            &standard
+        )
+        .unwrap()
+        .decision
+        .mode,
         RecoveryMode::Standard
     );
-    assert!(check_recovery(&mut kafka, &[marker(10, 25)], &standard).is_ok());
+    assert!(check_recovery(&mut kafka.policy(), &[marker(10, 25)], &standard).is_ok());
     // Configured: legacy refused, tombstones refused, mixtures refused.
     let error = check_recovery(
-        &mut kafka,
+        &mut kafka.policy(),
         std::slice::from_ref(&legacy),
         &RecoveryPolicy {
             topic: Some(DATA.into()),
@@ -526,20 +513,21 @@ fn recovery_decision_table_rows() {
         ..enforced()
     };
     assert!(matches!(
-        check_recovery(&mut kafka, &[marker(10, 20)], &conflicting),
+        check_recovery(&mut kafka.policy(), &[marker(10, 20)], &conflicting),
         Err(CleanupError::ConflictingPolicies(_))
     ));
-    let error = check_recovery(&mut kafka, &[marker(10, 20), legacy], &standard).unwrap_err();
+    let error =
+        check_recovery(&mut kafka.policy(), &[marker(10, 20), legacy], &standard).unwrap_err();
     assert!(error.to_string().contains("mixture"), "{error}");
     // Below the live beginning without enforcement: the range check refuses.
-    let error = check_recovery(&mut kafka, &[marker(4, 20)], &standard).unwrap_err();
+    let error = check_recovery(&mut kafka.policy(), &[marker(4, 20)], &standard).unwrap_err();
     assert!(
         error.to_string().contains("available range is [10, 1000]"),
         "{error}"
     );
     // A recreated topic is reported as such.
     kafka.data().topic_id = RECREATED_ID.into();
-    let error = check_recovery(&mut kafka, &[marker(10, 20)], &standard).unwrap_err();
+    let error = check_recovery(&mut kafka.policy(), &[marker(10, 20)], &standard).unwrap_err();
     assert!(
         error.to_string().contains("may have been recreated"),
         "{error}"
@@ -548,118 +536,110 @@ fn recovery_decision_table_rows() {
 
 #[test]
 fn control_topic_is_fenced_before_it_is_read_and_dry_runs_do_not_fence() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("rp", 10, 20)).unwrap();
-    let fence = kafka
-        .trace
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("rp", 10, 20)).unwrap();
+    // The second apply reads a control log that holds records: its consumer polls them.
+    kafka.c().trace.clear();
+    run(&kafka, &plan("rp2", 15, 25)).unwrap();
+    let trace = kafka.c().trace.clone();
+    let fence = trace
         .iter()
-        .position(|op| *op == "fence_control")
+        .position(|op| *op == "open_writer")
         .expect("fenced");
-    let read = kafka
-        .trace
+    let read = trace
         .iter()
-        .position(|op| *op == "read_control_log")
+        .position(|op| *op == "open_consumer")
         .expect("read");
-    assert!(fence < read, "fence before read: {:?}", kafka.trace);
+    assert!(fence < read, "fence before read: {trace:?}");
     assert_eq!(
-        kafka
-            .trace
-            .iter()
-            .filter(|op| **op == "read_control_log")
-            .count(),
+        trace.iter().filter(|op| **op == "assign").count(),
         1,
-        "one control read"
+        "one control read: {trace:?}"
     );
-    let mut dry = FakeKafka::new();
+    let dry = FakeCaps::new();
     let opts = ApplyOptions {
         dry_run: true,
         ..options()
     };
-    apply(&mut dry, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
-    assert!(dry.fenced.is_empty());
+    apply(&mut dry.policy(), &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
+    assert_eq!(dry.c().fences(), 0);
 }
 
 #[test]
 fn concurrent_apply_that_fenced_us_wins_and_we_commit_nothing() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let ours = plan("ours", 10, 30);
     let theirs = plan("theirs", 20, 20);
     let record = ControlRecord {
         status: Status::Committed,
         plan: theirs.clone(),
     };
-    kafka.concurrent_commit = Some((theirs.plan_id.clone(), record.render()));
+    kafka.c().concurrent_commit = Some((theirs.plan_id.clone(), record.render()));
     // Fenced at commit, the apply decides again on the winner's history and refuses.
-    let error = run(&mut kafka, &ours).unwrap_err();
+    let error = run(&kafka, &ours).unwrap_err();
     assert!(
         matches!(error, CleanupError::BoundaryRegression(_)),
         "{error}"
     );
     assert_eq!(
-        statuses(&mut kafka),
+        statuses(&kafka),
         [(theirs.plan_id.clone(), Status::Committed)]
     );
     assert!(
-        !kafka.events.iter().any(|e| e.starts_with("delete")),
+        !kafka.c().events.iter().any(|e| e.starts_with("delete")),
         "nothing deleted"
     );
-    assert_eq!(kafka.fenced.len(), 2, "fenced again before deciding again");
+    assert_eq!(kafka.c().fences(), 2, "fenced again before deciding again");
 }
 
 #[test]
 fn concurrent_apply_of_the_same_plan_resumes_it_instead_of_failing() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let p = plan("same", 10, 20);
     let record = ControlRecord {
         status: Status::Committed,
         plan: p.clone(),
     };
-    kafka.concurrent_commit = Some((p.plan_id.clone(), record.render()));
-    assert_eq!(run(&mut kafka, &p), Ok(ApplyOutcome::Resumed));
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    kafka.c().concurrent_commit = Some((p.plan_id.clone(), record.render()));
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Resumed));
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Applied)]);
     // The apply that took over got time to commit before this one decided again.
-    assert_eq!(kafka.pauses, [50]);
+    assert_eq!(kafka.c().slept, [50]);
 }
 
 #[test]
 fn committed_records_are_written_by_the_fenced_writer() {
-    let mut kafka = FakeKafka::new();
-    // The fake refuses a COMMITTED record written without fencing, and an APPLIED one is
-    // written unfenced: a full apply passing proves both.
+    let kafka = FakeCaps::new();
+    // The fake refuses a COMMITTED record written by an idempotent writer: a full apply
+    // passing proves it came from the one transactional writer this apply opened, which
+    // writes APPLIED too.
+    assert_eq!(run(&kafka, &plan("rp", 10, 20)), Ok(ApplyOutcome::Applied));
     assert_eq!(
-        run(&mut kafka, &plan("rp", 10, 20)),
-        Ok(ApplyOutcome::Applied)
+        kafka.c().opened,
+        [Some(crate::policy::transactional_id(CONTROL))]
     );
-    assert_eq!(kafka.fenced, [CONTROL.to_owned()]);
 }
 
 #[test]
 fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().beginnings.insert(0, 3);
-    run_new_history(&mut kafka, &plan("rp", 10, 20)).unwrap();
-    assert_eq!(kafka.probes, ["probe:{0=3, 1=0}"]);
-    let probe = kafka
-        .trace
-        .iter()
-        .position(|op| *op == "delete_records")
-        .unwrap();
-    let commit = kafka
-        .trace
-        .iter()
-        .position(|op| *op == "append_control")
-        .unwrap();
-    assert!(probe < commit, "{:?}", kafka.trace);
+    run_new_history(&kafka, &plan("rp", 10, 20)).unwrap();
+    assert_eq!(kafka.c().probes, ["probe:{0=3, 1=0}"]);
+    let trace = kafka.c().trace.clone();
+    let probe = trace.iter().position(|op| *op == "delete_records").unwrap();
+    let commit = trace.iter().position(|op| *op == "append").unwrap();
+    assert!(probe < commit, "{trace:?}");
 
-    let mut denied = FakeKafka::new();
+    let denied = FakeCaps::new();
     denied.fail_on("delete_records", 1, Fault::Fail);
-    let error = run_new_history(&mut denied, &plan("rp", 10, 20)).unwrap_err();
+    let error = run_new_history(&denied, &plan("rp", 10, 20)).unwrap_err();
     assert!(
         error.to_string().contains("permission probe before commit"),
         "{error}"
     );
     assert!(
-        denied.control_log.values().all(Vec::is_empty),
+        !denied.c().events.iter().any(|e| e.starts_with("append")),
         "nothing committed"
     );
 }
@@ -668,23 +648,23 @@ fn delete_permission_is_probed_before_commit_and_a_refusal_leaves_nothing_behind
 fn a_failed_apply_reports_the_plan_status_it_last_knew() {
     let p = plan("checkpoint-42", 10, 20);
     // Refused before the control topic was read: no status.
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("describe_topics", 1, Fault::Fail);
-    let failure =
-        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    let kafka = FakeCaps::new();
+    kafka.fail_on("describe", 1, Fault::Fail);
+    let failure = crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &p, &options())
+        .unwrap_err();
     assert_eq!(failure.status, None);
     assert!(!failure.commit_attempted);
     // Failed after COMMITTED: the plan is COMMITTED.
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.fail_on("delete_records", 2, Fault::Fail);
-    let failure =
-        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    let failure = crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &p, &options())
+        .unwrap_err();
     assert_eq!(failure.status, Some(Status::Committed));
     assert!(matches!(failure.error, CleanupError::Kafka(_)));
     // A resumed apply that fails again still knows it found COMMITTED.
     kafka.fail_on("delete_records", 3, Fault::Fail);
-    let failure =
-        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    let failure = crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &p, &options())
+        .unwrap_err();
     assert_eq!(failure.status, Some(Status::Committed));
 }
 
@@ -692,10 +672,12 @@ fn a_failed_apply_reports_the_plan_status_it_last_knew() {
 fn a_lost_answer_to_the_applied_append_is_settled_by_reading_the_history_again() {
     let p = plan("checkpoint-42", 10, 20);
     // COMMITTED is the first append, APPLIED the second: it reaches the log, its answer not.
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("append_control", 2, Fault::LostAnswer);
-    let failure =
-        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    // The policy writes it again with an idempotent writer (the third append), which fails.
+    let kafka = FakeCaps::new();
+    kafka.fail_on("append", 2, Fault::LostAnswer);
+    kafka.fail_on("append", 3, Fault::Fail);
+    let failure = crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &p, &options())
+        .unwrap_err();
     assert!(matches!(failure.error, CleanupError::Kafka(_)));
     assert_eq!(
         failure.status,
@@ -704,12 +686,14 @@ fn a_lost_answer_to_the_applied_append_is_settled_by_reading_the_history_again()
     );
     // The last read was the one after the failed append. When it fails too, the status is
     // unknown, never COMMITTED.
-    let reads = kafka.calls["read_control_log"];
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("append_control", 2, Fault::LostAnswer);
-    kafka.fail_on("read_control_log", reads, Fault::Fail);
-    let failure =
-        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    // (Each read of the non-empty log assigns its consumer once.)
+    let reads = kafka.c().count("assign");
+    let kafka = FakeCaps::new();
+    kafka.fail_on("append", 2, Fault::LostAnswer);
+    kafka.fail_on("append", 3, Fault::Fail);
+    kafka.fail_on("assign", reads, Fault::Fail);
+    let failure = crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &p, &options())
+        .unwrap_err();
     assert_eq!(failure.status, None);
     assert!(failure.commit_attempted, "unknown, not 'nothing committed'");
 }
@@ -719,43 +703,39 @@ fn a_commit_without_a_definite_answer_is_settled_by_fencing_again_and_the_apply_
     let p = plan("checkpoint-42", 10, 20);
     // The COMMITTED record reached the log, its answer did not: the apply fences again, finds
     // its plan COMMITTED and finishes it, without committing twice.
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("append_control", 1, Fault::LostAnswer);
-    let report = apply(&mut kafka, &mut Silent, &p, &options()).unwrap();
+    let kafka = FakeCaps::new();
+    kafka.fail_on("append", 1, Fault::LostAnswer);
+    let report = apply(&mut kafka.policy(), &mut Silent, &p, &options()).unwrap();
     assert_eq!(report.status, Some(Status::Applied));
+    let events = kafka.c().events.clone();
     assert_eq!(
-        kafka
-            .events
-            .iter()
-            .filter(|e| *e == "append:COMMITTED")
-            .count(),
+        events.iter().filter(|e| *e == "append:COMMITTED").count(),
         1,
-        "{:?}",
-        kafka.events
+        "{events:?}"
     );
-    assert_eq!(kafka.calls["fence_control"], 2);
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    assert_eq!(kafka.c().fences(), 2);
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Applied)]);
     // The COMMITTED append failed before writing: the apply fences again and commits it.
-    let mut kafka = FakeKafka::new();
-    kafka.fail_on("append_control", 1, Fault::Fail);
-    let report = apply(&mut kafka, &mut Silent, &p, &options()).unwrap();
+    let kafka = FakeCaps::new();
+    kafka.fail_on("append", 1, Fault::Fail);
+    let report = apply(&mut kafka.policy(), &mut Silent, &p, &options()).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::Applied);
-    assert_eq!(kafka.calls["fence_control"], 2);
-    assert_eq!(statuses(&mut kafka), [(p.plan_id.clone(), Status::Applied)]);
+    assert_eq!(kafka.c().fences(), 2);
+    assert_eq!(statuses(&kafka), [(p.plan_id.clone(), Status::Applied)]);
     // A failure of the delete after COMMITTED is no doubt about the commit: no second attempt.
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.fail_on("delete_records", 2, Fault::Fail);
-    let failure =
-        crate::apply::apply_with_status(&mut kafka, &mut Silent, &p, &options()).unwrap_err();
+    let failure = crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &p, &options())
+        .unwrap_err();
     assert_eq!(failure.status, Some(Status::Committed));
-    assert_eq!(kafka.calls["fence_control"], 1);
+    assert_eq!(kafka.c().fences(), 1);
 }
 
 #[test]
 fn check_recovery_refuses_markers_of_another_topic_than_the_configured_one() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     // Another job's topic exists too, and the markers name it.
-    kafka.topics.insert(
+    kafka.c().topics.insert(
         "other-job".into(),
         crate::fake::safe_topic("other-id", &[0, 1], 1_000),
     );
@@ -770,19 +750,29 @@ fn check_recovery_refuses_markers_of_another_topic_than_the_configured_one() {
         control_topic: None,
         tombstones_enabled: false,
     };
-    let error = check_recovery(&mut kafka, std::slice::from_ref(&foreign), &standard).unwrap_err();
+    let error = check_recovery(
+        &mut kafka.policy(),
+        std::slice::from_ref(&foreign),
+        &standard,
+    )
+    .unwrap_err();
     assert!(matches!(error, CleanupError::InvalidMarker(_)), "{error}");
     assert_eq!(error.to_string(), expected);
     // With a control topic set, the same sentence (not "not dedicated").
-    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    run(&kafka, &plan("c1", 10, 20)).unwrap();
     let enforced = RecoveryPolicy {
         topic: Some(DATA.into()),
         ..enforced()
     };
-    let error = check_recovery(&mut kafka, std::slice::from_ref(&foreign), &enforced).unwrap_err();
+    let error = check_recovery(
+        &mut kafka.policy(),
+        std::slice::from_ref(&foreign),
+        &enforced,
+    )
+    .unwrap_err();
     assert_eq!(error.to_string(), expected);
     // Markers of the configured topic are still allowed.
-    assert!(check_recovery(&mut kafka, &[marker(10, 20)], &enforced).is_ok());
+    assert!(check_recovery(&mut kafka.policy(), &[marker(10, 20)], &enforced).is_ok());
 }
 
 /// A plan value that no checked constructor would return: the zero topic ID, with a plan ID
@@ -801,34 +791,29 @@ fn forged_zero_id_plan() -> Plan {
 
 #[test]
 fn apply_validates_the_plan_value_before_anything_durable() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().topic_id = crate::plan::ZERO_TOPIC_ID.into();
-    let error = run(&mut kafka, &forged_zero_id_plan()).unwrap_err();
+    let error = run(&kafka, &forged_zero_id_plan()).unwrap_err();
     assert!(matches!(error, CleanupError::InvalidPlan(_)), "{error}");
     assert!(error.to_string().contains("broker-provided"), "{error}");
-    assert!(
-        kafka.events.is_empty(),
-        "durable effects: {:?}",
-        kafka.events
-    );
-    assert!(kafka.fenced.is_empty() && kafka.control_log.is_empty());
+    let events = kafka.c().events.clone();
+    assert!(events.is_empty(), "durable effects: {events:?}");
+    assert_eq!(kafka.c().fences(), 0);
+    assert!(!kafka.c().topics.contains_key(CONTROL));
     // Later applies and recoveries are not blocked by a record nobody can read.
     kafka.data().topic_id = TOPIC_ID.into();
-    assert_eq!(
-        run(&mut kafka, &plan("c1", 10, 20)),
-        Ok(ApplyOutcome::Applied)
-    );
+    assert_eq!(run(&kafka, &plan("c1", 10, 20)), Ok(ApplyOutcome::Applied));
 }
 
 #[test]
 fn check_recovery_without_markers_or_topic_names_what_is_missing() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let policy = RecoveryPolicy {
         topic: None,
         control_topic: None,
         tombstones_enabled: false,
     };
-    let error = check_recovery(&mut kafka, &[], &policy).unwrap_err();
+    let error = check_recovery(&mut kafka.policy(), &[], &policy).unwrap_err();
     assert!(matches!(error, CleanupError::InvalidArgument(_)), "{error}");
     let message = error.to_string();
     assert!(
@@ -841,7 +826,7 @@ fn check_recovery_without_markers_or_topic_names_what_is_missing() {
     );
     // Legacy markers alone still get their own explanation.
     let legacy = Marker::Legacy([(0, 10), (1, 20)].into_iter().collect());
-    let error = check_recovery(&mut kafka, &[legacy], &policy).unwrap_err();
+    let error = check_recovery(&mut kafka.policy(), &[legacy], &policy).unwrap_err();
     assert!(
         error
             .to_string()
@@ -852,8 +837,8 @@ fn check_recovery_without_markers_or_topic_names_what_is_missing() {
 
 #[test]
 fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("c1", 10, 20)).unwrap();
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("c1", 10, 20)).unwrap();
     // The topic is recreated under the same name; a plan is made from its new markers.
     kafka.data().topic_id = RECREATED_ID.into();
     kafka.data().beginnings = [(0, 0), (1, 0)].into_iter().collect();
@@ -864,7 +849,7 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
         [(0, 30), (1, 40)].into_iter().collect(),
     )
     .unwrap();
-    let error = run(&mut kafka, &fresh).unwrap_err();
+    let error = run(&kafka, &fresh).unwrap_err();
     assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
     let message = error.to_string();
     assert!(message.contains("the topic was recreated"), "{message}");
@@ -875,7 +860,7 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
     assert!(!message.contains("not dedicated"), "{message}");
     // Recovery of the recreated topic against the old control topic says the same.
     let error = check_recovery(
-        &mut kafka,
+        &mut kafka.policy(),
         &[Marker::Versioned(VersionedMarker {
             topic: DATA.into(),
             topic_id: RECREATED_ID.into(),
@@ -895,14 +880,20 @@ fn a_plan_for_a_recreated_topic_against_the_old_control_topic_is_topic_changed()
 fn a_missing_control_topic_of_a_cleaned_data_topic_is_not_created_without_the_explicit_intent() {
     // A typo in the control topic's name: the data topic was cleaned up to 398 under the real
     // one, so a new history here would let restores the real history allows lose records.
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().beginnings = [(0, 398), (1, 0)].into_iter().collect();
     for dry_run in [true, false] {
         let opts = ApplyOptions {
             dry_run,
             ..options()
         };
-        let error = apply(&mut kafka, &mut Silent, &plan("typo", 400, 20), &opts).unwrap_err();
+        let error = apply(
+            &mut kafka.policy(),
+            &mut Silent,
+            &plan("typo", 400, 20),
+            &opts,
+        )
+        .unwrap_err();
         assert!(
             matches!(error, CleanupError::InvalidControlTopic(_)),
             "{error}"
@@ -914,12 +905,16 @@ fn a_missing_control_topic_of_a_cleaned_data_topic_is_not_created_without_the_ex
                 && message.contains("start-new-history"),
             "{message}"
         );
-        assert!(kafka.events.is_empty(), "dry {dry_run}: {:?}", kafka.events);
-        assert!(kafka.fenced.is_empty());
+        assert!(
+            kafka.c().events.is_empty(),
+            "dry {dry_run}: {:?}",
+            kafka.c().events
+        );
+        assert!(kafka.c().fences() == 0);
     }
     // Said explicitly, the new history begins, and the report names what was created.
     let report = apply(
-        &mut kafka,
+        &mut kafka.policy(),
         &mut Silent,
         &plan("new", 400, 20),
         &new_history(),
@@ -952,14 +947,14 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
             crate::apply::Review::Proceed
         }
     }
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let dry = ApplyOptions {
         dry_run: true,
         replication_factor: Some(3),
         ..options()
     };
     let mut seen = Seen(Vec::new());
-    let report = apply(&mut kafka, &mut seen, &plan("first", 10, 20), &dry).unwrap();
+    let report = apply(&mut kafka.policy(), &mut seen, &plan("first", 10, 20), &dry).unwrap();
     let would = report
         .created_control_topic
         .expect("a dry run names what it would create");
@@ -967,12 +962,24 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
         (would.replication_factor, would.min_insync_replicas),
         (3, 2)
     );
-    assert!(kafka.events.is_empty());
-    apply(&mut kafka, &mut seen, &plan("first", 10, 20), &options()).unwrap();
+    assert!(kafka.c().events.is_empty());
+    apply(
+        &mut kafka.policy(),
+        &mut seen,
+        &plan("first", 10, 20),
+        &options(),
+    )
+    .unwrap();
     assert_eq!(seen.0.len(), 2);
     assert!(seen.0.iter().all(Option::is_some), "{:?}", seen.0);
     // The next plan finds the topic: nothing is announced.
-    let report = apply(&mut kafka, &mut seen, &plan("second", 30, 40), &options()).unwrap();
+    let report = apply(
+        &mut kafka.policy(),
+        &mut seen,
+        &plan("second", 30, 40),
+        &options(),
+    )
+    .unwrap();
     assert_eq!(report.created_control_topic, None);
     assert_eq!(seen.0.last(), Some(&None));
 }
@@ -981,11 +988,14 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
 fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_history() {
     // The real history committed {0=10, 1=20}; an apply through a mistyped control topic then
     // deleted partition 0 up to 15.
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("real", 10, 20)).unwrap();
-    assert_eq!(status(&mut kafka, CONTROL).unwrap().broken_history, None);
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("real", 10, 20)).unwrap();
+    assert_eq!(
+        status(&mut kafka.policy(), CONTROL).unwrap().broken_history,
+        None
+    );
     kafka.data().beginnings.insert(0, 15);
-    let report = status(&mut kafka, CONTROL).unwrap();
+    let report = status(&mut kafka.policy(), CONTROL).unwrap();
     let sentence = report.broken_history.expect("reported");
     assert!(
         sentence.contains("Broken cleanup history")
@@ -993,7 +1003,7 @@ fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_
         "{sentence}"
     );
     // A restore the history allows (10 >= boundary 10) but whose records are gone.
-    let error = check_recovery(&mut kafka, &[marker(12, 20)], &enforced()).unwrap_err();
+    let error = check_recovery(&mut kafka.policy(), &[marker(12, 20)], &enforced()).unwrap_err();
     assert!(matches!(error, CleanupError::RecoveryRefused(_)), "{error}");
     let message = error.to_string();
     assert!(
@@ -1002,7 +1012,7 @@ fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_
         "{message}"
     );
     // A restore whose records are all still there is allowed.
-    assert!(check_recovery(&mut kafka, &[marker(15, 20)], &enforced()).is_ok());
+    assert!(check_recovery(&mut kafka.policy(), &[marker(15, 20)], &enforced()).is_ok());
 }
 
 #[test]
@@ -1010,18 +1020,15 @@ fn a_control_topic_created_concurrently_by_the_apply_that_cleaned_the_topic_is_u
     // Two first applies at once: this one found no control topic, the other created it and
     // deleted before this one read the beginnings. The control topic is asked for again after
     // the beginnings: it exists, so this is no second history.
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().beginnings = [(0, 10), (1, 10)].into_iter().collect();
-    kafka.fail_on(
-        "describe_topics",
-        2,
-        Fault::CreateControlTopic(CONTROL.into()),
-    );
+    // Describe 1 finds no control topic, 2 reads the beginnings (the ranges).
+    kafka.fail_on("describe", 2, Fault::CreateControlTopic(CONTROL.into()));
     assert_eq!(
-        run(&mut kafka, &plan("same", 10, 20)),
+        run(&kafka, &plan("same", 10, 20)),
         Ok(ApplyOutcome::Applied)
     );
-    assert!(!kafka.events.iter().any(|e| e.starts_with("create:")));
+    assert!(!kafka.c().events.iter().any(|e| e.starts_with("create:")));
 }
 
 /// Answers the review with `answer` and records what it was told.
@@ -1049,33 +1056,33 @@ impl crate::apply::ApplyObserver for Reviewer {
 
 #[test]
 fn a_declined_review_commits_and_deletes_nothing_and_a_later_apply_still_commits() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("first", 10, 20)).unwrap();
-    kafka.events.clear();
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("first", 10, 20)).unwrap();
+    kafka.c().events.clear();
     let mut no = Reviewer {
         answer: crate::apply::Review::Decline,
         reviewed: 0,
         committed: 0,
     };
     let p = plan("second", 30, 40);
-    let report = apply(&mut kafka, &mut no, &p, &options()).unwrap();
+    let report = apply(&mut kafka.policy(), &mut no, &p, &options()).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::Declined);
     assert_eq!(report.status, None);
     assert_eq!(report.preview.len(), 2);
     assert_eq!((no.reviewed, no.committed), (1, 0));
-    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
     let mut yes = Reviewer {
         answer: crate::apply::Review::Proceed,
         ..no
     };
-    let report = apply(&mut kafka, &mut yes, &p, &options()).unwrap();
+    let report = apply(&mut kafka.policy(), &mut yes, &p, &options()).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::Applied);
     assert_eq!((yes.reviewed, yes.committed), (2, 1));
 }
 
 #[test]
 fn a_dry_run_ignores_a_declined_review() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     let mut no = Reviewer {
         answer: crate::apply::Review::Decline,
         reviewed: 0,
@@ -1085,17 +1092,17 @@ fn a_dry_run_ignores_a_declined_review() {
         dry_run: true,
         ..options()
     };
-    let report = apply(&mut kafka, &mut no, &plan("first", 10, 20), &dry).unwrap();
+    let report = apply(&mut kafka.policy(), &mut no, &plan("first", 10, 20), &dry).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::DryRun);
     assert_eq!(no.reviewed, 1);
 }
 
 #[test]
 fn a_failure_before_the_commit_append_says_this_run_committed_nothing() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     kafka.data().beginnings.insert(0, 11);
     let failure = crate::apply::apply_with_status(
-        &mut kafka,
+        &mut kafka.policy(),
         &mut Silent,
         &plan("rp", 10, 20),
         &new_history(),
@@ -1107,10 +1114,10 @@ fn a_failure_before_the_commit_append_says_this_run_committed_nothing() {
 
 #[test]
 fn a_refused_restore_lists_every_partition_below_the_boundary() {
-    let mut kafka = FakeKafka::new();
-    run(&mut kafka, &plan("c1", 150, 60)).unwrap();
+    let kafka = FakeCaps::new();
+    run(&kafka, &plan("c1", 150, 60)).unwrap();
     let refusal = crate::recovery::check_recovery_detailed(
-        &mut kafka,
+        &mut kafka.policy(),
         &[marker(100, 70), marker(120, 50)],
         &enforced(),
     )
@@ -1124,7 +1131,7 @@ fn a_refused_restore_lists_every_partition_below_the_boundary() {
     assert_eq!(rows, [(0, 100, 150), (1, 50, 60)]);
     // Any other refusal lists no violation.
     let refusal = crate::recovery::check_recovery_detailed(
-        &mut kafka,
+        &mut kafka.policy(),
         &[marker(150, 60)],
         &RecoveryPolicy {
             tombstones_enabled: true,
@@ -1144,20 +1151,20 @@ fn production() -> ApplyOptions {
 }
 
 /// A fake cluster of `brokers` brokers with this `default.replication.factor`.
-fn cluster(brokers: u32, default: &str) -> FakeKafka {
-    let mut kafka = FakeKafka::new();
-    kafka.cluster(brokers, default);
+fn cluster(brokers: u32, default: &str) -> FakeCaps {
+    let kafka = FakeCaps::new();
+    kafka.c().brokers(brokers, default);
     kafka
 }
 
 /// A control topic that exists already with `rf` replicas (one partition, compact).
-fn existing_control_topic(kafka: &mut FakeKafka, rf: u16) {
+fn existing_control_topic(kafka: &FakeCaps, rf: u16) {
     let mut control = crate::fake::safe_topic("control-id", &[0], 0);
     control
         .configs
         .insert("cleanup.policy".into(), "compact".into());
     control.replication_factor = rf;
-    kafka.topics.insert(CONTROL.into(), control);
+    kafka.c().topics.insert(CONTROL.into(), control);
 }
 
 #[test]
@@ -1173,9 +1180,14 @@ fn without_a_factor_a_new_control_topic_gets_the_production_default_of_its_clust
         (5, "1", (1, 1)),
         (5, "4", (3, 2)),
     ] {
-        let mut kafka = cluster(brokers, default);
-        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production())
-            .unwrap_or_else(|e| panic!("{brokers} brokers, default {default}: {e}"));
+        let kafka = cluster(brokers, default);
+        let report = apply(
+            &mut kafka.policy(),
+            &mut Silent,
+            &plan("rp", 10, 20),
+            &production(),
+        )
+        .unwrap_or_else(|e| panic!("{brokers} brokers, default {default}: {e}"));
         assert_eq!(report.outcome, ApplyOutcome::Applied);
         let created = report.created_control_topic.expect("created");
         assert_eq!(
@@ -1184,50 +1196,50 @@ fn without_a_factor_a_new_control_topic_gets_the_production_default_of_its_clust
             "{brokers} brokers, default.replication.factor {default}"
         );
         // What Kafka was asked for: that factor, and min.insync.replicas as a topic config.
-        assert_eq!(kafka.created_with, [(CONTROL.to_owned(), expected.0)]);
+        assert_eq!(kafka.c().created_with, [(CONTROL.to_owned(), expected.0)]);
         assert_eq!(
-            kafka.topics[CONTROL].configs.get("min.insync.replicas"),
+            kafka.c().topics[CONTROL].configs.get("min.insync.replicas"),
             Some(&expected.1.to_string())
         );
         // The topic has its production default: nothing to warn about, and the cluster was
         // described once for both decisions.
         assert_eq!(report.warnings, []);
-        assert_eq!(kafka.calls["describe_cluster"], 1);
+        assert_eq!(kafka.c().count("describe_cluster"), 1);
     }
 }
 
 #[test]
 fn a_dry_run_announces_the_production_default_and_creates_nothing() {
-    let mut kafka = cluster(3, "3");
+    let kafka = cluster(3, "3");
     let dry = ApplyOptions {
         dry_run: true,
         ..production()
     };
-    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &dry).unwrap();
+    let report = apply(&mut kafka.policy(), &mut Silent, &plan("rp", 10, 20), &dry).unwrap();
     let would = report.created_control_topic.expect("would create");
     assert_eq!(
         (would.replication_factor, would.min_insync_replicas),
         (3, 2)
     );
-    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
-    assert!(kafka.created_with.is_empty());
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
+    assert!(kafka.c().created_with.is_empty());
 }
 
 #[test]
 fn an_explicit_factor_wins_over_the_production_default() {
     for (factor, min_isr) in [(1, 1), (2, 1), (3, 2), (5, 2)] {
-        let mut kafka = cluster(3, "3");
+        let kafka = cluster(3, "3");
         let opts = ApplyOptions {
             replication_factor: Some(factor),
             ..options()
         };
-        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
+        let report = apply(&mut kafka.policy(), &mut Silent, &plan("rp", 10, 20), &opts).unwrap();
         let created = report.created_control_topic.expect("created");
         assert_eq!(
             (created.replication_factor, created.min_insync_replicas),
             (factor, min_isr)
         );
-        assert_eq!(kafka.created_with, [(CONTROL.to_owned(), factor)]);
+        assert_eq!(kafka.c().created_with, [(CONTROL.to_owned(), factor)]);
         // Below the cluster's production default the operator hears it, with the fix.
         match factor {
             1 | 2 => assert!(
@@ -1241,7 +1253,7 @@ fn an_explicit_factor_wins_over_the_production_default() {
             _ => {
                 assert_eq!(report.warnings, [], "{factor}");
                 assert!(
-                    !kafka.calls.contains_key("describe_cluster"),
+                    !kafka.c().calls.contains_key("describe_cluster"),
                     "a chosen factor of 3 or more needs no description of the cluster"
                 );
             }
@@ -1251,9 +1263,15 @@ fn an_explicit_factor_wins_over_the_production_default() {
 
 #[test]
 fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_warns_and_applies() {
-    let mut kafka = cluster(3, "3");
-    existing_control_topic(&mut kafka, 1);
-    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    let kafka = cluster(3, "3");
+    existing_control_topic(&kafka, 1);
+    let report = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("rp", 10, 20),
+        &production(),
+    )
+    .unwrap();
     assert_eq!(
         report.outcome,
         ApplyOutcome::Applied,
@@ -1288,7 +1306,13 @@ fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_war
             ..options()
         },
     ] {
-        let report = apply(&mut kafka, &mut Silent, &plan("rp2", 30, 40), &opts).unwrap();
+        let report = apply(
+            &mut kafka.policy(),
+            &mut Silent,
+            &plan("rp2", 30, 40),
+            &opts,
+        )
+        .unwrap();
         assert!(
             matches!(
                 report.warnings.as_slice(),
@@ -1299,7 +1323,13 @@ fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_war
         );
     }
     // Already APPLIED: the warning still comes, nothing else happens.
-    let again = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    let again = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("rp", 10, 20),
+        &production(),
+    )
+    .unwrap();
     assert_eq!(again.outcome, ApplyOutcome::AlreadyApplied);
     assert_eq!(again.warnings.len(), 1);
 }
@@ -1307,9 +1337,15 @@ fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_war
 #[test]
 fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
     for (brokers, default, rf) in [(3, "3", 3), (5, "3", 4), (1, "1", 1), (3, "1", 1)] {
-        let mut kafka = cluster(brokers, default);
-        existing_control_topic(&mut kafka, rf);
-        let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+        let kafka = cluster(brokers, default);
+        existing_control_topic(&kafka, rf);
+        let report = apply(
+            &mut kafka.policy(),
+            &mut Silent,
+            &plan("rp", 10, 20),
+            &production(),
+        )
+        .unwrap();
         assert_eq!(
             report.warnings,
             [],
@@ -1317,7 +1353,7 @@ fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
         );
         // Three replicas are enough on any cluster: not even asked.
         assert_eq!(
-            kafka.calls.contains_key("describe_cluster"),
+            kafka.c().calls.contains_key("describe_cluster"),
             rf < 3,
             "{brokers} brokers, RF {rf}"
         );
@@ -1328,9 +1364,15 @@ fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
 fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_unchecked() {
     // Creation with the production default needs it: refused before anything durable, naming
     // the way out.
-    let mut kafka = cluster(3, "3");
+    let kafka = cluster(3, "3");
     kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
-    let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+    let error = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("rp", 10, 20),
+        &production(),
+    )
+    .unwrap_err();
     let message = error.to_string();
     assert!(
         matches!(error, CleanupError::Kafka(ref k) if !k.retriable),
@@ -1345,25 +1387,37 @@ fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_
     ] {
         assert!(message.contains(said), "{said:?} in {message}");
     }
-    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
-    assert!(!kafka.topics.contains_key(CONTROL));
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
+    assert!(!kafka.c().topics.contains_key(CONTROL));
     // A value that is not a factor is no answer either.
     for value in ["0", "-1", "three"] {
-        let mut kafka = cluster(3, value);
-        let error = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap_err();
+        let kafka = cluster(3, value);
+        let error = apply(
+            &mut kafka.policy(),
+            &mut Silent,
+            &plan("rp", 10, 20),
+            &production(),
+        )
+        .unwrap_err();
         assert!(
             error
                 .to_string()
                 .contains(&format!("default.replication.factor={value}")),
             "{error}"
         );
-        assert!(kafka.events.is_empty());
+        assert!(kafka.c().events.is_empty());
     }
     // An existing control topic: the apply goes on and says the check did not happen.
-    let mut kafka = cluster(3, "3");
-    existing_control_topic(&mut kafka, 1);
+    let kafka = cluster(3, "3");
+    existing_control_topic(&kafka, 1);
     kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
-    let report = apply(&mut kafka, &mut Silent, &plan("rp", 10, 20), &production()).unwrap();
+    let report = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("rp", 10, 20),
+        &production(),
+    )
+    .unwrap();
     assert_eq!(report.outcome, ApplyOutcome::Applied);
     let [ApplyWarning::ReplicationUnchecked(message)] = report.warnings.as_slice() else {
         panic!("{:?}", report.warnings);
@@ -1379,28 +1433,25 @@ fn without_the_clusters_description_nothing_is_created_and_an_existing_topic_is_
 #[test]
 fn the_replication_warning_comes_once_per_apply_even_when_it_decides_again() {
     // Fenced before committing: the apply decides again from the start (a second inspection).
-    let mut kafka = cluster(3, "3");
-    existing_control_topic(&mut kafka, 1);
+    let kafka = cluster(3, "3");
+    existing_control_topic(&kafka, 1);
     let p = plan("same", 10, 20);
     let record = ControlRecord {
         status: Status::Committed,
         plan: p.clone(),
     };
-    kafka.concurrent_commit = Some((p.plan_id.clone(), record.render()));
-    let report = apply(&mut kafka, &mut Silent, &p, &production()).unwrap();
+    kafka.c().concurrent_commit = Some((p.plan_id.clone(), record.render()));
+    let report = apply(&mut kafka.policy(), &mut Silent, &p, &production()).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::Resumed);
-    assert!(
-        kafka.calls["describe_topics"] >= 2,
-        "decided twice: {:?}",
-        kafka.calls
-    );
+    let calls = kafka.c().calls.clone();
+    assert!(calls["describe"] >= 2, "decided twice: {calls:?}");
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
-    assert_eq!(kafka.calls["describe_cluster"], 1);
+    assert_eq!(kafka.c().count("describe_cluster"), 1);
 }
 
 #[test]
 fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
-    let mut kafka = FakeKafka::new();
+    let kafka = FakeCaps::new();
     // SPEC's test vector ID: a valid plan, but no topic Kafka could have.
     let foreign = Plan::new(
         "rp",
@@ -1409,7 +1460,7 @@ fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
         [(0, 10), (1, 20)].into_iter().collect(),
     )
     .unwrap();
-    let error = run(&mut kafka, &foreign).unwrap_err();
+    let error = run(&kafka, &foreign).unwrap_err();
     assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
     assert_eq!(
         error.to_string(),
@@ -1417,7 +1468,7 @@ fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
             "Kafka action-state topic {DATA} has topic ID {TOPIC_ID} (checked before commit), but the expected ID topic-id is not a Kafka topic ID (Kafka writes 16 bytes as 22 characters of URL-safe base64, as kafka-topics.sh --describe prints them), so it names no Kafka topic"
         )
     );
-    assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
     let marker = Marker::Versioned(VersionedMarker {
         topic: DATA.into(),
         topic_id: "topic-id".into(),
@@ -1428,7 +1479,7 @@ fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
         control_topic: None,
         tombstones_enabled: false,
     };
-    let error = check_recovery(&mut kafka, &[marker], &standard).unwrap_err();
+    let error = check_recovery(&mut kafka.policy(), &[marker], &standard).unwrap_err();
     assert!(
         error
             .to_string()

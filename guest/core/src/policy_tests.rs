@@ -2,8 +2,9 @@
 
 use crate::capabilities::ErrorKind;
 use crate::error::CleanupError;
-use crate::fake::caps::{Cluster, FakeCaps, Shared, error};
-use crate::ops::{AppendError, KafkaOps, OffsetSpec};
+use crate::fake::{Cluster, FakeCaps, Shared, error};
+use crate::kafka_types::{AppendError, OffsetSpec};
+use crate::offsets::PartitionOffsets;
 use crate::policy::{Policy, transactional_id};
 
 const CONTROL: &str = "control";
@@ -185,6 +186,52 @@ fn writer_and_consumer_errors_are_classified_too() {
 }
 
 #[test]
+fn replay_consumer_errors_take_the_policys_meaning_of_every_error() {
+    // The replay consumer is the policy's: its errors pass the core's table of protocol codes and
+    // the one retriable rule, like every other capability's.
+    let (cluster, mut policy) = setup();
+    policy.open_replay("data").unwrap();
+    // TOPIC_AUTHORIZATION_FAILED (29) reported as other is the authorization case: an answer.
+    cluster.borrow_mut().script = vec![(
+        "poll",
+        1,
+        with_code(ErrorKind::Other, 29, "TOPIC_AUTHORIZATION_FAILED"),
+    )];
+    let refused = policy.replay_poll(10, 100).unwrap_err();
+    assert_eq!(refused.operation, "consumer-poll");
+    assert_eq!(
+        refused.cause.as_ref().map(|c| c.kind),
+        Some(ErrorKind::Authorization)
+    );
+    assert!(!refused.retriable, "{refused:?}");
+    assert!(
+        refused.message.ends_with("(authorization)"),
+        "{}",
+        refused.message
+    );
+    // An unclassified failure may pass: retriable, as the policy's other steps say.
+    cluster.borrow_mut().script = vec![("assign", 1, error(ErrorKind::Other))];
+    let failed = policy
+        .replay_assign(&[(0, 0)].into_iter().collect())
+        .unwrap_err();
+    assert_eq!(failed.operation, "consumer-assign");
+    assert!(failed.retriable, "{failed:?}");
+    // The refused lookup of the unused group is no error: the policy waited a poll's time.
+    cluster.borrow_mut().script = vec![(
+        "poll",
+        2,
+        with_code(ErrorKind::Authorization, 30, "GROUP_AUTHORIZATION_FAILED"),
+    )];
+    let before = cluster.borrow().now;
+    assert_eq!(
+        policy.replay_poll(10, 100).unwrap(),
+        crate::policy::ReplayPoll::GroupRefused
+    );
+    assert_eq!(cluster.borrow().now - before, 100);
+    assert_eq!(cluster.borrow().count("open_consumer"), 1, "opened once");
+}
+
+#[test]
 fn the_control_log_is_read_to_its_end_riding_out_transport_errors_and_markers() {
     let (cluster, mut policy) = setup();
     {
@@ -301,8 +348,10 @@ fn a_topic_created_concurrently_is_waited_for_like_one_this_run_created() {
         }
         // Metadata does not show the topic for the next three describes.
         cluster.borrow_mut().hidden.insert("new".into(), 3);
-        let created = policy.create_topic("new", 1, 1, &[]).unwrap();
+        let created = policy.request_topic("new", 1, 1, &[]).unwrap();
         assert_eq!(created, !exists);
+        let described = policy.describe_topics(&["new"]).unwrap();
+        assert!(described[0].is_some(), "exists={exists}");
         assert_eq!(cluster.borrow().count("describe"), 4);
         // A later describe answered by a lagging broker is asked again, not reported missing.
         cluster.borrow_mut().hidden.insert("new".into(), 2);
@@ -312,13 +361,16 @@ fn a_topic_created_concurrently_is_waited_for_like_one_this_run_created() {
 }
 
 #[test]
-fn a_created_topic_that_never_appears_fails_at_the_deadline() {
+fn a_requested_topic_that_never_appears_is_answered_missing_at_the_deadline() {
     let (cluster, mut policy) = setup();
     cluster.borrow_mut().hidden.insert("new".into(), u32::MAX);
-    let failure = policy.create_topic("new", 1, 1, &[]).unwrap_err();
+    assert!(policy.request_topic("new", 1, 1, &[]).unwrap());
+    let described = policy.describe_topics(&["new"]).unwrap();
+    assert_eq!(described, [None]);
+    let now = cluster.borrow().now;
     assert!(
-        failure.retriable && failure.message.contains("did not appear"),
-        "{failure:?}"
+        (1_000..1_600).contains(&now),
+        "asked again until the deadline: {now}"
     );
 }
 
@@ -471,11 +523,11 @@ fn a_partition_without_a_leader_of_a_topic_seen_to_exist_is_waited_for() {
 fn a_created_topic_answered_without_its_configuration_is_asked_again() {
     let (cluster, mut policy) = setup();
     policy
-        .create_topic(
+        .request_topic(
             "new",
             1,
             1,
-            &[crate::ops::ConfigEntry {
+            &[crate::kafka_types::ConfigEntry {
                 name: "cleanup.policy".into(),
                 value: Some("compact".into()),
             }],
@@ -677,8 +729,9 @@ fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record
         crate::replay::RecoverySession::start(&mut policy, "data", policy_none).unwrap();
     // Describe 1 started the session; 2 is the restore's, with the ranges.
     cluster.borrow_mut().recreate_before_offsets = Some((2, "data".into()));
-    let mut source = crate::fake::FakeSource::default();
-    source.record(0, 50, "k", Some("v"));
+    cluster
+        .borrow_mut()
+        .push_to("data", 0, 50, Some(b"k"), Some(b"v"));
     let marker = crate::marker::Marker::Versioned(crate::marker::VersionedMarker {
         topic: "data".into(),
         topic_id: "id-data".into(),
@@ -689,17 +742,23 @@ fn a_restore_whose_offsets_were_read_from_a_recreated_topic_hands_over_no_record
         stall_timeout_ms: 1_000,
     };
     let error = session
-        .restore(&mut policy, &mut source, &[marker], options)
+        .restore(&mut policy, &[marker], options)
         .unwrap_err();
     assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
-    assert!(source.assignments.is_empty(), "nothing was assigned");
-    assert!(session.next_batch(&mut policy, &mut source, 10).is_err());
+    assert!(
+        cluster.borrow().assignments.is_empty(),
+        "nothing was assigned"
+    );
+    assert!(session.next_batch(&mut policy, 10).is_err());
 }
 
-fn cluster_answer(brokers: &[u32], default: Option<&str>) -> crate::ops::ClusterDescription {
-    crate::ops::ClusterDescription {
+fn cluster_answer(
+    brokers: &[u32],
+    default: Option<&str>,
+) -> crate::kafka_types::ClusterDescription {
+    crate::kafka_types::ClusterDescription {
         brokers: brokers.to_vec(),
-        configs: vec![crate::ops::ConfigEntry {
+        configs: vec![crate::kafka_types::ConfigEntry {
             name: "default.replication.factor".into(),
             value: default.map(Into::into),
         }],
@@ -776,10 +835,10 @@ fn the_replica_count_of_a_topic_reaches_its_inspection() {
 }
 
 /// A topic of `n` partitions, and the identity a delete of it confirms.
-fn wide_topic(cluster: &Shared, n: u32) -> crate::ops::TopicDescription {
+fn wide_topic(cluster: &Shared, n: u32) -> crate::kafka_types::TopicDescription {
     let partitions: Vec<u32> = (0..n).collect();
     cluster.borrow_mut().topic("wide", &partitions);
-    crate::ops::TopicDescription {
+    crate::kafka_types::TopicDescription {
         topic: "wide".into(),
         topic_id: "id-wide".into(),
         partitions,
@@ -796,8 +855,10 @@ fn a_delete_on_many_partitions_is_allowed_more_than_the_operation_timeout() {
     cluster.borrow_mut().script = (1..=8)
         .map(|call| ("delete_records", call, error(ErrorKind::Timeout)))
         .collect();
-    let before = wide.partitions.iter().map(|p| (*p, 7)).collect();
-    let after = policy.delete_records(&wide, &before).unwrap();
+    let before: PartitionOffsets = wide.partitions.iter().map(|p| (*p, 7)).collect();
+    let after = policy
+        .delete_described(&wide, &[], false, &mut |_| Ok(before.clone()))
+        .unwrap();
     assert_eq!(after, before);
     let c = cluster.borrow();
     assert_eq!(c.count("delete_records"), 9);
@@ -816,8 +877,10 @@ fn a_delete_out_of_time_names_the_partitions_still_pending_and_the_timeout() {
     let (cluster, mut policy) = setup();
     let wide = wide_topic(&cluster, 30);
     cluster.borrow_mut().always = Some(("delete_records", error(ErrorKind::Timeout)));
-    let before = wide.partitions.iter().map(|p| (*p, 10)).collect();
-    let failure = policy.delete_records(&wide, &before).unwrap_err();
+    let before: PartitionOffsets = wide.partitions.iter().map(|p| (*p, 10)).collect();
+    let failure = policy
+        .delete_described(&wide, &[], false, &mut |_| Ok(before.clone()))
+        .unwrap_err();
     let CleanupError::Kafka(failure) = failure else {
         panic!("not a Kafka failure: {failure}");
     };

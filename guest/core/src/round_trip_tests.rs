@@ -4,8 +4,7 @@
 //! apart, or describes the same topic twice in a row, shows up here as a higher count.
 
 use crate::apply::{ApplyOptions, ApplyOutcome, Silent, apply};
-use crate::fake::FakeSource;
-use crate::fake::caps::{Cluster, FakeCaps, Shared};
+use crate::fake::{Cluster, FakeCaps, Shared};
 use crate::marker::{Marker, VersionedMarker};
 use crate::plan::Plan;
 use crate::policy::Policy;
@@ -121,15 +120,40 @@ fn a_restore_reads_both_topics_with_one_describe_and_confirms_the_identity_after
     let (cluster, mut policy) = applied_once();
     let mut session = RecoverySession::start(&mut policy, DATA, enforced()).unwrap();
     assert_eq!(admin(&cluster), (1, 0, 0), "start fixes the identity");
-    let mut source = FakeSource::default();
     let options = ReplayOptions {
         poll_timeout_ms: 100,
         stall_timeout_ms: 1_000,
     };
     let check = session
-        .restore(&mut policy, &mut source, &[marker(10, 20)], options)
+        .restore(&mut policy, &[marker(10, 20)], options)
         .unwrap();
     assert_eq!(check.ranges, [(0, 10, 10, 100), (1, 20, 20, 100)]);
     // Both topics with their ranges, then the data topic's identity once more.
     assert_eq!(admin(&cluster), (3, 0, 0));
+    // The replay consumer, opened and assigned once.
+    assert_eq!(
+        cluster.borrow().count("open_consumer"),
+        2,
+        "control and data"
+    );
+    assert_eq!(cluster.borrow().count("assign"), 2, "control and data");
+}
+
+#[test]
+fn a_live_checkpoint_marker_reads_identity_and_ends_with_one_describe() {
+    let (cluster, mut policy) = applied_once();
+    let mut session = RecoverySession::start(&mut policy, DATA, enforced()).unwrap();
+    cluster.borrow_mut().calls.clear();
+    let marker = session.snapshot_marker(&mut policy).unwrap();
+    assert_eq!(marker.offsets.to_string(), "{0=100, 1=100}");
+    assert_eq!(admin(&cluster), (1, 0, 0), "one describe with offsets");
+}
+
+#[test]
+fn a_live_checkpoint_marker_is_refused_when_the_topic_was_recreated() {
+    let (cluster, mut policy) = applied_once();
+    let mut session = RecoverySession::start(&mut policy, DATA, enforced()).unwrap();
+    cluster.borrow_mut().topics.get_mut(DATA).unwrap().topic_id = "id-new".into();
+    let refused = session.snapshot_marker(&mut policy).unwrap_err();
+    assert!(refused.to_string().contains("id-new"), "{refused}");
 }

@@ -1,12 +1,13 @@
 //! Runs the capability conformance suite (world `conformance`) against this host's imports:
-//! the same `HostState` implementations the cleanup component uses, linked the same way.
+//! the same generic implementations the cleanup component uses, over the same capabilities.
 
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, Store, StoreLimitsBuilder};
+use wasmtime::Engine;
+use wasmtime::component::{Component, HasSelf, Linker};
 
-use super::{HostState, NoEvents};
-use crate::engine::GUEST_MEMORY_LIMIT;
-use crate::kafka::KafkaClients;
+use super::events::SharedEvents;
+use super::{HostState, NoEvents, new_store};
+use crate::kafka::{KafkaCapabilities, KafkaClients};
+use crate::testing::{Lie, Lying};
 
 mod suite_bindings {
     wasmtime::component::bindgen!({
@@ -41,30 +42,15 @@ pub fn run_with(
     component_path: &str,
     kafka: KafkaClients,
     inputs: &Inputs,
-    lie: Option<super::Lie>,
+    lie: Option<Lie>,
 ) -> wasmtime::Result<Report> {
     let component = Component::from_file(engine, component_path)?;
-    let mut linker: Linker<HostState> = Linker::new(engine);
-    suite_bindings::Conformance::add_to_linker::<HostState, HasSelf<HostState>>(
-        &mut linker,
-        |state| state,
-    )?;
+    let mut linker: Linker<HostState<Lying<KafkaCapabilities>>> = Linker::new(engine);
+    suite_bindings::Conformance::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
     super::start_epoch_ticker(engine);
-    let state = HostState {
-        kafka,
-        events: Box::new(NoEvents),
-        table: ResourceTable::new(),
-        limits: StoreLimitsBuilder::new()
-            .memory_size(GUEST_MEMORY_LIMIT)
-            .build(),
-        started: std::time::Instant::now(),
-        last_poll: None,
-        committed: false,
-        lie,
-    };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limits);
-    store.set_epoch_deadline(super::epoch_ticks(super::CALL_LIMIT));
+    let mut caps = Lying::new(KafkaCapabilities::new(kafka));
+    caps.misbehave(lie);
+    let mut store = new_store(engine, caps, SharedEvents::new(Box::new(NoEvents)));
     let suite = suite_bindings::Conformance::instantiate(&mut store, &component, &linker)?;
     suite
         .action_state_cleanup_suite()

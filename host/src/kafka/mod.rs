@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod batch;
+pub mod capabilities;
 pub mod config;
 pub mod consumer;
 pub mod errors;
@@ -13,6 +14,7 @@ pub mod writer;
 
 use rdkafka::config::ClientConfig;
 
+pub use capabilities::KafkaCapabilities;
 pub use config::KafkaSettings;
 pub use errors::{ErrorKind, HostError, KafkaResult};
 

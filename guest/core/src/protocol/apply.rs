@@ -1,21 +1,22 @@
-//! The apply protocol of SPEC §5 (commit before delete), written once against `KafkaOps`.
+//! The apply protocol of SPEC §5 (commit before delete), written once against the Kafka
+//! `Policy`.
 
 use crate::boundary::check_advances;
-use crate::control::{ControlEntry, ControlHistory, ControlRecord, Status};
+use crate::capabilities::Capabilities;
+use crate::control::{ControlEntry, ControlRecord, Status};
+use crate::control_history::ControlHistory;
 use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
+use crate::kafka_types::{AppendError, ConfigEntry, PartitionRange, TopicDescription, TopicState};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{
-    AppendError, ConfigEntry, KafkaOps, PartitionRange, TopicDescription, TopicState,
-};
 use crate::plan::Plan;
+use crate::policy::Policy;
 use crate::replication::{self, ApplyWarning, ClusterFacts, MAX_DEFAULT_REPLICATION_FACTOR};
 use crate::topics::{
     CHECKED_CONFIGS, CLEANUP_POLICY, check_control_topic, check_control_topic_name,
     check_data_topic_config, check_identity,
 };
 
-/// Largest replication factor Kafka accepts for a topic (a Java `short`).
-pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
+pub use crate::replication::MAX_REPLICATION_FACTOR;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {
@@ -136,8 +137,8 @@ impl ApplyObserver for Silent {
 /// Concurrency: the control topic is fenced before it is read, so of two applies running at
 /// once, the one that fenced last is the only one whose commit can succeed, and it decided on a
 /// history that includes everything the other committed.
-pub fn apply(
-    kafka: &mut dyn KafkaOps,
+pub fn apply<C: Capabilities>(
+    kafka: &mut Policy<C>,
     observer: &mut dyn ApplyObserver,
     plan: &Plan,
     options: &ApplyOptions,
@@ -158,8 +159,8 @@ pub struct ApplyFailure {
 }
 
 /// `apply`, failing with the plan's last known status so a host needs no second read.
-pub fn apply_with_status(
-    kafka: &mut dyn KafkaOps,
+pub fn apply_with_status<C: Capabilities>(
+    kafka: &mut Policy<C>,
     observer: &mut dyn ApplyObserver,
     plan: &Plan,
     options: &ApplyOptions,
@@ -198,8 +199,8 @@ struct RunState {
     warnings: Vec<ApplyWarning>,
 }
 
-fn apply_attempts(
-    kafka: &mut dyn KafkaOps,
+fn apply_attempts<C: Capabilities>(
+    kafka: &mut Policy<C>,
     observer: &mut dyn ApplyObserver,
     plan: &Plan,
     options: &ApplyOptions,
@@ -244,8 +245,8 @@ const MAX_ATTEMPTS: usize = 6;
 /// takes on a healthy cluster.
 const FENCED_PAUSE_MS: u32 = 50;
 
-fn apply_once(
-    kafka: &mut dyn KafkaOps,
+fn apply_once<C: Capabilities>(
+    kafka: &mut Policy<C>,
     observer: &mut dyn ApplyObserver,
     plan: &Plan,
     options: &ApplyOptions,
@@ -292,8 +293,8 @@ enum Missing {
 }
 
 /// Acts on the plan's known status: nothing, resume, or the full commit-before-delete path.
-fn decide_and_act(
-    session: &mut Session<'_>,
+fn decide_and_act<C: Capabilities>(
+    session: &mut Session<'_, C>,
     observer: &mut dyn ApplyObserver,
     mut history: ControlHistory,
     known: Option<ControlRecord>,
@@ -373,14 +374,14 @@ fn report(plan: &Plan, outcome: ApplyOutcome, status: Option<Status>) -> ApplyRe
     }
 }
 
-struct Session<'a> {
-    kafka: &'a mut dyn KafkaOps,
+struct Session<'a, C: Capabilities> {
+    kafka: &'a mut Policy<C>,
     plan: &'a Plan,
     control: &'a str,
     run: &'a mut RunState,
 }
 
-impl Session<'_> {
+impl<C: Capabilities> Session<'_, C> {
     /// The physical topic the plan was made for: the only one its deletes may reach.
     fn identity(&self) -> TopicDescription {
         TopicDescription {

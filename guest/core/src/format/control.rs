@@ -1,10 +1,9 @@
-//! Control records and the replay of a control-topic log with every integrity rule of SPEC §7.
+//! Control records: their values and the control topic's entries (the replay of a log is in
+//! `control_history`).
 
-use crate::boundary::{advances_or_equals, effective_boundary};
-use crate::error::{CleanupError, Result, TopicChange};
+use crate::error::Result;
 use crate::fields::Fields;
 use crate::json::{self, Value, excerpt};
-use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
 use crate::plan::{Plan, PlanFields};
 
 pub const CONTROL_SCHEMA_VERSION: u32 = 1;
@@ -36,15 +35,6 @@ pub struct ControlRecord {
 }
 
 impl ControlRecord {
-    /// Parses a record value strictly, including the embedded plan and its ID.
-    pub fn parse_value(text: &str) -> Result<ControlRecord, String> {
-        // The common case decodes straight into the record; the reference reader decides the rest.
-        if let Some(record) = crate::decode::control_record(text) {
-            return Ok(record);
-        }
-        ControlRecord::parse_value_tree(text)
-    }
-
     /// The reference path of `parse_value`: the whole document read into a JSON tree, then its
     /// fields checked. It decides every refusal and its message; `parse_value` only takes a
     /// faster way to the same answer when it can (see `decode`).
@@ -109,165 +99,10 @@ pub struct ControlEntry {
     pub value: Option<String>,
 }
 
-/// The known operations of a control topic, in first-seen order, each with its latest status.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ControlHistory {
-    operations: Vec<ControlRecord>,
-}
-
-impl ControlHistory {
-    /// Replays a whole control-topic log; the first broken rule stops with an error naming the
-    /// record's offset, and nothing after it is trusted.
-    pub fn replay(entries: &[ControlEntry]) -> Result<ControlHistory> {
-        let mut history = ControlHistory::default();
-        for entry in entries {
-            history.observe(entry)?;
-        }
-        Ok(history)
-    }
-
-    /// Applies one record atomically: on error the history is unchanged (SPEC §7).
-    pub fn observe(&mut self, entry: &ControlEntry) -> Result<()> {
-        let corrupt = |why: String| {
-            CleanupError::ControlTopicCorrupt(format!(
-                "Cleanup control record at offset {} {why}",
-                entry.offset
-            ))
-        };
-        let Some(key) = &entry.key else {
-            return Err(corrupt("has no plan ID key".into()));
-        };
-        // The key is input: messages show it escaped and short (a real plan ID is 64 hex digits).
-        let shown = if key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit()) {
-            key.clone()
-        } else {
-            excerpt(key)
-        };
-        let Some(value) = &entry.value else {
-            return Err(corrupt(format!(
-                "is a tombstone for plan {shown}; cleanup boundaries cannot be deleted"
-            )));
-        };
-        let record = ControlRecord::parse_value(value)
-            .map_err(|why| corrupt(format!("(key {shown}) is invalid: {why}")))?;
-        if *key != record.plan.plan_id {
-            return Err(corrupt(format!(
-                "has key {shown}, which does not match its plan ID {}",
-                record.plan.plan_id
-            )));
-        }
-        match self
-            .operations
-            .iter_mut()
-            .find(|op| op.plan.plan_id == *key)
-        {
-            Some(known) if known.plan != record.plan => {
-                Err(corrupt(format!("changed immutable plan {key}")))
-            }
-            Some(known)
-                if known.status == Status::Applied && record.status == Status::Committed =>
-            {
-                Err(corrupt(format!(
-                    "regressed applied plan {key} to COMMITTED"
-                )))
-            }
-            Some(known) => {
-                known.status = record.status;
-                Ok(())
-            }
-            None => {
-                self.operations.push(record);
-                Ok(())
-            }
-        }
-    }
-
-    pub fn operations(&self) -> &[ControlRecord] {
-        &self.operations
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.operations.is_empty()
-    }
-
-    pub fn find(&self, plan_id: &str) -> Option<&ControlRecord> {
-        self.operations.iter().find(|op| op.plan.plan_id == plan_id)
-    }
-
-    /// The effective boundary over every known plan, COMMITTED and APPLIED alike.
-    pub fn boundary(&self) -> PartitionOffsets {
-        effective_boundary(self.operations.iter().map(|op| &op.plan.offsets))
-    }
-
-    /// The control topic is dedicated to one job: every plan must name `topic`/`topic_id` and
-    /// the same partition set, and all plans must form a chain (pairwise comparable).
-    pub fn check_dedicated(&self, topic: &str, topic_id: &str, partitions: &[u32]) -> Result<()> {
-        let corrupt = CleanupError::ControlTopicCorrupt;
-        for op in &self.operations {
-            let plan = &op.plan;
-            if plan.topic == topic && plan.topic_id != topic_id {
-                // Same name, another physical topic: the data topic was recreated since this
-                // control topic's plans were committed.
-                return Err(CleanupError::TopicChanged(Box::new(TopicChange {
-                    topic: topic.to_owned(),
-                    context: format!(
-                        "the topic was recreated after control topic plan {} was committed",
-                        plan.plan_id
-                    ),
-                    expected_topic_id: plan.topic_id.clone(),
-                    found_topic_id: topic_id.to_owned(),
-                    expected_partitions: plan.offsets.partitions(),
-                    found_partitions: partitions.to_vec(),
-                })));
-            }
-            if plan.topic != topic || plan.topic_id != topic_id {
-                return Err(corrupt(format!(
-                    "Cleanup control topic is not dedicated to one Kafka action-state history: plan {} is for topic {} (ID {}), not {} (ID {})",
-                    plan.plan_id, plan.topic, plan.topic_id, topic, topic_id
-                )));
-            }
-            if !plan.offsets.has_partitions(partitions) {
-                return Err(corrupt(format!(
-                    "Cleanup control topic contains incompatible Kafka partition sets: plan {} covers {} but topic {} has {}{}",
-                    plan.plan_id,
-                    brief_partitions(&plan.offsets.partitions()),
-                    topic,
-                    brief_partitions(partitions),
-                    partition_difference(&plan.offsets.partitions(), partitions)
-                )));
-            }
-        }
-        self.check_chain()
-    }
-
-    /// Pairwise comparability in O(n log n): sorted by total offset, a chain must advance at
-    /// every step, and a step that does not is itself an incomparable pair.
-    fn check_chain(&self) -> Result<()> {
-        let mut plans: Vec<&Plan> = self.operations.iter().map(|op| &op.plan).collect();
-        plans.sort_by_key(|plan| {
-            plan.offsets
-                .iter()
-                .map(|(_, o)| u128::from(o))
-                .sum::<u128>()
-        });
-        for pair in plans.windows(2) {
-            if !advances_or_equals(&pair[1].offsets, &pair[0].offsets) {
-                return Err(CleanupError::ControlTopicCorrupt(format!(
-                    "Cleanup control topic contains incomparable boundaries {} {} and {} {}",
-                    pair[0].plan_id,
-                    pair[0].offsets.brief(),
-                    pair[1].plan_id,
-                    pair[1].offsets.brief()
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control_history::ControlHistory;
 
     fn plan(a: u64, b: u64) -> Plan {
         Plan::new(

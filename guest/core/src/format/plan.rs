@@ -240,15 +240,6 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Parses one plan document strictly and verifies its ID (SPEC §2).
-    pub fn parse(text: &str) -> Result<Plan> {
-        // The common case decodes straight into the plan; the reference reader decides the rest.
-        if let Some(plan) = crate::decode::plan(text) {
-            return Ok(plan);
-        }
-        Plan::parse_tree(text)
-    }
-
     /// The reference path of `parse`: the whole document read into a JSON tree, then its fields
     /// checked. It decides every refusal and its message; `parse` only takes a faster way to the
     /// same answer when it can (see `decode`).

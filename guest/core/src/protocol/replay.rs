@@ -2,11 +2,13 @@
 //! replay of exactly [requested, captured end), and checkpoint markers that stay correct while
 //! the replay is still running.
 
-use crate::error::{CleanupError, KafkaError, Result};
+use crate::capabilities::Capabilities;
+use crate::error::{CleanupError, Result};
+use crate::kafka_types::TopicDescription;
 use crate::marker::{Marker, VersionedMarker};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{KafkaOps, KafkaResult, OffsetSpec, TopicDescription};
 use crate::planning::{merge_minimum, parse_markers};
+use crate::policy::Policy;
 use crate::recovery::{
     RecoveryCheck, RecoveryPolicy, check_decided_ranges, check_policies, decide, describe_inputs,
     replay_control, requested_ranges,
@@ -15,14 +17,8 @@ use crate::topics::check_identity;
 
 /// What replay sees of a poll: partitions, offsets and flags, never a key or value text.
 pub use crate::capabilities::PolledBatch;
-use crate::capabilities::{HostError, record_flags};
-
-/// The consumer a replay reads from: explicit assignment, bulk polls (without data), positions.
-pub trait RecordSource {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
-    fn position(&mut self) -> KafkaResult<PartitionOffsets>;
-    fn poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<PolledBatch>;
-}
+use crate::capabilities::record_flags;
+use crate::policy::ReplayPoll;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplayOptions {
@@ -104,7 +100,11 @@ const MAX_IDLE_POLLS: u32 = 10_000;
 
 impl RecoverySession {
     /// Starts a session for `topic`, fixing its identity.
-    pub fn start(kafka: &mut dyn KafkaOps, topic: &str, policy: RecoveryPolicy) -> Result<Self> {
+    pub fn start<C: Capabilities>(
+        kafka: &mut Policy<C>,
+        topic: &str,
+        policy: RecoveryPolicy,
+    ) -> Result<Self> {
         check_policies(&policy)?;
         let identity = describe(kafka, topic)?.ok_or_else(|| {
             CleanupError::InvalidArgument(format!(
@@ -124,7 +124,7 @@ impl RecoverySession {
     }
 
     /// The live topic must still have the identity it had when the session started.
-    fn verify_identity(&self, kafka: &mut dyn KafkaOps) -> Result<TopicDescription> {
+    fn verify_identity<C: Capabilities>(&self, kafka: &mut Policy<C>) -> Result<TopicDescription> {
         let live = describe(kafka, &self.topic)?;
         check_identity(
             &self.topic,
@@ -146,37 +146,39 @@ impl RecoverySession {
     /// could not be read) checkpoints are refused until a restore completes: the runtime may
     /// already hold the state of the other markers, which never replayed the unfinished
     /// replay's offsets.
-    pub fn restore(
+    ///
+    /// The replay reads with the policy's replay consumer of the topic, opened by the first
+    /// restore (a consumer that cannot be opened fails the restore).
+    pub fn restore<C: Capabilities>(
         &mut self,
-        kafka: &mut dyn KafkaOps,
-        source: &mut dyn RecordSource,
+        kafka: &mut Policy<C>,
         markers: &[Marker],
         options: ReplayOptions,
     ) -> Result<RecoveryCheck> {
         let previous = std::mem::replace(&mut self.phase, Phase::Fresh);
-        let result = self.restore_once(kafka, source, markers, options);
+        let result = kafka
+            .open_replay(&self.topic)
+            .map_err(CleanupError::Kafka)
+            .and_then(|()| self.restore_once(kafka, markers, options));
         self.settle(previous, result, Some(markers))
     }
 
-    /// `restore` from marker texts as a runtime holds them, with the consumer the host could or
-    /// could not open: every failure, the markers' and the consumer's included, takes the same
-    /// failure path as a failed restore.
-    pub fn restore_texts(
+    /// `restore` from marker texts as a runtime holds them: every failure, the markers' and
+    /// the consumer's included, takes the same failure path as a failed restore. The consumer
+    /// is opened first, whether the markers parse or not.
+    pub fn restore_texts<C: Capabilities>(
         &mut self,
-        kafka: &mut dyn KafkaOps,
-        source: Result<&mut dyn RecordSource>,
+        kafka: &mut Policy<C>,
         texts: &[String],
         options: ReplayOptions,
     ) -> Result<RecoveryCheck> {
         let previous = std::mem::replace(&mut self.phase, Phase::Fresh);
+        let opened = kafka.open_replay(&self.topic).map_err(CleanupError::Kafka);
         let markers = match parse_markers(texts) {
             Ok(markers) => markers,
             Err(error) => return self.settle(previous, Err(error), None),
         };
-        let result = match source {
-            Ok(source) => self.restore_once(kafka, source, &markers, options),
-            Err(error) => Err(error),
-        };
+        let result = opened.and_then(|()| self.restore_once(kafka, &markers, options));
         self.settle(previous, result, Some(&markers))
     }
 
@@ -213,10 +215,9 @@ impl RecoverySession {
         }
     }
 
-    fn restore_once(
+    fn restore_once<C: Capabilities>(
         &mut self,
-        kafka: &mut dyn KafkaOps,
-        source: &mut dyn RecordSource,
+        kafka: &mut Policy<C>,
         markers: &[Marker],
         options: ReplayOptions,
     ) -> Result<(Replay, RecoveryCheck)> {
@@ -261,29 +262,31 @@ impl RecoverySession {
             idle_polls: 0,
             failed: None,
         };
-        source.assign(&replay.active_start())?;
+        kafka.replay_assign(&replay.active_start())?;
         Ok((replay, RecoveryCheck { decision, ranges }))
     }
 
     /// The next records of the replay; loops over empty polls until records, the end, or a
     /// stall. Refuses undecodable records with their topic-partition and offset.
-    pub fn next_batch(
+    ///
+    /// Opens the policy's replay consumer first when no restore opened it (its failure is this
+    /// call's).
+    pub fn next_batch<C: Capabilities>(
         &mut self,
-        kafka: &mut dyn KafkaOps,
-        source: &mut dyn RecordSource,
+        kafka: &mut Policy<C>,
         max_records: u32,
     ) -> Result<ReplayBatch> {
-        let result = self.next_batch_once(kafka, source, max_records);
+        kafka.open_replay(&self.topic)?;
+        let result = self.next_batch_once(kafka, max_records);
         if let (Err(error), Phase::Replaying(replay)) = (&result, &mut self.phase) {
             replay.failed = Some(error.to_string());
         }
         result
     }
 
-    fn next_batch_once(
+    fn next_batch_once<C: Capabilities>(
         &mut self,
-        kafka: &mut dyn KafkaOps,
-        source: &mut dyn RecordSource,
+        kafka: &mut Policy<C>,
         max_records: u32,
     ) -> Result<ReplayBatch> {
         let topic = self.topic.clone();
@@ -325,28 +328,23 @@ impl RecoverySession {
                 });
             }
             let before = replay.positions.clone();
-            let consumed = match source.poll(max_records.max(1), replay.options.poll_timeout_ms) {
-                Ok(consumed) => consumed,
-                // The client's lookup of a group this consumer never uses: poll again after a
-                // poll's time. Charged like an empty poll, so a host repeating it ends in a
-                // stall within the stall window, as a silent broker would.
-                Err(e)
-                    if e.cause
-                        .as_ref()
-                        .is_some_and(HostError::is_unused_group_refusal) =>
-                {
-                    kafka.pause(replay.options.poll_timeout_ms);
-                    replay.stalled_ms += u64::from(replay.options.poll_timeout_ms);
-                    if replay.stalled_ms >= u64::from(replay.options.stall_timeout_ms) {
-                        return Err(replay.stalled(&topic));
+            let consumed =
+                match kafka.replay_poll(max_records.max(1), replay.options.poll_timeout_ms)? {
+                    ReplayPoll::Records(consumed) => consumed,
+                    // The client's lookup of a group this consumer never uses (the policy waited a
+                    // poll's time): poll again. Charged like an empty poll, so a host repeating it
+                    // ends in a stall within the stall window, as a silent broker would.
+                    ReplayPoll::GroupRefused => {
+                        replay.stalled_ms += u64::from(replay.options.poll_timeout_ms);
+                        if replay.stalled_ms >= u64::from(replay.options.stall_timeout_ms) {
+                            return Err(replay.stalled(&topic));
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
+                };
             let polled = consumed.len();
             let records = replay.accept_poll(&topic, &consumed)?;
-            replay.advance_from(&source.position()?);
+            replay.advance_from(&kafka.replay_position()?);
             if replay.positions == before {
                 // An empty poll waited its whole timeout; a poll that returned only records past
                 // the targets (written after the capture) came back early, so it is counted,
@@ -381,33 +379,44 @@ impl RecoverySession {
     }
 
     /// The marker for a checkpoint taken now (restored offsets while replay is unfinished).
-    pub fn snapshot_marker(&mut self, kafka: &mut dyn KafkaOps) -> Result<VersionedMarker> {
-        let identity = self.verify_identity(kafka)?;
+    pub fn snapshot_marker<C: Capabilities>(
+        &mut self,
+        kafka: &mut Policy<C>,
+    ) -> Result<VersionedMarker> {
         let offsets = match &self.phase {
-            Phase::Replaying(replay) => replay.restored.clone(),
+            Phase::Replaying(replay) => {
+                let restored = replay.restored.clone();
+                self.verify_identity(kafka)?;
+                restored
+            }
             Phase::RestoreFailed(why) => {
+                let why = why.clone();
+                self.verify_identity(kafka)?;
                 return Err(CleanupError::RecoveryRefused(format!(
                     "The last restore of {} failed ({why}) and no restore has completed since, so the state holds no known position in the topic; a checkpoint now could skip records it never replayed: restore again",
                     self.topic
                 )));
             }
+            // One describe with offsets answers the identity and the end offsets together (the
+            // policy refuses an answer whose ranges miss a partition it described).
             Phase::Fresh | Phase::Live(_) => {
-                let ends =
-                    kafka.list_offsets(&self.topic, &identity.partitions, OffsetSpec::Latest)?;
-                if !ends.has_partitions(&identity.partitions) {
-                    return Err(CleanupError::Kafka(KafkaError::new(
-                        "list-offsets",
-                        format!(
-                            "Kafka topic {} did not return an end offset for every partition",
-                            self.topic
-                        ),
-                        true,
-                    )));
-                }
-                ends
+                let live = kafka
+                    .inspect_ranges(&[&self.topic], &[])?
+                    .into_iter()
+                    .next()
+                    .flatten();
+                check_identity(
+                    &self.topic,
+                    &self.identity.topic_id,
+                    &self.identity.partitions,
+                    live.as_ref().map(|s| &s.description),
+                    WHILE_RUNNING,
+                )?;
+                let ranges = live.map(|s| s.ranges).unwrap_or_default();
+                ranges.into_iter().map(|(p, _, end)| (p, end)).collect()
             }
         };
-        VersionedMarker::new(&self.topic, &identity.topic_id, offsets)
+        VersionedMarker::new(&self.topic, &self.identity.topic_id, offsets)
     }
 
     pub fn is_replaying(&self) -> bool {
@@ -567,7 +576,10 @@ fn requested_offsets(markers: &[Marker]) -> Option<PartitionOffsets> {
     Some(requested)
 }
 
-fn describe(kafka: &mut dyn KafkaOps, topic: &str) -> Result<Option<TopicDescription>> {
+fn describe<C: Capabilities>(
+    kafka: &mut Policy<C>,
+    topic: &str,
+) -> Result<Option<TopicDescription>> {
     Ok(kafka
         .describe_topics(&[topic])?
         .into_iter()

@@ -1,10 +1,12 @@
 //! The status query: a control topic's history, its effective boundary and the live data topic.
 
+use crate::capabilities::Capabilities;
 use crate::control::ControlRecord;
 use crate::error::Result;
 use crate::marker::VersionedMarker;
 use crate::offsets::PartitionOffsets;
-use crate::ops::KafkaOps;
+use crate::policy::Policy;
+pub use crate::recovery::broken_history;
 use crate::recovery::read_history;
 
 /// Live state of one data-topic partition.
@@ -34,7 +36,7 @@ pub struct StatusReport {
 }
 
 /// Reads and validates the control topic, then the live ranges of the data topic it governs.
-pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusReport> {
+pub fn status<C: Capabilities>(kafka: &mut Policy<C>, control_topic: &str) -> Result<StatusReport> {
     if control_topic.trim().is_empty() {
         return Err(crate::error::CleanupError::InvalidArgument(
             "Kafka action-state cleanup control topic must not be blank".into(),
@@ -94,35 +96,12 @@ pub fn status(kafka: &mut dyn KafkaOps, control_topic: &str) -> Result<StatusRep
     Ok(report)
 }
 
-/// The sentence for a data topic that begins past its committed boundary on the partitions
-/// `past` (partition, beginning, boundary); `None` when there are none.
-pub fn broken_history(
-    topic: &str,
-    control_topic: &str,
-    past: &[(u32, u64, u64)],
-) -> Option<String> {
-    let (shown, rest) = past.split_at(past.len().min(5));
-    if shown.is_empty() {
-        return None;
-    }
-    let mut partitions = shown
-        .iter()
-        .map(|(p, beginning, boundary)| {
-            format!("partition {p} begins at {beginning}, boundary {boundary}")
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    if !rest.is_empty() {
-        partitions.push_str(&format!("; and {} more partitions", rest.len()));
-    }
-    Some(format!(
-        "Broken cleanup history: Kafka action-state topic {topic} begins past the committed boundary of control topic {control_topic} ({partitions}), so records were deleted outside this history (another control topic or a manual DeleteRecords) and a restore this history allows may miss records it needs"
-    ))
-}
-
 /// The versioned marker of `topic` as of now: its ID and the end offset of every partition,
 /// from one describe.
-pub fn snapshot_marker(kafka: &mut dyn KafkaOps, topic: &str) -> Result<VersionedMarker> {
+pub fn snapshot_marker<C: Capabilities>(
+    kafka: &mut Policy<C>,
+    topic: &str,
+) -> Result<VersionedMarker> {
     let state = kafka
         .inspect_ranges(&[topic], &[])?
         .into_iter()

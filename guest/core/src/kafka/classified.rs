@@ -5,8 +5,8 @@
 use crate::capabilities::{
     CapResult, Capabilities, Consumer, HostError, PolledBatch, TopicMetadata, Writer,
 };
+use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use crate::offsets::PartitionOffsets;
-use crate::ops::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 /// A capability, writer or consumer whose errors are `HostError::classified`.
 pub struct Classified<T>(pub T);

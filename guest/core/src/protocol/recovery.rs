@@ -1,12 +1,14 @@
 //! Recovery enforcement (SPEC §6): the decision table as a pure function, the live range check,
 //! and the check-recovery protocol that gathers their inputs from Kafka.
 
-use crate::control::ControlHistory;
+use crate::capabilities::Capabilities;
+use crate::control_history::ControlHistory;
 use crate::error::{BoundaryViolation, CleanupError, RangeViolation, Result};
+use crate::kafka_types::{TopicDescription, TopicState};
 use crate::marker::Marker;
 use crate::offsets::{PartitionOffsets, brief_partitions, partition_difference};
-use crate::ops::{KafkaOps, TopicDescription, TopicState};
 use crate::planning::merge_minimum;
+use crate::policy::Policy;
 use crate::topics::{CLEANUP_POLICY, check_control_topic, check_identity};
 
 /// How the runtime is configured to recover.
@@ -217,7 +219,7 @@ pub fn check_decided_ranges(
             .collect();
         match (v.beginning, policy.control_topic.as_deref()) {
             (Some(beginning), Some(control)) if beginning > v.requested => {
-                match crate::status::broken_history(topic, control, &past) {
+                match broken_history(topic, control, &past) {
                     Some(sentence) => CleanupError::RecoveryRefused(format!(
                         "Cannot restore Kafka action state for {topic}-{} from offset {}: {sentence}",
                         v.partition, v.requested
@@ -284,8 +286,8 @@ impl From<CleanupError> for RecoveryRefusal {
 }
 
 /// `check_recovery`, refusing a restore below the boundary with every violating partition.
-pub fn check_recovery_detailed(
-    kafka: &mut dyn KafkaOps,
+pub fn check_recovery_detailed<C: Capabilities>(
+    kafka: &mut Policy<C>,
     markers: &[Marker],
     policy: &RecoveryPolicy,
 ) -> std::result::Result<RecoveryCheck, Box<RecoveryRefusal>> {
@@ -322,16 +324,16 @@ pub fn check_recovery_detailed(
 
 /// Would a restore from `markers` be allowed now? Reads the live topic, the control topic and
 /// the live ranges; replays nothing.
-pub fn check_recovery(
-    kafka: &mut dyn KafkaOps,
+pub fn check_recovery<C: Capabilities>(
+    kafka: &mut Policy<C>,
     markers: &[Marker],
     policy: &RecoveryPolicy,
 ) -> Result<RecoveryCheck> {
     check_recovery_with(kafka, markers, policy, &mut None)
 }
 
-fn check_recovery_with(
-    kafka: &mut dyn KafkaOps,
+fn check_recovery_with<C: Capabilities>(
+    kafka: &mut Policy<C>,
     markers: &[Marker],
     policy: &RecoveryPolicy,
     read: &mut Option<ControlHistory>,
@@ -362,8 +364,8 @@ fn check_recovery_with(
 /// while the two are read may be missing from the history, as it could when they were read in
 /// turn: if the ranges show its delete, a restore below its boundary finds its offsets gone and
 /// is refused.
-pub fn describe_inputs(
-    kafka: &mut dyn KafkaOps,
+pub fn describe_inputs<C: Capabilities>(
+    kafka: &mut Policy<C>,
     topic: &str,
     policy: &RecoveryPolicy,
 ) -> Result<(Option<TopicState>, Option<TopicState>)> {
@@ -377,8 +379,8 @@ pub fn describe_inputs(
 
 /// The policy's control history from the control topic `describe_inputs` described; `None`
 /// without a control topic.
-pub fn replay_control(
-    kafka: &mut dyn KafkaOps,
+pub fn replay_control<C: Capabilities>(
+    kafka: &mut Policy<C>,
     policy: &RecoveryPolicy,
     control: Option<TopicState>,
 ) -> Result<Option<ControlHistory>> {
@@ -423,7 +425,10 @@ fn data_topic(markers: &[Marker], policy: &RecoveryPolicy) -> Result<String> {
 
 /// Validates an existing control topic (never creates one) and replays its log: one describe
 /// gives its identity, its cleanup.policy and the range the read covers.
-pub fn read_history(kafka: &mut dyn KafkaOps, control: &str) -> Result<ControlHistory> {
+pub fn read_history<C: Capabilities>(
+    kafka: &mut Policy<C>,
+    control: &str,
+) -> Result<ControlHistory> {
     let state = kafka
         .inspect_ranges(&[control], &[CLEANUP_POLICY])?
         .into_iter()
@@ -434,8 +439,8 @@ pub fn read_history(kafka: &mut dyn KafkaOps, control: &str) -> Result<ControlHi
 
 /// Validates the control topic as `inspect_ranges` described it (`None`: missing) and replays
 /// its log over the range that description gave.
-fn replay_described(
-    kafka: &mut dyn KafkaOps,
+fn replay_described<C: Capabilities>(
+    kafka: &mut Policy<C>,
     control: &str,
     state: Option<TopicState>,
 ) -> Result<ControlHistory> {
@@ -461,4 +466,30 @@ fn replay_described(
         })?;
     let entries = kafka.read_control_range(control, beginning, end)?;
     ControlHistory::replay(&entries)
+}
+
+/// The sentence for a data topic that begins past its committed boundary on the partitions
+/// `past` (partition, beginning, boundary); `None` when there are none.
+pub fn broken_history(
+    topic: &str,
+    control_topic: &str,
+    past: &[(u32, u64, u64)],
+) -> Option<String> {
+    let (shown, rest) = past.split_at(past.len().min(5));
+    if shown.is_empty() {
+        return None;
+    }
+    let mut partitions = shown
+        .iter()
+        .map(|(p, beginning, boundary)| {
+            format!("partition {p} begins at {beginning}, boundary {boundary}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    if !rest.is_empty() {
+        partitions.push_str(&format!("; and {} more partitions", rest.len()));
+    }
+    Some(format!(
+        "Broken cleanup history: Kafka action-state topic {topic} begins past the committed boundary of control topic {control_topic} ({partitions}), so records were deleted outside this history (another control topic or a manual DeleteRecords) and a restore this history allows may miss records it needs"
+    ))
 }

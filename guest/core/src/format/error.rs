@@ -52,7 +52,7 @@ pub struct KafkaError {
     pub operation: String,
     pub message: String,
     pub retriable: bool,
-    pub cause: Option<crate::capabilities::HostError>,
+    pub cause: Option<crate::kafka_error::HostError>,
 }
 
 impl KafkaError {

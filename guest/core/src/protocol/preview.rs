@@ -6,16 +6,20 @@
 use std::collections::BTreeMap;
 
 use crate::apply::PartitionPreview;
+use crate::capabilities::Capabilities;
 use crate::error::{CleanupError, RangeViolation, Result};
-use crate::ops::KafkaOps;
 use crate::plan::Plan;
+use crate::policy::Policy;
 use crate::topics::check_identity;
 
 /// Per partition of `plan`: the live beginning and end, the plan offset (as `boundary`) and how
 /// many records below it Kafka would discard. Errors: `topic-changed` when the live topic is not
 /// the plan's (missing, recreated, other partitions), `offsets-unavailable` when a plan offset
 /// lies outside [beginning, end], `kafka`.
-pub fn preview_plan(kafka: &mut dyn KafkaOps, plan: &Plan) -> Result<Vec<PartitionPreview>> {
+pub fn preview_plan<C: Capabilities>(
+    kafka: &mut Policy<C>,
+    plan: &Plan,
+) -> Result<Vec<PartitionPreview>> {
     plan.verify()?;
     let partitions = plan.offsets.partitions();
     let live = kafka
@@ -68,28 +72,29 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
-    use crate::fake::FakeKafka;
+    use crate::fake::FakeCaps;
 
     #[test]
     fn the_preview_counts_the_records_below_each_plan_offset_and_writes_nothing() {
-        let mut kafka = FakeKafka::new();
+        let kafka = FakeCaps::new();
         kafka.data().beginnings.insert(0, 4);
         let plan = crate::apply_tests::plan("rp", 10, 20);
-        let preview = preview_plan(&mut kafka, &plan).unwrap();
+        let preview = preview_plan(&mut kafka.policy(), &plan).unwrap();
         let rows: Vec<(u32, u64, u64, u64)> = preview
             .iter()
             .map(|p| (p.partition, p.beginning, p.boundary, p.records_to_delete))
             .collect();
         assert_eq!(rows, [(0, 4, 10, 6), (1, 0, 20, 20)]);
-        assert!(kafka.events.is_empty(), "{:?}", kafka.events);
+        assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
+        assert!(kafka.c().probes.is_empty(), "{:?}", kafka.c().probes);
     }
 
     #[test]
     fn a_plan_offset_below_the_beginning_is_refused_naming_the_range() {
-        let mut kafka = FakeKafka::new();
+        let kafka = FakeCaps::new();
         kafka.data().beginnings.insert(0, 11);
         let plan = crate::apply_tests::plan("rp", 10, 20);
-        let error = preview_plan(&mut kafka, &plan).unwrap_err();
+        let error = preview_plan(&mut kafka.policy(), &plan).unwrap_err();
         assert!(
             error.to_string().contains("available range is [11, 1000]"),
             "{error}"

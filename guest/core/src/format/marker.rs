@@ -35,16 +35,6 @@ impl Marker {
         }
     }
 
-    /// Parses one marker strictly. An object with `schemaVersion` is versioned; an object whose
-    /// keys are all partition numbers is legacy; anything else is refused.
-    pub fn parse(text: &str) -> Result<Marker> {
-        // The common case decodes straight into the marker; the reference reader decides the rest.
-        if let Some(marker) = crate::decode::marker(text) {
-            return Ok(marker);
-        }
-        Marker::parse_tree(text)
-    }
-
     /// The reference path of `parse`: the whole document read into a JSON tree, then its fields
     /// checked. It decides every refusal and its message; `parse` only takes a faster way to the
     /// same answer when it can (see `decode`).

@@ -1,7 +1,7 @@
 //! Checks of live topics: data-topic identity and configuration, control-topic shape.
 
 use crate::error::{CleanupError, Result, TopicChange};
-use crate::ops::{ConfigEntry, TopicDescription};
+use crate::kafka_types::{ConfigEntry, TopicDescription};
 
 pub const CLEANUP_POLICY: &str = "cleanup.policy";
 pub const RETENTION_MS: &str = "retention.ms";

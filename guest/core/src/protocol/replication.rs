@@ -4,8 +4,12 @@
 
 use std::fmt::Write as _;
 
+use crate::capabilities::Capabilities;
 use crate::error::{CleanupError, KafkaError};
-use crate::ops::KafkaOps;
+use crate::policy::Policy;
+
+/// Largest replication factor Kafka accepts for a topic (a Java `short`).
+pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
 
 /// The broker configuration that holds the cluster's own default replication factor.
 pub const DEFAULT_REPLICATION_FACTOR: &str = "default.replication.factor";
@@ -50,7 +54,7 @@ pub struct ClusterFacts {
 impl ClusterFacts {
     /// Asks the cluster (one `describe-cluster`). A value of `default.replication.factor` that is
     /// missing or not a replication factor is refused: the choice would be a guess.
-    pub fn read(kafka: &mut dyn KafkaOps) -> Result<ClusterFacts, KafkaError> {
+    pub fn read<C: Capabilities>(kafka: &mut Policy<C>) -> Result<ClusterFacts, KafkaError> {
         let cluster = kafka.describe_cluster(&[DEFAULT_REPLICATION_FACTOR])?;
         let value = cluster
             .configs
@@ -59,14 +63,14 @@ impl ClusterFacts {
             .and_then(|entry| entry.value.as_deref());
         let factor = value
             .and_then(|v| v.trim().parse::<u16>().ok())
-            .filter(|f| (1..=crate::apply::MAX_REPLICATION_FACTOR).contains(f));
+            .filter(|f| (1..=MAX_REPLICATION_FACTOR).contains(f));
         let Some(default_replication_factor) = factor else {
             return Err(KafkaError::new(
                 "describe-cluster",
                 format!(
                     "the cluster's brokers report {DEFAULT_REPLICATION_FACTOR}={}, which is not a replication factor between 1 and {}",
                     value.unwrap_or("(unset)"),
-                    crate::apply::MAX_REPLICATION_FACTOR
+                    MAX_REPLICATION_FACTOR
                 ),
                 false,
             ));

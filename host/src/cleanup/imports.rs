@@ -1,0 +1,362 @@
+//! The imports of the `cleanup` world (and of the `conformance` world, which shares them) over
+//! any `Capabilities`: each WIT call is converted to the core's types, made on the store's
+//! capabilities and its answer converted back. A bad resource handle traps; a Kafka failure is
+//! the guest's `kafka-error`.
+
+use std::time::Instant;
+
+use action_state_core::capabilities::{Capabilities, Consumer as _, Writer as _};
+use wasmtime::StoreLimits;
+use wasmtime::component::{Resource, ResourceTable};
+
+use super::ReplayedRecord;
+use super::bindings::action_state::cleanup::{
+    clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
+};
+use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
+use super::events::SharedEvents;
+use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Review};
+use crate::kafka::RequestCounts;
+use crate::kafka::capabilities::HeldRecords;
+
+/// What a store's capabilities must be for the bindings: the core's seam, with writers and
+/// consumers the resource table can hold, and consumers that keep their records in the host.
+pub trait StoreCapabilities:
+    Capabilities<Writer: Send + 'static, Consumer: HeldRecords + Send + 'static> + 'static
+{
+}
+
+impl<C> StoreCapabilities for C where
+    C: Capabilities<Writer: Send + 'static, Consumer: HeldRecords + Send + 'static> + 'static
+{
+}
+
+/// Per-store host state: the capabilities, the operator's events and the guest's resources.
+pub struct HostState<C> {
+    pub(super) caps: C,
+    events: SharedEvents,
+    table: ResourceTable,
+    pub(super) limits: StoreLimits,
+    /// The consumer whose poll was the latest: `next-batch` indexes its records.
+    last_poll: Option<u32>,
+    /// The guest's capability calls, counted as it made them.
+    pub(super) counts: RequestCounts,
+}
+
+impl<C> HostState<C> {
+    pub(super) fn new(caps: C, events: SharedEvents, limits: StoreLimits) -> Self {
+        HostState {
+            caps,
+            events,
+            table: ResourceTable::new(),
+            limits,
+            last_poll: None,
+            counts: RequestCounts::default(),
+        }
+    }
+}
+
+type Answer<T> = wasmtime::Result<Result<T, KafkaError>>;
+
+fn answer<T, U: From<T>>(result: Result<T, crate::kafka::HostError>) -> Answer<U> {
+    Ok(result.map(U::from).map_err(KafkaError::from))
+}
+
+/// Closes a client the component is done with on a thread of its own. librdkafka's close waits
+/// for its threads (about 100 ms per consumer or producer, measured), time in which nothing is
+/// pending: every append was acknowledged before it returned, and consumers commit nothing. The
+/// component's call returns without that wait; a process that exits first loses nothing.
+fn close_in_background<T: Send + 'static>(client: T) {
+    let spawned = std::thread::Builder::new()
+        .name("kafka-close".into())
+        .spawn(move || drop(client));
+    // Without a thread (resource exhaustion), the client was moved into the failed closure and
+    // is closed there, on this thread.
+    drop(spawned);
+}
+
+/// With `ASC_TRACE_KAFKA=1`, every capability call is reported on stderr with its duration
+/// and outcome: where the wall clock goes when a cluster misbehaves.
+fn traced<T, E: std::fmt::Debug>(
+    call: impl FnOnce() -> String,
+    started: Instant,
+    answer: wasmtime::Result<Result<T, E>>,
+) -> wasmtime::Result<Result<T, E>> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("ASC_TRACE_KAFKA").is_ok_and(|v| v == "1")) {
+        let outcome = match &answer {
+            Ok(Ok(_)) => "ok".to_owned(),
+            Ok(Err(error)) => format!("{error:?}"),
+            Err(trap) => format!("trap: {trap}"),
+        };
+        eprintln!(
+            "kafka: {} {} ms: {outcome}",
+            call(),
+            started.elapsed().as_millis()
+        );
+    }
+    answer
+}
+
+impl<C: StoreCapabilities> types::Host for HostState<C> {}
+
+impl<C: StoreCapabilities> clock::Host for HostState<C> {
+    fn now_ms(&mut self) -> wasmtime::Result<u64> {
+        Ok(self.caps.now_ms())
+    }
+
+    fn sleep_ms(&mut self, ms: u32) -> wasmtime::Result<()> {
+        self.caps.sleep_ms(ms);
+        Ok(())
+    }
+
+    fn operation_timeout_ms(&mut self) -> wasmtime::Result<u32> {
+        Ok(self.caps.operation_timeout_ms())
+    }
+}
+
+impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
+    fn describe(
+        &mut self,
+        topics: Vec<String>,
+        config_names: Vec<String>,
+        with_offsets: bool,
+    ) -> Answer<Vec<Option<kafka_admin::TopicMetadata>>> {
+        let started = Instant::now();
+        self.counts.admin += 1;
+        let topic_names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let names: Vec<&str> = config_names.iter().map(String::as_str).collect();
+        let result = self.caps.describe(&topic_names, &names, with_offsets);
+        let answer = Ok(result
+            .map(|all| all.into_iter().map(|t| t.map(Into::into)).collect())
+            .map_err(KafkaError::from));
+        traced(|| format!("describe {topics:?}"), started, answer)
+    }
+
+    fn describe_cluster(
+        &mut self,
+        config_names: Vec<String>,
+    ) -> Answer<kafka_admin::ClusterDescription> {
+        let started = Instant::now();
+        self.counts.admin += 1;
+        let names: Vec<&str> = config_names.iter().map(String::as_str).collect();
+        let answer = answer(self.caps.describe_cluster(&names));
+        traced(|| "describe-cluster".to_owned(), started, answer)
+    }
+
+    fn create_topic(
+        &mut self,
+        topic: String,
+        partitions: u32,
+        replication_factor: u16,
+        configs: Vec<kafka_admin::ConfigEntry>,
+    ) -> Answer<bool> {
+        let started = Instant::now();
+        self.counts.admin += 1;
+        let configs = core_config_entries(configs);
+        let result = self
+            .caps
+            .create_topic(&topic, partitions, replication_factor, &configs);
+        traced(|| format!("create-topic {topic}"), started, answer(result))
+    }
+
+    fn list_offsets(
+        &mut self,
+        topic: String,
+        partitions: Vec<u32>,
+        spec: kafka_admin::OffsetSpec,
+    ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
+        self.counts.admin += 1;
+        let result = self.caps.list_offsets(&topic, &partitions, spec.into());
+        let answer = Ok(result.map(offset_list).map_err(KafkaError::from));
+        let call = || format!("list-offsets {topic} {spec:?}");
+        traced(call, started, answer)
+    }
+
+    fn delete_records(
+        &mut self,
+        topic: String,
+        before: Vec<PartitionOffset>,
+    ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
+        self.counts.admin += 1;
+        let result = self
+            .caps
+            .delete_records(&topic, &partition_offsets(&before));
+        let answer = Ok(result.map(offset_list).map_err(KafkaError::from));
+        traced(|| format!("delete-records {topic}"), started, answer)
+    }
+}
+
+/// The table's handle of a writer or consumer the guest names: the WIT's resource types are
+/// placeholders, the table holds the capabilities' own.
+fn borrowed<T: 'static, W>(handle: &Resource<W>) -> Resource<T> {
+    Resource::new_borrow(handle.rep())
+}
+
+fn owned<T: 'static, W>(handle: &Resource<W>) -> Resource<T> {
+    Resource::new_own(handle.rep())
+}
+
+impl<C: StoreCapabilities> kafka_writer::Host for HostState<C> {}
+
+impl<C: StoreCapabilities> kafka_writer::HostWriter for HostState<C> {
+    fn open(&mut self, transactional_id: Option<String>) -> Answer<Resource<kafka_writer::Writer>> {
+        let started = Instant::now();
+        let answer = match self.caps.open_writer(transactional_id.as_deref()) {
+            Ok(writer) => Ok(Ok(owned(&self.table.push(writer)?))),
+            Err(error) => Ok(Err(error.into())),
+        };
+        traced(
+            || format!("writer.open {transactional_id:?}"),
+            started,
+            answer,
+        )
+    }
+
+    fn append(
+        &mut self,
+        writer: Resource<kafka_writer::Writer>,
+        topic: String,
+        partition: u32,
+        key: String,
+        value: String,
+    ) -> Answer<u64> {
+        self.counts.control_writes += 1;
+        let started = Instant::now();
+        let writer = self.table.get_mut(&borrowed::<C::Writer, _>(&writer))?;
+        let result = writer.append(&topic, partition, &key, &value);
+        traced(|| format!("writer.append {topic}"), started, answer(result))
+    }
+
+    fn drop(&mut self, writer: Resource<kafka_writer::Writer>) -> wasmtime::Result<()> {
+        close_in_background(self.table.delete(owned::<C::Writer, _>(&writer))?);
+        Ok(())
+    }
+}
+
+impl<C: StoreCapabilities> kafka_consumer::Host for HostState<C> {}
+
+impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
+    fn open(&mut self, topic: String) -> Answer<Resource<kafka_consumer::Consumer>> {
+        match self.caps.open_consumer(&topic) {
+            Ok(consumer) => Ok(Ok(owned(&self.table.push(consumer)?))),
+            Err(error) => Ok(Err(error.into())),
+        }
+    }
+
+    fn assign(
+        &mut self,
+        consumer: Resource<kafka_consumer::Consumer>,
+        start: Vec<PartitionOffset>,
+    ) -> Answer<()> {
+        let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
+        answer(consumer.assign(&partition_offsets(&start)))
+    }
+
+    fn position(
+        &mut self,
+        consumer: Resource<kafka_consumer::Consumer>,
+    ) -> Answer<Vec<PartitionOffset>> {
+        let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
+        let result = consumer.position().map(|p| offset_list(p.iter()));
+        Ok(result.map_err(KafkaError::from))
+    }
+
+    fn poll(
+        &mut self,
+        consumer: Resource<kafka_consumer::Consumer>,
+        max_records: u32,
+        timeout_ms: u32,
+        with_data: bool,
+    ) -> Answer<kafka_consumer::PolledBatch> {
+        if with_data {
+            self.counts.control_reads += 1;
+        } else {
+            self.counts.consumer_polls += 1;
+        }
+        self.last_poll = Some(consumer.rep());
+        let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
+        let result = consumer.poll(max_records, timeout_ms, with_data);
+        Ok(result
+            .map(|batch| polled(batch, with_data))
+            .map_err(KafkaError::from))
+    }
+
+    fn drop(&mut self, consumer: Resource<kafka_consumer::Consumer>) -> wasmtime::Result<()> {
+        if self.last_poll == Some(consumer.rep()) {
+            self.last_poll = None;
+        }
+        close_in_background(self.table.delete(owned::<C::Consumer, _>(&consumer))?);
+        Ok(())
+    }
+}
+
+impl<C: StoreCapabilities> operator_events::Host for HostState<C> {
+    fn before_commit(
+        &mut self,
+        plan_id: String,
+        preview: Vec<PartitionPreview>,
+        created: Option<NewControlTopic>,
+    ) -> wasmtime::Result<Review> {
+        Ok(self
+            .events
+            .with(|events| events.before_commit(&plan_id, &preview, created.as_ref())))
+    }
+
+    fn committed(&mut self, plan_id: String) -> wasmtime::Result<()> {
+        self.events.with(|events| events.committed(&plan_id));
+        Ok(())
+    }
+
+    fn retrying(&mut self, message: String, remaining_ms: u64) -> wasmtime::Result<()> {
+        self.events
+            .with(|events| events.retrying(&message, remaining_ms));
+        Ok(())
+    }
+}
+
+/// Takes the records a batch names out of the consumer polled last. The indices come from the
+/// guest: each must name a distinct record of that poll, whose bytes the host checked as text.
+pub(super) fn take_records<C: StoreCapabilities>(
+    state: &mut HostState<C>,
+    indices: &[u32],
+) -> wasmtime::Result<Vec<ReplayedRecord>> {
+    if indices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rep = state
+        .last_poll
+        .ok_or_else(|| wasmtime::Error::msg("next-batch named records but nothing was polled"))?;
+    let consumer = state
+        .table
+        .get_mut(&Resource::<C::Consumer>::new_borrow(rep))?;
+    let mut records = Vec::with_capacity(indices.len());
+    for &index in indices {
+        let held = consumer.held(index).ok_or_else(|| {
+            wasmtime::Error::msg(format!(
+                "next-batch named record {index}, which the last poll did not return"
+            ))
+        })?;
+        let (Some(key), value) = (held.key.take(), held.value.take()) else {
+            return Err(wasmtime::Error::msg(format!(
+                "next-batch named record {index} twice or a record without a key"
+            )));
+        };
+        let not_text = || {
+            wasmtime::Error::msg(format!(
+                "next-batch named record {index}, whose key or value is not UTF-8"
+            ))
+        };
+        records.push(ReplayedRecord {
+            partition: held.partition,
+            offset: held.offset,
+            key: key.into_text().ok_or_else(not_text)?,
+            value: value
+                .map(|v| v.into_text().ok_or_else(not_text))
+                .transpose()?,
+        });
+    }
+    Ok(records)
+}

@@ -1,0 +1,211 @@
+//! The host's Kafka clients as the core's `Capabilities`: the one implementation of this host's
+//! Kafka calls. The component's imports reach it through `cleanup` (WIT types converted there);
+//! the core's policies run on it natively too (tests, the benchmark). One plain operation per
+//! call: request bounds, metadata refresh and error mapping live in the clients, every retry,
+//! wait and meaning in the core.
+
+use std::borrow::BorrowMut;
+use std::time::{Duration, Instant};
+
+use action_state_core::capabilities::{
+    self as caps, CapResult, PartitionRange, PolledBatch, TopicMetadata,
+};
+use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_core::offsets::PartitionOffsets;
+
+use super::consumer::{Columns, Consumer, HeldRecord};
+use super::writer::Writer;
+use super::{KafkaClients, ffi};
+
+/// Hears, about every second, how long one request has been waiting for its answer.
+pub type Waiting = Box<dyn FnMut(&str, Duration)>;
+
+/// `Capabilities` over one host's Kafka clients, owned (`KafkaClients`, a component's store) or
+/// borrowed (`&mut KafkaClients`, a native run that keeps the clients).
+pub struct KafkaCapabilities<K = KafkaClients> {
+    kafka: K,
+    started: Instant,
+    waiting: Waiting,
+}
+
+impl<K: BorrowMut<KafkaClients>> KafkaCapabilities<K> {
+    pub fn new(kafka: K) -> Self {
+        KafkaCapabilities {
+            kafka,
+            started: Instant::now(),
+            waiting: Box::new(|_, _| {}),
+        }
+    }
+
+    /// Reports every second of a DeleteRecords still waiting to `waiting` (a wide delete waits
+    /// for every replica; without a report that is silence).
+    pub fn reporting_waits(mut self, waiting: Waiting) -> Self {
+        self.waiting = waiting;
+        self
+    }
+
+    pub fn kafka(&mut self) -> &mut KafkaClients {
+        self.kafka.borrow_mut()
+    }
+}
+
+/// A consumer that keeps the keys and values of its latest poll in the host: the guest names
+/// records by index and the runtime takes them from here (`recovery.next-batch`).
+pub trait HeldRecords {
+    /// Record `index` of the latest poll, or `None` when that poll returned no such record.
+    fn held(&mut self, index: u32) -> Option<&mut HeldRecord>;
+}
+
+impl HeldRecords for Consumer {
+    fn held(&mut self, index: u32) -> Option<&mut HeldRecord> {
+        self.held.get_mut(usize::try_from(index).ok()?)
+    }
+}
+
+impl caps::Writer for Writer {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+        Writer::append(self, topic, partition, key, value)
+    }
+}
+
+impl caps::Consumer for Consumer {
+    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+        Consumer::assign(self, &start.iter().collect::<Vec<_>>())
+    }
+
+    fn position(&mut self) -> CapResult<PartitionOffsets> {
+        Ok(Consumer::position(self)?.into_iter().collect())
+    }
+
+    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> CapResult<PolledBatch> {
+        let held = Consumer::poll(self, max, Duration::from_millis(u64::from(timeout_ms)))?;
+        let c = Columns::of(held, with_data);
+        PolledBatch::from_columns(c.partitions, c.offsets, c.flags, c.keys, c.values)
+    }
+}
+
+fn owned(names: &[&str]) -> Vec<String> {
+    names.iter().map(|name| (*name).to_owned()).collect()
+}
+
+fn config_entries(pairs: Vec<(String, Option<String>)>) -> Vec<ConfigEntry> {
+    pairs
+        .into_iter()
+        .map(|(name, value)| ConfigEntry { name, value })
+        .collect()
+}
+
+impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
+    type Writer = Writer;
+    type Consumer = Consumer;
+
+    fn now_ms(&mut self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn sleep_ms(&mut self, ms: u32) {
+        std::thread::sleep(Duration::from_millis(u64::from(ms)));
+    }
+
+    fn operation_timeout_ms(&mut self) -> u32 {
+        let millis = self.kafka().settings().timeout.as_millis();
+        u32::try_from(millis).unwrap_or(u32::MAX).max(1)
+    }
+
+    fn describe(
+        &mut self,
+        topics: &[&str],
+        config_names: &[&str],
+        with_offsets: bool,
+    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+        let answer =
+            self.kafka()
+                .admin()?
+                .describe(&owned(topics), &owned(config_names), with_offsets)?;
+        Ok(answer
+            .into_iter()
+            .map(|t| {
+                t.map(|t| TopicMetadata {
+                    topic: t.topic,
+                    topic_id: t.topic_id,
+                    partitions: t.partitions,
+                    configs: config_entries(t.configs),
+                    offsets: t
+                        .offsets
+                        .into_iter()
+                        .map(|(partition, beginning, end)| PartitionRange {
+                            partition,
+                            beginning,
+                            end,
+                        })
+                        .collect(),
+                    replication_factor: t.replication_factor,
+                })
+            })
+            .collect())
+    }
+
+    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+        let cluster = self
+            .kafka()
+            .admin()?
+            .describe_cluster(&owned(config_names))?;
+        Ok(ClusterDescription {
+            brokers: cluster.brokers,
+            configs: config_entries(cluster.configs),
+        })
+    }
+
+    fn create_topic(
+        &mut self,
+        topic: &str,
+        partitions: u32,
+        replication_factor: u16,
+        configs: &[ConfigEntry],
+    ) -> CapResult<bool> {
+        // An entry without a value sets nothing: the broker's default applies.
+        let configs: Vec<(String, String)> = configs
+            .iter()
+            .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
+            .collect();
+        self.kafka()
+            .admin()?
+            .create_topic(topic, partitions, replication_factor, &configs)
+    }
+
+    fn list_offsets(
+        &mut self,
+        topic: &str,
+        partitions: &[u32],
+        spec: OffsetSpec,
+    ) -> CapResult<Vec<(u32, u64)>> {
+        let spec = match spec {
+            OffsetSpec::Earliest => ffi::Spec::Earliest,
+            OffsetSpec::Latest => ffi::Spec::Latest,
+        };
+        self.kafka().admin()?.list_offsets(topic, partitions, spec)
+    }
+
+    fn delete_records(
+        &mut self,
+        topic: &str,
+        before: &PartitionOffsets,
+    ) -> CapResult<Vec<(u32, u64)>> {
+        let before: Vec<(u32, u64)> = before.iter().collect();
+        let what = format!("DeleteRecords on {} partitions of {topic}", before.len());
+        let KafkaCapabilities { kafka, waiting, .. } = self;
+        let mut waited = |elapsed: Duration| waiting(&what, elapsed);
+        kafka
+            .borrow_mut()
+            .admin()?
+            .delete_records(topic, &before, &mut waited)
+    }
+
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Writer> {
+        self.kafka().open_writer(transactional_id)
+    }
+
+    fn open_consumer(&mut self, topic: &str) -> CapResult<Consumer> {
+        self.kafka().open_consumer(topic)
+    }
+}
