@@ -346,17 +346,6 @@ pub struct ListedPlan {
     pub offsets: Vec<(u32, u64)>,
 }
 
-impl Plan {
-    /// [`Plan::parse`], with the offsets as a list: the same plans accepted with the same
-    /// values, the same refusals with the same messages.
-    pub fn parse_listed(text: &str) -> Result<ListedPlan> {
-        if let Some(plan) = crate::decode::listed_plan(text) {
-            return Ok(plan);
-        }
-        Plan::parse_tree(text).map(ListedPlan::from)
-    }
-}
-
 impl ListedPlan {
     /// A plan the fast decoder read (schema version 1; offsets ascending and unique), with
     /// the plan ID's partition lines it copied from the text when it could (see `decode`).
