@@ -20,9 +20,9 @@ use action_state_core::fields::write_offsets;
 use action_state_core::json::{self, Value, write_string};
 use action_state_core::plan::ZERO_TOPIC_ID;
 use action_state_core::{
-    CleanupError, ControlEntry, ControlHistory, ControlRecord, Marker, PartitionOffsets, Plan,
-    Status, VersionedMarker, compute_plan_id, parse_markers, plan_from_marker_files,
-    plan_from_marker_texts, plan_from_markers, split_marker_file,
+    CleanupError, ControlEntry, ControlHistory, ControlRecord, ListedPlan, Marker,
+    PartitionOffsets, Plan, Status, VersionedMarker, compute_plan_id, parse_markers,
+    plan_from_marker_files, plan_from_marker_texts, plan_from_markers, split_marker_file,
 };
 use arbitrary::Unstructured;
 
@@ -67,6 +67,12 @@ pub fn check_plan(data: &[u8]) {
     assert_eq!(
         parsed, reference,
         "Plan::parse and Plan::parse_tree disagree"
+    );
+    // The list form answers the same, values and refusals.
+    assert_eq!(
+        Plan::parse_listed(&text),
+        parsed.clone().map(ListedPlan::from),
+        "Plan::parse_listed and Plan::parse disagree"
     );
     // ... and it takes the fast path for every accepted plan without escapes.
     let fast = decode::plan(&text);

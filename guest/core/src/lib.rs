@@ -51,5 +51,5 @@ pub use error::{CleanupError, KafkaError, Result};
 pub use marker::{Marker, VersionedMarker};
 pub use marker_file::{plan_from_marker_files, split_marker_file, split_named_marker_file};
 pub use offsets::PartitionOffsets;
-pub use plan::{Plan, PlanFields, compute_plan_id};
+pub use plan::{ListedPlan, Plan, PlanFields, compute_plan_id};
 pub use planning::{parse_markers, plan_from_marker_texts, plan_from_markers};

@@ -12,8 +12,8 @@
 use action_state_core::decode;
 use action_state_core::offsets::MAX_OFFSET;
 use action_state_core::{
-    ControlRecord, Marker, PartitionOffsets, Plan, Status, parse_markers, plan_from_marker_texts,
-    plan_from_markers,
+    ControlRecord, ListedPlan, Marker, PartitionOffsets, Plan, Status, parse_markers,
+    plan_from_marker_texts, plan_from_markers,
 };
 use proptest::prelude::*;
 
@@ -41,7 +41,14 @@ fn compact_plan() -> String {
 fn check_plan(case: &str, text: &str, expect: Expect) {
     let parsed = Plan::parse(text);
     assert_eq!(parsed, Plan::parse_tree(text), "{case}: parse ≠ parse_tree");
+    assert_eq!(
+        Plan::parse_listed(text),
+        parsed.clone().map(ListedPlan::from),
+        "{case}: parse_listed ≠ parse"
+    );
     let fast = decode::plan(text);
+    let fast_listed = decode::listed_plan(text);
+    assert_eq!(fast_listed.is_some(), fast.is_some(), "{case}: listed path");
     match expect {
         Expect::Fast => {
             assert!(fast.is_some(), "{case}: not on the fast path");
@@ -613,6 +620,7 @@ proptest! {
         let plan = Plan::new(&source, &topic, "dG9waWMtaWQtMDAwMDAwMA", PartitionOffsets(offsets)).unwrap();
         let text = scrambled(&plan, &order, reverse, &spaces);
         prop_assert_eq!(decode::plan(&text), Some(plan.clone()), "{}", text);
+        prop_assert_eq!(decode::listed_plan(&text), Some(ListedPlan::from(plan.clone())));
         prop_assert_eq!(Plan::parse_tree(&text), Ok(plan));
 
         let mut bytes = text.into_bytes();
@@ -627,6 +635,7 @@ proptest! {
         let edited = String::from_utf8_lossy(&bytes).into_owned();
         let parsed = Plan::parse(&edited);
         prop_assert_eq!(&parsed, &Plan::parse_tree(&edited), "{}", edited);
+        prop_assert_eq!(Plan::parse_listed(&edited), parsed.clone().map(ListedPlan::from));
         if let Some(fast) = decode::plan(&edited) {
             prop_assert_eq!(Ok(fast), parsed);
         }

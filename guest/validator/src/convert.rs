@@ -68,6 +68,30 @@ impl From<core::Plan> for Plan {
     }
 }
 
+impl From<core::ListedPlan> for Plan {
+    fn from(p: core::ListedPlan) -> Self {
+        Plan {
+            schema_version: core::plan::PLAN_SCHEMA_VERSION,
+            offsets: listed_offsets(p.offsets),
+            plan_id: p.plan_id,
+            source_recovery_point: p.source_recovery_point,
+            topic: p.topic,
+            topic_id: p.topic_id,
+        }
+    }
+}
+
+/// Kept out of the export functions it would otherwise be inlined into: a JVM host compiles
+/// each guest function into one method, and HotSpot leaves methods over 8,000 bytes of bytecode
+/// (the large exports) to its interpreter, so a per-partition loop must not live in one.
+#[inline(never)]
+fn listed_offsets(offsets: Vec<(u32, u64)>) -> Vec<PartitionOffset> {
+    offsets
+        .into_iter()
+        .map(|(partition, offset)| PartitionOffset { partition, offset })
+        .collect()
+}
+
 impl From<core::Marker> for RecoveryMarker {
     fn from(m: core::Marker) -> Self {
         match m {

@@ -88,7 +88,8 @@ impl Guest for Component {
     }
 
     fn verify_plan(plan_json: String) -> Result<Plan, CleanupError> {
-        Ok(core::Plan::parse(&plan_json)?.into())
+        // The offsets stay a list from the text to the WIT plan (no map built and dropped).
+        Ok(core::Plan::parse_listed(&plan_json)?.into())
     }
 
     fn render_plan(p: Plan) -> String {

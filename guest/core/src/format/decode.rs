@@ -13,15 +13,75 @@
 //! rules of SPEC §2 one by one.
 
 use crate::control::{CONTROL_SCHEMA_VERSION, ControlRecord, Status};
+use crate::decimal::{WORD, digits_value, leading_digits};
 use crate::json::{MAX_DOCUMENT_BYTES, MAX_MEMBERS};
 use crate::marker::{MARKER_SCHEMA_VERSION, Marker, VersionedMarker};
 use crate::offsets::{MAX_OFFSET, MAX_PARTITION, PartitionOffsets};
-use crate::plan::{PLAN_SCHEMA_VERSION, Plan};
+use crate::plan::{ListedPlan, PLAN_SCHEMA_VERSION, Plan};
 
 /// The fast decoder gave up; the reference reader decides.
 struct GiveUp;
 
 type Fast<T> = Result<T, GiveUp>;
+
+/// Partition→offset pairs, ascending by partition, each partition once.
+type Pairs = Vec<(u32, u64)>;
+
+/// The plan ID's partition lines (`{p}={o}\n` in ascending partition order, SPEC §2) of the
+/// offsets being read, copied from the text as it is read: an accepted plan spells every
+/// partition and offset canonically (no sign but in `-0`, which is not copied; no leading
+/// zero), which is exactly how the ID hashes them, so no digits are written again from the
+/// values. When the partitions are not in ascending order the lines are not used.
+struct Lines {
+    /// Zero-filled; a word longer than the text the lines are copied from, so a digit word can
+    /// always be stored whole (its bytes after the digits are overwritten by what follows).
+    bytes: Vec<u8>,
+    len: usize,
+    /// False once a write did not fit (never for an accepted offsets object; checked anyway).
+    complete: bool,
+}
+
+impl Lines {
+    /// Room for the lines of an offsets object whose text is at most `text_len` bytes: a
+    /// member's text is always longer than its line (the line drops two quotes, the colon and
+    /// a comma or brace, and adds only `=` and the line feed).
+    fn for_text(text_len: usize) -> Lines {
+        Lines {
+            bytes: vec![0; text_len + WORD],
+            len: 0,
+            complete: true,
+        }
+    }
+
+    /// Appends the first `count` bytes of `word` (stored whole).
+    #[inline(always)]
+    fn word(&mut self, word: u64, count: usize) {
+        match self.bytes.get_mut(self.len..self.len + WORD) {
+            Some(room) => {
+                room.copy_from_slice(&word.to_le_bytes());
+                self.len += count;
+            }
+            None => self.complete = false,
+        }
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, byte: u8) {
+        match self.bytes.get_mut(self.len) {
+            Some(room) => {
+                *room = byte;
+                self.len += 1;
+            }
+            None => self.complete = false,
+        }
+    }
+
+    /// The lines, when they are complete.
+    fn finish(mut self) -> Option<Vec<u8>> {
+        self.bytes.truncate(self.len);
+        self.complete.then_some(self.bytes)
+    }
+}
 
 /// A versioned marker, when the text is one the fast decoder can accept.
 pub fn marker(text: &str) -> Option<Marker> {
@@ -61,7 +121,7 @@ pub(crate) fn marker_parts(text: &str) -> Option<MarkerParts<'_>> {
                 1 => cursor.schema_version(MARKER_SCHEMA_VERSION),
                 2 => cursor.string().map(|s| topic = s),
                 4 => cursor.string().map(|s| topic_id = s),
-                _ => cursor.pairs().map(|o| offsets = Some(o)),
+                _ => cursor.pairs(false).map(|(o, _)| offsets = Some(o)),
             }
         })?;
         match offsets {
@@ -78,6 +138,34 @@ pub(crate) fn marker_parts(text: &str) -> Option<MarkerParts<'_>> {
 /// A plan whose ID matches its contents, when the text is one the fast decoder can accept.
 pub fn plan(text: &str) -> Option<Plan> {
     document(text, Cursor::plan)
+}
+
+/// [`plan`] with the offsets as a list (see [`ListedPlan`]): no map built.
+pub fn listed_plan(text: &str) -> Option<ListedPlan> {
+    document(text, |cursor| {
+        let parts = cursor.plan_parts()?;
+        ListedPlan::from_decoded(
+            parts.plan_id,
+            parts.source,
+            parts.topic,
+            parts.topic_id,
+            parts.offsets,
+            parts.lines.as_deref(),
+        )
+        .map_err(|_| GiveUp)
+    })
+}
+
+/// A plan object's members as decoded, not yet checked together.
+struct PlanParts<'a> {
+    plan_id: &'a str,
+    source: &'a str,
+    topic: &'a str,
+    topic_id: &'a str,
+    /// Ascending by partition, each once.
+    offsets: Vec<(u32, u64)>,
+    /// The plan ID's partition lines, when copied from the text.
+    lines: Option<Vec<u8>>,
 }
 
 /// A control-record value with a valid embedded plan, when the fast decoder can accept it.
@@ -139,19 +227,30 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    #[inline]
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
-    #[inline]
+    /// The next eight bytes as one word (the first is its lowest byte). Past the end of the
+    /// text the word holds zeros, which no rule here accepts (not a digit, not whitespace, not
+    /// punctuation): reading a word never lets the decoder accept past the text.
+    #[inline(always)]
+    fn word(&self) -> u64 {
+        match self.bytes.get(self.pos..self.pos + WORD) {
+            Some(bytes) => bytes.try_into().map_or(0, u64::from_le_bytes),
+            None => tail_word(self.bytes, self.pos),
+        }
+    }
+
+    #[inline(always)]
     fn whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> Fast<()> {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -162,21 +261,22 @@ impl<'a> Cursor<'a> {
     }
 
     /// After a member: `,` (another member follows, `true`) or `}` (the object ends, `false`).
-    #[inline]
+    #[inline(always)]
     fn next_member(&mut self) -> Fast<bool> {
-        self.whitespace();
-        match self.peek() {
-            Some(b',') => {
-                self.pos += 1;
-                self.whitespace();
-                Ok(true)
-            }
-            Some(b'}') => {
-                self.pos += 1;
-                Ok(false)
-            }
-            _ => Err(GiveUp),
+        // The file form's `,`, line feed and four spaces before the next partition, and the
+        // compact form's `,`, recognised in one word: exactly what the bytes would read.
+        let word = self.word();
+        if word & 0x00ff_ffff_ffff_ffff == u64::from_le_bytes(*b",\n    \"\0") {
+            self.pos += 6;
+            return Ok(true);
         }
+        if word & 0xffff == u64::from(u16::from_le_bytes(*b",\"")) {
+            self.pos += 1;
+            return Ok(true);
+        }
+        let (more, pos) = next_member_bytewise(self.bytes, self.pos)?;
+        self.pos = pos;
+        Ok(more)
     }
 
     /// A string without escapes or control characters, as a slice of the input.
@@ -214,23 +314,15 @@ impl<'a> Cursor<'a> {
 
     /// An integer literal without fraction or exponent, within Kafka's `long` and not negative
     /// (`-0` reads as 0, as in the reference reader).
-    #[inline]
-    fn offset(&mut self) -> Fast<u64> {
+    #[inline(always)]
+    fn offset(&mut self, lines: Option<&mut Lines>) -> Fast<u64> {
         let negative = self.peek() == Some(b'-');
         if negative {
             self.pos += 1;
         }
         let start = self.pos;
-        let mut value: u64 = 0;
-        while let Some(byte @ b'0'..=b'9') = self.peek() {
-            // 19 digits hold every `long`; 20 would overflow the accumulator.
-            if self.pos - start == 19 {
-                return Err(GiveUp);
-            }
-            value = value * 10 + u64::from(byte - b'0');
-            self.pos += 1;
-        }
-        let digits = self.pos - start;
+        // 19 digits hold every `long`; 20 would overflow the accumulator.
+        let (value, digits) = self.digits(19, lines)?;
         let leading_zero = digits > 1 && self.bytes[start] == b'0';
         if digits == 0 || leading_zero || value > MAX_OFFSET || (negative && value != 0) {
             return Err(GiveUp);
@@ -244,7 +336,7 @@ impl<'a> Cursor<'a> {
     /// The schema version, written as a plain non-negative integer (`1`, never `1.0` or `-0`).
     fn schema_version(&mut self, expected: u32) -> Fast<()> {
         let plain = matches!(self.peek(), Some(b'0'..=b'9'));
-        if plain && self.offset()? == u64::from(expected) {
+        if plain && self.offset(None)? == u64::from(expected) {
             Ok(())
         } else {
             Err(GiveUp)
@@ -252,73 +344,148 @@ impl<'a> Cursor<'a> {
     }
 
     /// A canonical partition key: `"0"` or digits without a leading zero, within Kafka's `int`.
-    #[inline]
-    fn partition(&mut self) -> Fast<u32> {
+    /// (The closing quote and the colon after it are read by [`Cursor::key_end`].)
+    #[inline(always)]
+    fn partition(&mut self, lines: Option<&mut Lines>) -> Fast<u32> {
         self.eat(b'"')?;
         let start = self.pos;
-        let mut value: u64 = 0;
-        while let Some(byte @ b'0'..=b'9') = self.peek() {
-            if self.pos - start == 10 {
-                return Err(GiveUp);
-            }
-            value = value * 10 + u64::from(byte - b'0');
-            self.pos += 1;
-        }
-        let digits = self.pos - start;
+        let (value, digits) = self.digits(10, lines)?;
         if digits == 0 || (digits > 1 && self.bytes[start] == b'0') {
             return Err(GiveUp);
         }
-        self.eat(b'"')?;
         u32::try_from(value)
             .ok()
             .filter(|p| *p <= MAX_PARTITION)
             .ok_or(GiveUp)
     }
 
-    /// A non-empty partition→offset object; partitions in any order, each once.
-    fn offsets(&mut self) -> Fast<PartitionOffsets> {
-        // Sorted and unique: the map is built in one pass.
-        Ok(PartitionOffsets(self.pairs()?.into_iter().collect()))
+    /// The run of ASCII digits at the cursor, at most `most` of them (more: give up, so at most
+    /// 19 and the value cannot overflow): its value and length, its digits appended to `lines`
+    /// when given. Eight bytes at a time.
+    #[inline(always)]
+    fn digits(&mut self, most: usize, mut lines: Option<&mut Lines>) -> Fast<(u64, usize)> {
+        let start = self.pos;
+        let mut value: u64 = 0;
+        loop {
+            let word = self.word();
+            let run = leading_digits(word);
+            let digits = self.pos - start;
+            if digits + run > most {
+                return Err(GiveUp);
+            }
+            if run == 0 {
+                return Ok((value, digits));
+            }
+            if digits > 0 {
+                // A number of more than eight digits (at most 19: no overflow).
+                for _ in 0..run {
+                    value *= 10;
+                }
+            }
+            value += digits_value(word, run);
+            if let Some(lines) = lines.as_deref_mut() {
+                lines.word(word, run);
+            }
+            self.pos += run;
+            if run < WORD {
+                return Ok((value, self.pos - start));
+            }
+        }
     }
 
-    /// The pairs of a non-empty partition→offset object, in ascending partition order.
-    fn pairs(&mut self) -> Fast<Vec<(u32, u64)>> {
-        self.eat(b'{')?;
-        self.whitespace();
+    /// After a partition's digits: the closing quote, the colon and the whitespace around it;
+    /// the file form's `" : ` and the compact form's `":` recognised in one word (when what
+    /// follows is not more whitespace), which is exactly what the bytes below would read.
+    #[inline(always)]
+    fn key_end(&mut self) -> Fast<()> {
+        let word = self.word();
+        let then = |bytes: u32| !is_whitespace((word >> (8 * bytes)) as u8);
+        if word & 0xffff_ffff == u64::from(u32::from_le_bytes(*b"\" : ")) && then(4) {
+            self.pos += 4;
+            return Ok(());
+        }
+        if word & 0xffff == u64::from(u16::from_le_bytes(*b"\":")) && then(2) {
+            self.pos += 2;
+            return Ok(());
+        }
+        self.pos = key_end_bytewise(self.bytes, self.pos)?;
+        Ok(())
+    }
+
+    /// The pairs of a non-empty partition→offset object, in ascending partition order, and,
+    /// when `with_lines`, their plan ID lines copied from the text if the partitions came in
+    /// ascending order.
+    fn pairs(&mut self, with_lines: bool) -> Fast<(Pairs, Option<Vec<u8>>)> {
+        // The loop works on a copy of the cursor and on lines of its own, every helper inlined,
+        // so that the position and the lines' length stay in locals: as fields behind a
+        // pointer, WebAssembly would store and reload them around every byte written (a byte
+        // store may alias anything), and on a JVM host every one of those is a bounds-checked
+        // memory access.
+        let mut cursor = Cursor {
+            text: self.text,
+            bytes: self.bytes,
+            pos: self.pos,
+        };
+        cursor.eat(b'{')?;
+        cursor.whitespace();
+        let mut lines = with_lines.then(|| Lines::for_text(cursor.bytes.len() - cursor.pos));
         // A partition takes at least 6 bytes (`"0":0,`): room for all of them up front, within
         // the member limit, so the vector never grows while reading.
-        let room = (self.bytes.len() - self.pos) / 6 + 1;
+        let room = (cursor.bytes.len() - cursor.pos) / 6 + 1;
         let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(room.min(MAX_MEMBERS));
         let mut ascending = true;
+        // Below every partition: the first one is always in order.
+        let mut last: i64 = -1;
         loop {
-            let partition = self.partition()?;
-            self.whitespace();
-            self.eat(b':')?;
-            self.whitespace();
-            let offset = self.offset()?;
-            if let Some(&(last, _)) = pairs.last() {
-                ascending &= partition > last;
+            let partition = cursor.partition(lines.as_mut())?;
+            cursor.key_end()?;
+            if let Some(lines) = lines.as_mut() {
+                lines.byte(b'=');
             }
+            let offset = cursor.offset(lines.as_mut())?;
+            if let Some(lines) = lines.as_mut() {
+                lines.byte(b'\n');
+            }
+            ascending &= i64::from(partition) > last;
+            last = i64::from(partition);
             if pairs.len() == MAX_MEMBERS {
                 return Err(GiveUp);
             }
             pairs.push((partition, offset));
-            if !self.next_member()? {
+            if !cursor.next_member()? {
                 break;
             }
         }
+        self.pos = cursor.pos;
         if !ascending {
+            lines = None;
             pairs.sort_unstable_by_key(|(partition, _)| *partition);
             // A repeated canonical key is a duplicate member name: the reference refuses it.
             if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
                 return Err(GiveUp);
             }
         }
-        Ok(pairs)
+        Ok((pairs, lines.and_then(Lines::finish)))
     }
 
     /// A plan object (the file form or the compact form, any member order).
     fn plan(&mut self) -> Fast<Plan> {
+        let parts = self.plan_parts()?;
+        // Sorted and unique: the map is built in one pass.
+        let offsets = PartitionOffsets(parts.offsets.into_iter().collect());
+        Plan::from_decoded(
+            parts.plan_id,
+            parts.source,
+            parts.topic,
+            parts.topic_id,
+            offsets,
+            parts.lines.as_deref(),
+        )
+        .map_err(|_| GiveUp)
+    }
+
+    /// The members of a plan object, each exactly once, the schema version 1.
+    fn plan_parts(&mut self) -> Fast<PlanParts<'a>> {
         let mut seen = 0u8;
         let (mut plan_id, mut source, mut topic, mut topic_id) = ("", "", "", "");
         let mut offsets = None;
@@ -342,20 +509,137 @@ impl<'a> Cursor<'a> {
                 4 => cursor.string().map(|s| source = s),
                 8 => cursor.string().map(|s| topic = s),
                 16 => cursor.string().map(|s| topic_id = s),
-                _ => cursor.offsets().map(|o| offsets = Some(o)),
+                _ => cursor.pairs(true).map(|o| offsets = Some(o)),
             }
         })?;
-        let Some(offsets) = offsets.filter(|_| seen == 0b11_1111) else {
+        let Some((offsets, lines)) = offsets.filter(|_| seen == 0b11_1111) else {
             return Err(GiveUp);
         };
-        Plan::from_fields(
-            PLAN_SCHEMA_VERSION,
+        Ok(PlanParts {
             plan_id,
             source,
             topic,
             topic_id,
             offsets,
-        )
-        .map_err(|_| GiveUp)
+            lines,
+        })
+    }
+}
+
+// The layouts the word patterns above do not recognise, a byte at a time. Functions of their
+// own, never inlined: they keep the offsets loop small (HotSpot inlines into a method only up to
+// a bytecode budget, see `Cursor::pairs`), and they take the position by value, so the loop's
+// cursor stays in locals.
+
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
+    while bytes.get(pos).copied().is_some_and(is_whitespace) {
+        pos += 1;
+    }
+    pos
+}
+
+/// [`Cursor::word`] within the last eight bytes of the text: what is left, then zeros.
+#[inline(never)]
+fn tail_word(bytes: &[u8], pos: usize) -> u64 {
+    let mut word = [0u8; WORD];
+    for (slot, byte) in word.iter_mut().zip(bytes.get(pos..).unwrap_or_default()) {
+        *slot = *byte;
+    }
+    u64::from_le_bytes(word)
+}
+
+/// [`Cursor::key_end`]: `"`, whitespace, `:`, whitespace; the position after them.
+#[inline(never)]
+fn key_end_bytewise(bytes: &[u8], pos: usize) -> Fast<usize> {
+    if bytes.get(pos) != Some(&b'"') {
+        return Err(GiveUp);
+    }
+    let colon = skip_whitespace(bytes, pos + 1);
+    if bytes.get(colon) != Some(&b':') {
+        return Err(GiveUp);
+    }
+    Ok(skip_whitespace(bytes, colon + 1))
+}
+
+/// [`Cursor::next_member`]: whether another member follows, and the position after the `,`
+/// and the whitespace after it, or after the `}`.
+#[inline(never)]
+fn next_member_bytewise(bytes: &[u8], pos: usize) -> Fast<(bool, usize)> {
+    let at = skip_whitespace(bytes, pos);
+    match bytes.get(at) {
+        Some(b',') => Ok((true, skip_whitespace(bytes, at + 1))),
+        Some(b'}') => Ok((false, at + 1)),
+        _ => Err(GiveUp),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::write_offsets;
+
+    /// The offsets object of `text` read as `Plan::parse` reads a plan's: its lines, if any.
+    fn lines_of(text: &str) -> Option<String> {
+        let mut cursor = Cursor {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        };
+        let (_, lines) = cursor.pairs(true).ok()?;
+        assert_eq!(cursor.pos, text.len(), "{text}");
+        lines.map(|bytes| String::from_utf8(bytes).unwrap_or_default())
+    }
+
+    #[test]
+    fn lines_copied_from_the_text_are_the_lines_the_plan_id_hashes() {
+        // Partitions and offsets of every length, each form, eight bytes left or fewer.
+        let mut offsets = PartitionOffsets::new();
+        let mut offset = 0u64;
+        for partition in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            4096,
+            65535,
+            1_000_000,
+            123_456_789,
+            MAX_PARTITION,
+        ] {
+            offsets.insert(partition, offset);
+            offset = offset * 10 + 7;
+        }
+        for digits in 1..=19u32 {
+            offsets.insert(
+                2_000_000_000 + digits,
+                10u64.pow(digits - 1) + u64::from(digits),
+            );
+        }
+        offsets.insert(2_100_000_000, MAX_OFFSET);
+        let expected: String = offsets.iter().map(|(p, o)| format!("{p}={o}\n")).collect();
+        for indent in [Some("  "), None] {
+            let mut text = String::new();
+            write_offsets(&mut text, &offsets, indent);
+            assert_eq!(
+                lines_of(&text).as_deref(),
+                Some(expected.as_str()),
+                "{text}"
+            );
+        }
+        // `-0` is the offset 0, whose line says `0`; other layouts take the bytes below.
+        assert_eq!(
+            lines_of("{\"0\":-0,\"7\" :\t12 , \"8\"\n:\n-0}").as_deref(),
+            Some("0=0\n7=12\n8=0\n")
+        );
+        assert_eq!(
+            lines_of("{\"3\" : 5,\n    \"1\" : 20}"),
+            None,
+            "not ascending"
+        );
     }
 }

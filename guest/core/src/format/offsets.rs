@@ -28,7 +28,7 @@ impl PartitionOffsets {
         self.0.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u64)> + Clone + '_ {
         self.0.iter().map(|(p, o)| (*p, *o))
     }
 
@@ -48,20 +48,30 @@ impl PartitionOffsets {
     /// [`MAX_PARTITION`]), with the parser's messages, so a value built from parts can always be
     /// written and read back. Per partition the offset is checked first, as the parser does.
     pub fn check_ranges(&self, subject: &str) -> Result<(), String> {
-        for (partition, offset) in self.iter() {
-            if offset > MAX_OFFSET {
-                return Err(format!(
-                    "{subject} offset for partition {partition} must be an integer between 0 and {MAX_OFFSET}, but was {offset}"
-                ));
-            }
-            if partition > MAX_PARTITION {
-                return Err(format!(
-                    "{subject} partition {partition} is larger than the largest Kafka partition {MAX_PARTITION}"
-                ));
-            }
-        }
-        Ok(())
+        check_ranges(self.iter(), subject)
     }
+}
+
+/// [`PartitionOffsets::check_ranges`] over offsets in any form. (Never inlined: see
+/// `plan::checked_id`.)
+#[inline(never)]
+pub(crate) fn check_ranges(
+    offsets: impl Iterator<Item = (u32, u64)>,
+    subject: &str,
+) -> Result<(), String> {
+    for (partition, offset) in offsets {
+        if offset > MAX_OFFSET {
+            return Err(format!(
+                "{subject} offset for partition {partition} must be an integer between 0 and {MAX_OFFSET}, but was {offset}"
+            ));
+        }
+        if partition > MAX_PARTITION {
+            return Err(format!(
+                "{subject} partition {partition} is larger than the largest Kafka partition {MAX_PARTITION}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl FromIterator<(u32, u64)> for PartitionOffsets {

@@ -6,7 +6,7 @@ use crate::control::ControlRecord;
 use crate::decode;
 use crate::error::Result;
 use crate::marker::Marker;
-use crate::plan::Plan;
+use crate::plan::{ListedPlan, Plan};
 
 impl Marker {
     /// Parses one marker strictly. An object with `schemaVersion` is versioned; an object whose
@@ -28,6 +28,15 @@ impl Plan {
             return Ok(plan);
         }
         Plan::parse_tree(text)
+    }
+
+    /// [`Plan::parse`], with the offsets as a list: the same plans accepted with the same
+    /// values, the same refusals with the same messages.
+    pub fn parse_listed(text: &str) -> Result<ListedPlan> {
+        if let Some(plan) = decode::listed_plan(text) {
+            return Ok(plan);
+        }
+        Plan::parse_tree(text).map(ListedPlan::from)
     }
 }
 

@@ -13,7 +13,7 @@ use crate::decimal::write_decimal;
 use crate::error::{CleanupError, Result};
 use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
 use crate::json::{self, write_string};
-use crate::offsets::PartitionOffsets;
+use crate::offsets::{PartitionOffsets, check_ranges};
 use crate::topic_id::refuse_foreign_spelling;
 
 /// The only plan schema this tool reads and writes.
@@ -152,28 +152,26 @@ impl Plan {
         topic_id: &str,
         offsets: PartitionOffsets,
     ) -> Result<Plan> {
-        let invalid = CleanupError::InvalidPlan;
-        // The parser reads the offsets before the text fields; so does this.
-        offsets.check_ranges(SUBJECT).map_err(invalid)?;
-        check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
-        check_text(SUBJECT, "topic", topic).map_err(invalid)?;
-        check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
-        if let Some(refusal) = refuse_foreign_spelling(
-            SUBJECT,
+        Plan::new_with_lines(source_recovery_point, topic, topic_id, offsets, None)
+    }
+
+    /// [`Plan::new`], with the plan ID's partition lines already written when `lines` is given
+    /// (they must be exactly what [`compute_plan_id`] writes for `offsets`).
+    fn new_with_lines(
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+        lines: Option<&[u8]>,
+    ) -> Result<Plan> {
+        let plan_id = checked_id(
+            source_recovery_point,
+            topic,
             topic_id,
-            "make the plan again from markers that carry that form (the ID is part of the plan's hashed contents, so it is never rewritten)",
-        ) {
-            return Err(invalid(refusal));
-        }
-        if topic_id == ZERO_TOPIC_ID {
-            return Err(invalid(format!(
-                "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but topic {topic} has the unknown ID {ZERO_TOPIC_ID}"
-            )));
-        }
-        if offsets.is_empty() {
-            return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
-        }
-        let plan_id = compute_plan_id(source_recovery_point, topic, topic_id, &offsets);
+            offsets.iter(),
+            Ranges::Unchecked,
+            lines,
+        )?;
         Ok(Plan(PlanFields {
             plan_id,
             source_recovery_point: source_recovery_point.to_owned(),
@@ -197,12 +195,47 @@ impl Plan {
                 "Unsupported Kafka action-state cleanup plan schema {schema_version}, expected {PLAN_SCHEMA_VERSION}"
             )));
         }
-        let plan = Plan::new(source_recovery_point, topic, topic_id, offsets)?;
+        Plan::with_id(
+            plan_id,
+            source_recovery_point,
+            topic,
+            topic_id,
+            offsets,
+            None,
+        )
+    }
+
+    /// A plan the fast decoder read (schema version 1), with the plan ID's partition lines it
+    /// copied from the text when it could (see `decode`).
+    pub(crate) fn from_decoded(
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+        lines: Option<&[u8]>,
+    ) -> Result<Plan> {
+        Plan::with_id(
+            plan_id,
+            source_recovery_point,
+            topic,
+            topic_id,
+            offsets,
+            lines,
+        )
+    }
+
+    fn with_id(
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: PartitionOffsets,
+        lines: Option<&[u8]>,
+    ) -> Result<Plan> {
+        let plan = Plan::new_with_lines(source_recovery_point, topic, topic_id, offsets, lines)?;
         if plan.plan_id != plan_id {
-            return Err(CleanupError::InvalidPlan(format!(
-                "Kafka action-state cleanup plan ID does not match its contents: the plan says {plan_id} but its contents hash to {}",
-                plan.plan_id
-            )));
+            return Err(id_mismatch(plan_id, &plan.plan_id));
         }
         Ok(plan)
     }
@@ -239,6 +272,126 @@ impl Plan {
     }
 }
 
+/// Every check of a plan's contents, in the parser's order (offsets, then the text fields),
+/// and its ID: what each checked constructor runs, whichever form its offsets have. Its
+/// per-partition loops are functions of their own, never inlined: a JVM host compiles each
+/// guest function into one method and HotSpot leaves methods over 8,000 bytes of bytecode to
+/// its interpreter, which the component's export functions this is inlined into are.
+fn checked_id(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    offsets: impl Iterator<Item = (u32, u64)> + Clone,
+    ranges: Ranges,
+    lines: Option<&[u8]>,
+) -> Result<String> {
+    let invalid = CleanupError::InvalidPlan;
+    match ranges {
+        Ranges::Unchecked => check_ranges(offsets.clone(), SUBJECT).map_err(invalid)?,
+        Ranges::Decoded => debug_assert!(check_ranges(offsets.clone(), SUBJECT).is_ok()),
+    }
+    check_text(SUBJECT, "sourceRecoveryPoint", source_recovery_point).map_err(invalid)?;
+    check_text(SUBJECT, "topic", topic).map_err(invalid)?;
+    check_text(SUBJECT, "topicId", topic_id).map_err(invalid)?;
+    if let Some(refusal) = refuse_foreign_spelling(
+        SUBJECT,
+        topic_id,
+        "make the plan again from markers that carry that form (the ID is part of the plan's hashed contents, so it is never rewritten)",
+    ) {
+        return Err(invalid(refusal));
+    }
+    if topic_id == ZERO_TOPIC_ID {
+        return Err(invalid(format!(
+            "Checkpoint-aligned cleanup requires a broker-provided Kafka topic ID, but topic {topic} has the unknown ID {ZERO_TOPIC_ID}"
+        )));
+    }
+    if offsets.clone().next().is_none() {
+        return Err(invalid(format!("{SUBJECT} offsets must not be empty")));
+    }
+    Ok(match lines {
+        Some(lines) => hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
+            hasher.update(lines)
+        }),
+        None => plan_id_of(source_recovery_point, topic, topic_id, offsets),
+    })
+}
+
+/// Whether the offsets [`checked_id`] is given still need their range check.
+#[derive(Debug, Clone, Copy)]
+enum Ranges {
+    Unchecked,
+    /// Read by the fast decoder, which gives up on a partition or offset out of range: the
+    /// check could not fail (a pass over 10,000 partitions saved).
+    Decoded,
+}
+
+fn id_mismatch(claimed: &str, computed: &str) -> CleanupError {
+    CleanupError::InvalidPlan(format!(
+        "Kafka action-state cleanup plan ID does not match its contents: the plan says {claimed} but its contents hash to {computed}"
+    ))
+}
+
+/// A verified plan whose offsets are a list in ascending partition order instead of a map:
+/// what the component adapters hand on (a WIT plan's offsets are a list). For a wide plan,
+/// building, walking and dropping the map costs more than reading the text on some hosts
+/// (JVM: about a tenth of `verify`). Made only by [`Plan::parse_listed`], which accepts and
+/// refuses exactly what [`Plan::parse`] does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedPlan {
+    pub plan_id: String,
+    pub source_recovery_point: String,
+    pub topic: String,
+    pub topic_id: String,
+    /// Ascending by partition, each partition once.
+    pub offsets: Vec<(u32, u64)>,
+}
+
+impl ListedPlan {
+    /// A plan the fast decoder read (schema version 1; offsets ascending and unique), with
+    /// the plan ID's partition lines it copied from the text when it could (see `decode`).
+    pub(crate) fn from_decoded(
+        plan_id: &str,
+        source_recovery_point: &str,
+        topic: &str,
+        topic_id: &str,
+        offsets: Vec<(u32, u64)>,
+        lines: Option<&[u8]>,
+    ) -> Result<ListedPlan> {
+        let entries = offsets.iter().copied();
+        let computed = checked_id(
+            source_recovery_point,
+            topic,
+            topic_id,
+            entries,
+            Ranges::Decoded,
+            lines,
+        )?;
+        if computed != plan_id {
+            return Err(id_mismatch(plan_id, &computed));
+        }
+        Ok(ListedPlan {
+            plan_id: computed,
+            source_recovery_point: source_recovery_point.to_owned(),
+            topic: topic.to_owned(),
+            topic_id: topic_id.to_owned(),
+            offsets,
+        })
+    }
+}
+
+impl From<Plan> for ListedPlan {
+    fn from(plan: Plan) -> ListedPlan {
+        let fields = plan.into_fields();
+        ListedPlan {
+            offsets: fields.offsets.iter().collect(),
+            plan_id: fields.plan_id,
+            source_recovery_point: fields.source_recovery_point,
+            topic: fields.topic,
+            topic_id: fields.topic_id,
+        }
+    }
+}
+
 /// A text field read without the blank/control checks, which `Plan::new` makes with the
 /// Java tool's messages once every field is known to have the right JSON type.
 fn string_field(fields: &Fields<'_>, name: &str) -> Result<String, String> {
@@ -259,33 +412,59 @@ pub fn compute_plan_id(
     topic_id: &str,
     offsets: &PartitionOffsets,
 ) -> String {
-    // The partition lines are written into one block the hasher takes a few KiB at a time:
-    // one `update` per line would spend more on the hasher's buffering than on hashing.
-    const CHUNK: usize = 4096;
-    // The longest partition line: 10 digits, `=`, 19 digits, LF.
-    const LONGEST_LINE: usize = 31;
+    plan_id_of(source_recovery_point, topic, topic_id, offsets.iter())
+}
+
+/// [`compute_plan_id`] over offsets in ascending partition order, in whatever form they are.
+#[inline(never)]
+fn plan_id_of(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    offsets: impl Iterator<Item = (u32, u64)>,
+) -> String {
+    hash_plan_lines(source_recovery_point, topic, topic_id, |hasher| {
+        // The partition lines are written into one block the hasher takes a few KiB at a
+        // time: one `update` per line would spend more on the hasher's buffering than on
+        // hashing.
+        const CHUNK: usize = 4096;
+        // The longest partition line: 10 digits, `=`, 19 digits, LF.
+        const LONGEST_LINE: usize = 31;
+        let mut block = [0u8; CHUNK + LONGEST_LINE];
+        let mut len = 0;
+        for (partition, offset) in offsets {
+            len = write_decimal(&mut block, len, u64::from(partition));
+            block[len] = b'=';
+            len = write_decimal(&mut block, len + 1, offset);
+            block[len] = b'\n';
+            len += 1;
+            if len >= CHUNK {
+                hasher.update(&block[..len]);
+                len = 0;
+            }
+        }
+        hasher.update(&block[..len]);
+    })
+}
+
+/// The plan ID: SHA-256 over the schema and text field lines, then the partition lines that
+/// `partition_lines` feeds the hasher, in hex.
+fn hash_plan_lines(
+    source_recovery_point: &str,
+    topic: &str,
+    topic_id: &str,
+    partition_lines: impl FnOnce(&mut Sha256),
+) -> String {
     let mut hasher = Sha256::new();
-    let mut block = [0u8; CHUNK + LONGEST_LINE];
-    let schema = write_decimal(&mut block, 0, u64::from(PLAN_SCHEMA_VERSION));
-    hasher.update(&block[..schema]);
+    let mut schema = [0u8; crate::decimal::MAX_DIGITS];
+    let schema_len = write_decimal(&mut schema, 0, u64::from(PLAN_SCHEMA_VERSION));
+    hasher.update(&schema[..schema_len]);
     for field in [source_recovery_point, topic, topic_id] {
         hasher.update(b"\n");
         hasher.update(field.as_bytes());
     }
     hasher.update(b"\n");
-    let mut len = 0;
-    for (partition, offset) in offsets.iter() {
-        len = write_decimal(&mut block, len, u64::from(partition));
-        block[len] = b'=';
-        len = write_decimal(&mut block, len + 1, offset);
-        block[len] = b'\n';
-        len += 1;
-        if len >= CHUNK {
-            hasher.update(&block[..len]);
-            len = 0;
-        }
-    }
-    hasher.update(&block[..len]);
+    partition_lines(&mut hasher);
     let digest = hasher.finalize();
     let mut hex = String::with_capacity(64);
     for byte in digest.iter() {

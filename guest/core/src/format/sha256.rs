@@ -5,32 +5,47 @@
 //! a method over HotSpot's 8,000-byte limit for JIT compilation and runs in the bytecode
 //! interpreter, and the compact one keeps the message schedule in linear memory and loads it
 //! through a bounds-checked accessor several times per round. This compression function unrolls
-//! 16 rounds inside a loop over the four groups of 16: the 16 message words and the 8 working
-//! variables are locals, and the function stays a few KiB of bytecode. Native builds keep
-//! `sha2` (with the CPU's SHA instructions); the tests compare the two on every length.
+//! 8 rounds inside a loop over the eight groups of 8: the 16 message words of a sliding window
+//! and the 8 working variables are locals. Eight rounds, not sixteen: HotSpot also stops
+//! inlining calls into a method once it and its inlined callees reach 8,000 bytes of bytecode
+//! (`DesiredMethodLimit`), and each rotation and memory access of the compiled guest code is
+//! such a call; with sixteen rounds a third of the rotations stayed real calls. Native builds
+//! keep `sha2` (with the CPU's SHA instructions); the tests compare the two on every length.
 
 /// The first 32 bits of the fractional parts of the cube roots of the first 64 primes, in the
-/// four groups of 16 rounds (FIPS 180-4 §4.2.2).
-const K: [[u32; 16]; 4] = [
+/// eight groups of 8 rounds (FIPS 180-4 §4.2.2).
+const K: [[u32; 8]; 8] = [
     [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-        0x9bdc06a7, 0xc19bf174,
+        0xab1c5ed5,
+    ],
+    [
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7,
+        0xc19bf174,
     ],
     [
         0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc,
-        0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-        0x06ca6351, 0x14292967,
+        0x76f988da,
+    ],
+    [
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351,
+        0x14292967,
     ],
     [
         0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e,
-        0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624,
-        0xf40e3585, 0x106aa070,
+        0x92722c85,
+    ],
+    [
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585,
+        0x106aa070,
     ],
     [
         0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
-        0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb,
-        0xbef9a3f7, 0xc67178f2,
+        0x682e6ff3,
+    ],
+    [
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
     ],
 ];
 
@@ -127,86 +142,71 @@ impl Sha256 {
 macro_rules! round {
     ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $k:expr, $w:expr) => {
         let big_sigma1 = $e.rotate_right(6) ^ $e.rotate_right(11) ^ $e.rotate_right(25);
-        let choose = ($e & $f) ^ (!$e & $g);
+        // (e & f) ^ (!e & g) and (a & b) ^ (a & c) ^ (b & c) in fewer operations.
+        let choose = $g ^ ($e & ($f ^ $g));
         let t1 = $h
             .wrapping_add(big_sigma1)
             .wrapping_add(choose)
             .wrapping_add($k)
             .wrapping_add($w);
         let big_sigma0 = $a.rotate_right(2) ^ $a.rotate_right(13) ^ $a.rotate_right(22);
-        let majority = ($a & $b) ^ ($a & $c) ^ ($b & $c);
+        let majority = ($a & $b) | ($c & ($a | $b));
         $d = $d.wrapping_add(t1);
         $h = t1.wrapping_add(big_sigma0.wrapping_add(majority));
     };
 }
 
-/// The next message word in place of `w[i]`, 16 words on (FIPS 180-4 §6.2.2 step 1).
-macro_rules! schedule {
-    ($w:ident, $i:expr) => {
-        let w15 = $w[($i + 1) % 16];
-        let w2 = $w[($i + 14) % 16];
+/// Message word `t + $i` (16 to 23) of the window `$x` (words `t..t + 24`), from the words
+/// 16, 15, 7 and 2 before it (FIPS 180-4 §6.2.2 step 1).
+macro_rules! next_word {
+    ($x:ident, $i:expr) => {
+        let w15 = $x[$i - 15];
+        let w2 = $x[$i - 2];
         let sigma0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
         let sigma1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
-        $w[$i] = $w[$i]
+        $x[$i] = $x[$i - 16]
             .wrapping_add(sigma0)
-            .wrapping_add($w[($i + 9) % 16])
+            .wrapping_add($x[$i - 7])
             .wrapping_add(sigma1);
-    };
-}
-
-/// Sixteen rounds, each with its message word and constant at a literal index.
-macro_rules! sixteen_rounds {
-    ($v:ident, $w:ident, $k:ident) => {
-        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = $v;
-        round!(a, b, c, d, e, f, g, h, $k[0], $w[0]);
-        round!(h, a, b, c, d, e, f, g, $k[1], $w[1]);
-        round!(g, h, a, b, c, d, e, f, $k[2], $w[2]);
-        round!(f, g, h, a, b, c, d, e, $k[3], $w[3]);
-        round!(e, f, g, h, a, b, c, d, $k[4], $w[4]);
-        round!(d, e, f, g, h, a, b, c, $k[5], $w[5]);
-        round!(c, d, e, f, g, h, a, b, $k[6], $w[6]);
-        round!(b, c, d, e, f, g, h, a, $k[7], $w[7]);
-        round!(a, b, c, d, e, f, g, h, $k[8], $w[8]);
-        round!(h, a, b, c, d, e, f, g, $k[9], $w[9]);
-        round!(g, h, a, b, c, d, e, f, $k[10], $w[10]);
-        round!(f, g, h, a, b, c, d, e, $k[11], $w[11]);
-        round!(e, f, g, h, a, b, c, d, $k[12], $w[12]);
-        round!(d, e, f, g, h, a, b, c, $k[13], $w[13]);
-        round!(c, d, e, f, g, h, a, b, $k[14], $w[14]);
-        round!(b, c, d, e, f, g, h, a, $k[15], $w[15]);
-        $v = [a, b, c, d, e, f, g, h];
     };
 }
 
 /// The compression function over one 64-byte block (FIPS 180-4 §6.2.2).
 fn compress(state: &mut [u32; 8], block: &[u8; BLOCK]) {
-    let mut w = [0u32; 16];
-    for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
+    // Words t..t + 16 of the message schedule at the start of group t / 8, then the next eight
+    // appended: every index is a literal, so all 24 stay locals.
+    let mut x = [0u32; 24];
+    for (word, bytes) in x.iter_mut().zip(block.chunks_exact(4)) {
         *word = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     }
-    let mut v = *state;
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
     for (group, k) in K.iter().enumerate() {
-        if group > 0 {
-            schedule!(w, 0);
-            schedule!(w, 1);
-            schedule!(w, 2);
-            schedule!(w, 3);
-            schedule!(w, 4);
-            schedule!(w, 5);
-            schedule!(w, 6);
-            schedule!(w, 7);
-            schedule!(w, 8);
-            schedule!(w, 9);
-            schedule!(w, 10);
-            schedule!(w, 11);
-            schedule!(w, 12);
-            schedule!(w, 13);
-            schedule!(w, 14);
-            schedule!(w, 15);
+        round!(a, b, c, d, e, f, g, h, k[0], x[0]);
+        round!(h, a, b, c, d, e, f, g, k[1], x[1]);
+        round!(g, h, a, b, c, d, e, f, k[2], x[2]);
+        round!(f, g, h, a, b, c, d, e, k[3], x[3]);
+        round!(e, f, g, h, a, b, c, d, k[4], x[4]);
+        round!(d, e, f, g, h, a, b, c, k[5], x[5]);
+        round!(c, d, e, f, g, h, a, b, k[6], x[6]);
+        round!(b, c, d, e, f, g, h, a, k[7], x[7]);
+        // The last two groups use words the window already holds.
+        if group < 6 {
+            next_word!(x, 16);
+            next_word!(x, 17);
+            next_word!(x, 18);
+            next_word!(x, 19);
+            next_word!(x, 20);
+            next_word!(x, 21);
+            next_word!(x, 22);
+            next_word!(x, 23);
         }
-        sixteen_rounds!(v, w, k);
+        // Slide by eight (literal indices again, not a memmove, so the words stay locals).
+        x = [
+            x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15], x[16], x[17], x[18], x[19],
+            x[20], x[21], x[22], x[23], 0, 0, 0, 0, 0, 0, 0, 0,
+        ];
     }
-    for (word, add) in state.iter_mut().zip(v) {
+    for (word, add) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
         *word = word.wrapping_add(add);
     }
 }

@@ -1,6 +1,5 @@
 package io.actionstate.cleanup;
 
-import com.dylibso.chicory.runtime.ByteArrayMemory;
 import com.dylibso.chicory.runtime.HostFunction;
 import com.dylibso.chicory.runtime.ImportValues;
 import com.dylibso.chicory.runtime.Instance;
@@ -13,6 +12,7 @@ import com.dylibso.chicory.wasm.types.ValType;
 import io.actionstate.cleanup.capability.Capabilities;
 import io.actionstate.cleanup.internal.AbiType.Case;
 import io.actionstate.cleanup.internal.CanonicalAbi;
+import io.actionstate.cleanup.internal.FlatMemory;
 import io.actionstate.cleanup.internal.GuestFault;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -124,7 +124,7 @@ final class ComponentHost implements AutoCloseable {
     Instance.Builder builder =
         Instance.builder(module)
             .withMemoryLimits(limits)
-            .withMemoryFactory(ByteArrayMemory::new)
+            .withMemoryFactory(FlatMemory::new)
             .withImportValues(ImportValues.builder().withFunctions(bindImports()).build());
     if (machine != null) {
       builder = builder.withMachineFactory(machine);

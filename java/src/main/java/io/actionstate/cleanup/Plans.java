@@ -1,7 +1,6 @@
 package io.actionstate.cleanup;
 
 import com.dylibso.chicory.compiler.MachineFactoryCompiler;
-import com.dylibso.chicory.runtime.ByteArrayMemory;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Machine;
 import com.dylibso.chicory.wasm.Parser;
@@ -13,6 +12,7 @@ import io.actionstate.cleanup.internal.AbiType.Case;
 import io.actionstate.cleanup.internal.AbiType.ListOf;
 import io.actionstate.cleanup.internal.CanonicalAbi;
 import io.actionstate.cleanup.internal.ComponentBinary;
+import io.actionstate.cleanup.internal.FlatMemory;
 import io.actionstate.cleanup.internal.GuestFault;
 import io.actionstate.cleanup.internal.aot.ValidatorModule;
 import java.io.IOException;
@@ -213,7 +213,7 @@ public final class Plans {
     var limits =
         new MemoryLimits(memory.initialPages(), Math.min(memory.maximumPages(), MEMORY_LIMIT_PAGES));
     Instance.Builder builder =
-        Instance.builder(module).withMemoryLimits(limits).withMemoryFactory(ByteArrayMemory::new);
+        Instance.builder(module).withMemoryLimits(limits).withMemoryFactory(FlatMemory::new);
     if (machine != null) {
       builder = builder.withMachineFactory(machine);
     }

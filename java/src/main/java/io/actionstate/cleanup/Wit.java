@@ -7,6 +7,7 @@ import io.actionstate.cleanup.internal.AbiType.Prim;
 import io.actionstate.cleanup.internal.AbiType.Record;
 import io.actionstate.cleanup.internal.AbiType.Str;
 import io.actionstate.cleanup.internal.AbiType.Variant;
+import io.actionstate.cleanup.internal.CanonicalAbi;
 import io.actionstate.cleanup.internal.GuestFault;
 import java.io.IOException;
 import java.io.InputStream;
@@ -138,7 +139,10 @@ final class Wit {
   // --- to Java -------------------------------------------------------------------------------
 
   static int u32AsInt(Object value, String what) {
-    long v = (Long) value;
+    return u32AsInt((long) (Long) value, what);
+  }
+
+  private static int u32AsInt(long v, String what) {
     if (v > Integer.MAX_VALUE) {
       throw new GuestFault("the component returned " + what + " " + v + ", beyond 2^31-1");
     }
@@ -146,7 +150,10 @@ final class Wit {
   }
 
   static long u64AsLong(Object value, String what) {
-    long v = (Long) value;
+    return u64AsLong((long) (Long) value, what);
+  }
+
+  private static long u64AsLong(long v, String what) {
     if (v < 0) {
       throw new GuestFault(
           "the component returned " + what + " " + Long.toUnsignedString(v) + ", beyond 2^63-1");
@@ -160,6 +167,16 @@ final class Wit {
   }
 
   static List<PartitionOffset> offsets(Object value) {
+    if (value instanceof CanonicalAbi.PlainRecords rows && rows.record().equals(PARTITION_OFFSET)) {
+      // Straight from the guest's bytes: no boxed fields per partition.
+      List<PartitionOffset> offsets = new ArrayList<>(rows.size());
+      for (int i = 0; i < rows.size(); i++) {
+        offsets.add(
+            new PartitionOffset(
+                u32AsInt(rows.u32(i, 0), "partition"), u64AsLong(rows.u64(i, 1), "offset")));
+      }
+      return offsets;
+    }
     List<PartitionOffset> offsets = new ArrayList<>();
     for (Object item : (List<?>) value) {
       offsets.add(partitionOffset(item));
