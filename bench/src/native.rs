@@ -13,7 +13,7 @@ use action_state_cleanup::kafka::KafkaCapabilities;
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
 use action_state_core::capabilities::{
-    self as caps, CapResult, Capabilities, PolledBatch, TopicMetadata,
+    self as caps, Capabilities, KafkaResult, PolledBatch, TopicMetadata,
 };
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
@@ -63,7 +63,7 @@ pub struct TimedConsumer<K> {
 }
 
 impl<W: caps::Writer> caps::Writer for TimedWriter<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         let inner = &mut self.inner;
         timed(&self.log, "append", || {
             inner.append(topic, partition, key, value)
@@ -72,12 +72,12 @@ impl<W: caps::Writer> caps::Writer for TimedWriter<W> {
 }
 
 impl<K: caps::Consumer> caps::Consumer for TimedConsumer<K> {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         let inner = &mut self.inner;
         timed(&self.log, "assign", || inner.assign(start))
     }
 
-    fn position(&mut self) -> CapResult<PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         let inner = &mut self.inner;
         timed(&self.log, "position", || inner.position())
     }
@@ -87,7 +87,7 @@ impl<K: caps::Consumer> caps::Consumer for TimedConsumer<K> {
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> CapResult<PolledBatch> {
+    ) -> KafkaResult<PolledBatch> {
         let inner = &mut self.inner;
         timed(&self.log, "poll", || {
             inner.poll(max_records, timeout_ms, with_data)
@@ -120,14 +120,14 @@ impl<C: Capabilities> Capabilities for Timed<C> {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         let inner = &mut self.inner;
         timed(&self.log, "describe", || {
             inner.describe(topics, config_names, with_offsets)
         })
     }
 
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
         let inner = &mut self.inner;
         timed(&self.log, "describe-cluster", || {
             inner.describe_cluster(config_names)
@@ -140,7 +140,7 @@ impl<C: Capabilities> Capabilities for Timed<C> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         let inner = &mut self.inner;
         timed(&self.log, "create-topic", || {
             inner.create_topic(topic, partitions, replication_factor, configs)
@@ -152,7 +152,7 @@ impl<C: Capabilities> Capabilities for Timed<C> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let inner = &mut self.inner;
         timed(&self.log, "list-offsets", || {
             inner.list_offsets(topic, partitions, spec)
@@ -163,14 +163,14 @@ impl<C: Capabilities> Capabilities for Timed<C> {
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let inner = &mut self.inner;
         timed(&self.log, "delete-records", || {
             inner.delete_records(topic, before)
         })
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
         let inner = &mut self.inner;
         let writer = timed(&self.log, "open-writer", || {
             inner.open_writer(transactional_id)
@@ -181,7 +181,7 @@ impl<C: Capabilities> Capabilities for Timed<C> {
         })
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
         let inner = &mut self.inner;
         let consumer = timed(&self.log, "open-consumer", || inner.open_consumer(topic))?;
         Ok(TimedConsumer {

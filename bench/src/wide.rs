@@ -78,10 +78,12 @@ struct Settings {
     records: u64,
     rounds: usize,
     replication: u16,
+    /// The cluster's brokers, as its metadata lists them (the section's text names them).
+    nodes: usize,
 }
 
 impl Settings {
-    fn from_env() -> R<Settings> {
+    fn from_env(bootstrap: &str) -> R<Settings> {
         let sizes = std::env::var("ASC_BENCH_WIDE_PARTITIONS")
             .unwrap_or_else(|_| "5000,10000".into())
             .split(',')
@@ -99,6 +101,7 @@ impl Settings {
             records,
             rounds: env_usize("ASC_BENCH_WIDE_ROUNDS", 1)?,
             replication: env_usize("ASC_BENCH_WIDE_REPLICATION", 3)? as u16,
+            nodes: wide_topic::node_count(bootstrap)?,
         })
     }
 }
@@ -126,7 +129,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     else {
         return Ok("## 7. Wide topics\n\nSkipped: no 3-node cluster (ASC_BENCH_WIDE_BOOTSTRAP unset; `scripts/bench --only wide` starts one).\n".into());
     };
-    let settings = Settings::from_env()?;
+    let settings = Settings::from_env(&bootstrap)?;
     let load_before = load_average();
     let started = Instant::now();
     let (pairs, failure) = measure(ctx, &bootstrap, &settings)?;
@@ -158,8 +161,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         if quotients.is_empty() {
             report.goals.push(Goal {
                 goal: format!(
-                    "Wide apply: fresh apply of {size} partitions (3 nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
-                    settings.replication
+                    "Wide apply: fresh apply of {size} partitions ({} nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
+                    settings.nodes, settings.replication
                 ),
                 measured: format!(
                     "not measured: {}",
@@ -173,8 +176,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         let median = crate::stats::median(&quotients);
         report.goals.push(Goal {
             goal: format!(
-                "Wide apply: fresh apply of {size} partitions (3 nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
-                settings.replication
+                "Wide apply: fresh apply of {size} partitions ({} nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
+                settings.nodes, settings.replication
             ),
             measured: ratio(median),
             met: Some(median <= 1.0),
@@ -255,12 +258,13 @@ fn runs_table(settings: &Settings, pairs: &[Pair]) -> String {
     let Settings {
         records,
         replication,
+        nodes,
         ..
     } = *settings;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "A fresh apply (a new control topic, created with `--replication-factor {replication}`) of a plan over every partition of a topic with {records} records per partition, replication factor {replication}, on a 3-node cluster (`scripts/kafka start --brokers 3`), against `kafka-delete-records.sh` (Kafka's `DeleteRecordsCommand` with kafka-run-class.sh's JVM options, JVM start included) deleting the same offsets (10 to 16) of an identical topic, in the same run. Both are processes timed by `/usr/bin/time` (wall, user + system CPU, peak RSS). After each, Kafka's GetOffsetShell reads every partition's beginning; the last column counts the partitions found exactly at the planned offset (apply, then delete-records.sh). The topics are created in parts of {} partitions (Kafka refuses more in one request) and deleted after their run (two such topics exceed the open-file limit of a node). A warm-up apply of 8 partitions ran first (the cluster's first transactional producer creates `__transaction_state`; the CLI's component cache is warm).\n",
+        "A fresh apply (a new control topic, created with `--replication-factor {replication}`) of a plan over every partition of a topic with {records} records per partition, replication factor {replication}, on a {nodes}-node cluster (`scripts/kafka start --brokers {nodes}`), against `kafka-delete-records.sh` (Kafka's `DeleteRecordsCommand` with kafka-run-class.sh's JVM options, JVM start included) deleting the same offsets (10 to 16) of an identical topic, in the same run. Both are processes timed by `/usr/bin/time` (wall, user + system CPU, peak RSS). After each, Kafka's GetOffsetShell reads every partition's beginning; the last column counts the partitions found exactly at the planned offset (apply, then delete-records.sh). The topics are created in parts of {} partitions (Kafka refuses more in one request) and deleted after their run (two such topics exceed the open-file limit of a node). A warm-up apply of 8 partitions ran first (the cluster's first transactional producer creates `__transaction_state`; the CLI's component cache is warm).\n",
         wide_topic::PARTITIONS_PER_REQUEST
     );
     let rows: Vec<Vec<String>> = pairs

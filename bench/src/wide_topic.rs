@@ -34,6 +34,14 @@ fn admin(bootstrap: &str) -> R<AdminClient<DefaultClientContext>> {
         .create()?)
 }
 
+/// How many brokers the cluster at `bootstrap` has, as its metadata lists them.
+pub fn node_count(bootstrap: &str) -> R<usize> {
+    let metadata = admin(bootstrap)?
+        .inner()
+        .fetch_metadata(None, Duration::from_secs(30))?;
+    Ok(metadata.brokers().len())
+}
+
 fn runtime() -> R<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_time()

@@ -4,7 +4,7 @@
 
 use action_state_core as core;
 use core::capabilities::{
-    CapResult, Capabilities, Consumer, PartitionRange, PolledBatch, TopicMetadata, Writer,
+    Capabilities, Consumer, KafkaResult, PartitionRange, PolledBatch, TopicMetadata, Writer,
 };
 use core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
@@ -67,7 +67,7 @@ impl From<kafka_admin::TopicMetadata> for TopicMetadata {
 }
 
 /// A poll's columns as the host answered them, checked for equal lengths and known flags.
-fn polled_batch(batch: kafka_consumer::PolledBatch) -> CapResult<PolledBatch> {
+fn polled_batch(batch: kafka_consumer::PolledBatch) -> KafkaResult<PolledBatch> {
     PolledBatch::from_columns(
         batch.partitions,
         batch.offsets,
@@ -78,17 +78,17 @@ fn polled_batch(batch: kafka_consumer::PolledBatch) -> CapResult<PolledBatch> {
 }
 
 impl Writer for kafka_writer::Writer {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         kafka_writer::Writer::append(self, topic, partition, key, value).map_err(Into::into)
     }
 }
 
 impl Consumer for kafka_consumer::Consumer {
-    fn assign(&mut self, start: &core::PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &core::PartitionOffsets) -> KafkaResult<()> {
         kafka_consumer::Consumer::assign(self, &from_offsets(start)).map_err(Into::into)
     }
 
-    fn position(&mut self) -> CapResult<core::PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<core::PartitionOffsets> {
         kafka_consumer::Consumer::position(self)
             .map(|p| to_offsets(&p))
             .map_err(Into::into)
@@ -99,7 +99,7 @@ impl Consumer for kafka_consumer::Consumer {
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> CapResult<PolledBatch> {
+    ) -> KafkaResult<PolledBatch> {
         polled_batch(kafka_consumer::Consumer::poll(
             self,
             max_records,
@@ -134,12 +134,12 @@ impl Capabilities for HostCaps {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         let answer = kafka_admin::describe(&owned(topics), &owned(config_names), with_offsets)?;
         Ok(answer.into_iter().map(|m| m.map(Into::into)).collect())
     }
 
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
         let answer = kafka_admin::describe_cluster(&owned(config_names))?;
         Ok(ClusterDescription {
             brokers: answer.brokers,
@@ -153,7 +153,7 @@ impl Capabilities for HostCaps {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         let configs: Vec<kafka_admin::ConfigEntry> = configs
             .iter()
             .map(|c| kafka_admin::ConfigEntry {
@@ -174,7 +174,7 @@ impl Capabilities for HostCaps {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let spec = match spec {
             OffsetSpec::Earliest => kafka_admin::OffsetSpec::Earliest,
             OffsetSpec::Latest => kafka_admin::OffsetSpec::Latest,
@@ -186,18 +186,18 @@ impl Capabilities for HostCaps {
         &mut self,
         topic: &str,
         before: &core::PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         Ok(pairs(kafka_admin::delete_records(
             topic,
             &from_offsets(before),
         )?))
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<kafka_writer::Writer> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<kafka_writer::Writer> {
         Ok(kafka_writer::Writer::open(transactional_id)?)
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<kafka_consumer::Consumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<kafka_consumer::Consumer> {
         Ok(kafka_consumer::Consumer::open(topic)?)
     }
 }

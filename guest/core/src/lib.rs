@@ -47,7 +47,7 @@ pub use apply::{
 };
 pub use control::{ControlEntry, ControlRecord, Status};
 pub use control_history::ControlHistory;
-pub use error::{CleanupError, KafkaError, Result};
+pub use error::{CleanupError, KafkaFailure, Result};
 pub use marker::{Marker, VersionedMarker};
 pub use marker_file::{plan_from_marker_files, split_marker_file, split_named_marker_file};
 pub use offsets::PartitionOffsets;

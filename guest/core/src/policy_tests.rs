@@ -118,8 +118,8 @@ fn authentication_and_authorization_failures_end_at_once() {
 }
 
 /// A host error that carries a Kafka protocol code under the case `kind`.
-fn with_code(kind: ErrorKind, code: i32, name: &str) -> crate::capabilities::HostError {
-    crate::capabilities::HostError {
+fn with_code(kind: ErrorKind, code: i32, name: &str) -> crate::capabilities::KafkaError {
+    crate::capabilities::KafkaError {
         kind,
         code,
         name: name.into(),
@@ -268,8 +268,8 @@ fn the_control_log_read_gives_up_on_a_permanent_error() {
 
 /// What librdkafka reports when the brokers refuse the coordinator lookup of the group id it
 /// requires of every consumer, even an assign-only one.
-fn group_refusal() -> crate::capabilities::HostError {
-    crate::capabilities::HostError {
+fn group_refusal() -> crate::capabilities::KafkaError {
+    crate::capabilities::KafkaError {
         kind: ErrorKind::Authorization,
         code: crate::capabilities::GROUP_AUTHORIZATION_FAILED,
         name: "GROUP_AUTHORIZATION_FAILED".into(),

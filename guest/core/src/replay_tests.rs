@@ -488,8 +488,8 @@ fn scripted(kafka: &FakeCaps, polls: Vec<Vec<(u32, u64)>>, ends: &[(u32, u64)]) 
 }
 
 /// librdkafka's report of a refused coordinator lookup for the consumer's unused group.
-fn group_refusal(code: i32) -> crate::capabilities::HostError {
-    crate::capabilities::HostError {
+fn group_refusal(code: i32) -> crate::capabilities::KafkaError {
+    crate::capabilities::KafkaError {
         kind: crate::capabilities::ErrorKind::Authorization,
         code,
         name: "GROUP_AUTHORIZATION_FAILED".into(),
@@ -552,7 +552,7 @@ fn interleaved_partitions_and_redelivered_records_are_each_replayed_once_in_orde
 /// last one repeated forever with `repeat`), or returns the first error.
 fn replay_all(
     polls: Vec<Vec<(u32, u64)>>,
-    errors: &[crate::capabilities::HostError],
+    errors: &[crate::capabilities::KafkaError],
     repeat: bool,
 ) -> Result<Vec<(u32, u64)>, CleanupError> {
     let (kafka, mut policy) = setup();
@@ -573,7 +573,7 @@ fn replay_all(
 }
 
 /// The first polls fail with `errors`, one each; with `repeat`, every poll fails with the last.
-fn script_poll_errors(kafka: &FakeCaps, errors: &[crate::capabilities::HostError], repeat: bool) {
+fn script_poll_errors(kafka: &FakeCaps, errors: &[crate::capabilities::KafkaError], repeat: bool) {
     let mut c = kafka.c();
     match errors.last().filter(|_| repeat) {
         Some(error) => c.always = Some(("poll", error.clone())),

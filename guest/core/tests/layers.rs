@@ -308,7 +308,7 @@ fn build_graph(sources: &[Source]) -> Result<Graph, String> {
         code_of.push((s, from, code));
     }
     // Functions a module adds to a type another module defines (`impl Plan` in `parse`, `impl
-    // HostError` in `kafka_codes`): calling `Plan::parse` depends on the module that defines
+    // KafkaError` in `kafka_codes`): calling `Plan::parse` depends on the module that defines
     // it, import or not.
     // (type, function, whether it takes self, module)
     let mut foreign: Vec<(String, String, bool, String)> = Vec::new();

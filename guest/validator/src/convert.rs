@@ -142,8 +142,8 @@ impl From<ControlEntry> for core::ControlEntry {
     }
 }
 
-impl From<core::KafkaError> for KafkaFailure {
-    fn from(e: core::KafkaError) -> Self {
+impl From<core::KafkaFailure> for KafkaFailure {
+    fn from(e: core::KafkaFailure) -> Self {
         KafkaFailure {
             operation: e.operation,
             message: e.message,
@@ -153,9 +153,9 @@ impl From<core::KafkaError> for KafkaFailure {
     }
 }
 
-impl From<KafkaFailure> for core::KafkaError {
+impl From<KafkaFailure> for core::KafkaFailure {
     fn from(e: KafkaFailure) -> Self {
-        core::KafkaError {
+        core::KafkaFailure {
             operation: e.operation,
             message: e.message,
             retriable: e.retriable,
@@ -165,8 +165,8 @@ impl From<KafkaFailure> for core::KafkaError {
 }
 
 /// The one table between the WIT `kafka-error` cases and the core's `ErrorKind`.
-impl From<core::capabilities::HostError> for KafkaError {
-    fn from(e: core::capabilities::HostError) -> Self {
+impl From<core::capabilities::KafkaError> for KafkaError {
+    fn from(e: core::capabilities::KafkaError) -> Self {
         use core::capabilities::ErrorKind as K;
         let detail = KafkaDetail {
             code: e.code,
@@ -188,7 +188,7 @@ impl From<core::capabilities::HostError> for KafkaError {
     }
 }
 
-impl From<KafkaError> for core::capabilities::HostError {
+impl From<KafkaError> for core::capabilities::KafkaError {
     fn from(e: KafkaError) -> Self {
         use core::capabilities::ErrorKind as K;
         let (kind, detail) = match e {
@@ -203,7 +203,7 @@ impl From<KafkaError> for core::capabilities::HostError {
             KafkaError::OffsetOutOfRange(d) => (K::OffsetOutOfRange, d),
             KafkaError::Other(d) => (K::Other, d),
         };
-        core::capabilities::HostError {
+        core::capabilities::KafkaError {
             kind,
             code: detail.code,
             name: detail.name,

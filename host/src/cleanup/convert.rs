@@ -1,14 +1,14 @@
 //! Conversions between the core's capability types and the generated WIT types, in one place.
 
-use action_state_core::capabilities::{self as caps, HostError};
+use action_state_core::capabilities as caps;
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
 
 use super::bindings::action_state::cleanup::{kafka_admin, kafka_consumer, types};
 
 /// The one table from the core's error kinds to the WIT `kafka-error` cases.
-impl From<HostError> for types::KafkaError {
-    fn from(e: HostError) -> Self {
+impl From<caps::KafkaError> for types::KafkaError {
+    fn from(e: caps::KafkaError) -> Self {
         use caps::ErrorKind;
         use types::KafkaError as W;
         let detail = types::KafkaDetail {

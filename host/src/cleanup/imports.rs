@@ -58,7 +58,7 @@ impl<C> HostState<C> {
 
 type Answer<T> = wasmtime::Result<Result<T, KafkaError>>;
 
-fn answer<T, U: From<T>>(result: Result<T, crate::kafka::HostError>) -> Answer<U> {
+fn answer<T, U: From<T>>(result: Result<T, crate::kafka::KafkaError>) -> Answer<U> {
     Ok(result.map(U::from).map_err(KafkaError::from))
 }
 

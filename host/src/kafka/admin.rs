@@ -74,7 +74,7 @@ impl Admin {
     }
 
     /// Remembers that the cached brokers may be stale when an error says so.
-    fn noted(&self, error: super::errors::HostError) -> super::errors::HostError {
+    fn noted(&self, error: super::errors::KafkaError) -> super::errors::KafkaError {
         if matches!(
             error.kind,
             ErrorKind::NotLeader | ErrorKind::Transport | ErrorKind::Timeout
@@ -237,14 +237,14 @@ impl Admin {
     fn reason_for_no_entry(
         &self,
         topic: &str,
-        error: super::errors::HostError,
-    ) -> super::errors::HostError {
+        error: super::errors::KafkaError,
+    ) -> super::errors::KafkaError {
         if error.code != NO_ENTRY {
             return error;
         }
         match ffi::describe_topics(self.client.inner(), &[topic.to_owned()], self.timeout) {
             Err(described) => {
-                let described: super::errors::HostError = described.into();
+                let described: super::errors::KafkaError = described.into();
                 if described.kind == ErrorKind::Authorization {
                     return described;
                 }
@@ -330,7 +330,7 @@ fn partitions_failed(
     topic: &str,
     requested: usize,
     failed: &[(i32, rdkafka::error::KafkaError)],
-) -> Option<super::errors::HostError> {
+) -> Option<super::errors::KafkaError> {
     let (first_partition, first_error) = failed.first()?;
     let code = first_error
         .rdkafka_error_code()

@@ -12,7 +12,7 @@ use std::time::Duration;
 use rdkafka::bindings as rd;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 
-use super::errors::{HostError, from_code, invalid};
+use super::errors::{KafkaError, from_code, invalid};
 
 /// One message of a batch: a record, or an error event the client delivered in its place.
 pub enum Taken<'a> {
@@ -22,7 +22,7 @@ pub enum Taken<'a> {
         key: Option<&'a [u8]>,
         payload: Option<&'a [u8]>,
     },
-    Error(HostError),
+    Error(KafkaError),
 }
 
 /// A reference to a consumer's queue: the one its messages and error events arrive on, and
@@ -44,7 +44,7 @@ impl Drop for ConsumerQueue {
 }
 
 impl ConsumerQueue {
-    pub fn of(consumer: &BaseConsumer) -> Result<Self, HostError> {
+    pub fn of(consumer: &BaseConsumer) -> Result<Self, KafkaError> {
         // SAFETY: the client pointer is valid while `consumer` lives; the queue reference keeps
         // itself alive until dropped.
         let queue = unsafe { rd::rd_kafka_queue_get_consumer(consumer.client().native_ptr()) };

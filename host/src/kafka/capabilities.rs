@@ -8,7 +8,7 @@ use std::borrow::BorrowMut;
 use std::time::{Duration, Instant};
 
 use action_state_core::capabilities::{
-    self as caps, CapResult, PartitionRange, PolledBatch, TopicMetadata,
+    self as caps, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
 };
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
@@ -63,21 +63,21 @@ impl HeldRecords for Consumer {
 }
 
 impl caps::Writer for Writer {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         Writer::append(self, topic, partition, key, value)
     }
 }
 
 impl caps::Consumer for Consumer {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         Consumer::assign(self, &start.iter().collect::<Vec<_>>())
     }
 
-    fn position(&mut self) -> CapResult<PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         Ok(Consumer::position(self)?.into_iter().collect())
     }
 
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> CapResult<PolledBatch> {
+    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
         let held = Consumer::poll(self, max, Duration::from_millis(u64::from(timeout_ms)))?;
         let c = Columns::of(held, with_data);
         PolledBatch::from_columns(c.partitions, c.offsets, c.flags, c.keys, c.values)
@@ -117,7 +117,7 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         let answer =
             self.kafka()
                 .admin()?
@@ -145,7 +145,7 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
             .collect())
     }
 
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
         let cluster = self
             .kafka()
             .admin()?
@@ -162,7 +162,7 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         // An entry without a value sets nothing: the broker's default applies.
         let configs: Vec<(String, String)> = configs
             .iter()
@@ -178,7 +178,7 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let spec = match spec {
             OffsetSpec::Earliest => ffi::Spec::Earliest,
             OffsetSpec::Latest => ffi::Spec::Latest,
@@ -190,7 +190,7 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let before: Vec<(u32, u64)> = before.iter().collect();
         let what = format!("DeleteRecords on {} partitions of {topic}", before.len());
         let KafkaCapabilities { kafka, waiting, .. } = self;
@@ -201,11 +201,11 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
             .delete_records(topic, &before, &mut waited)
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Writer> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Writer> {
         self.kafka().open_writer(transactional_id)
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<Consumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Consumer> {
         self.kafka().open_consumer(topic)
     }
 }

@@ -10,7 +10,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::batch::{ConsumerQueue, Taken};
-use super::errors::{HostError, KafkaResult, from_rd, invalid};
+use super::errors::{KafkaError, KafkaResult, from_rd, invalid};
 
 /// A record of the latest poll, as the client delivered it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,14 +228,14 @@ impl Consumer {
 
 /// Records and error events the client delivered but a poll has not handed out yet, in order.
 #[derive(Debug, Default)]
-pub struct Backlog(VecDeque<Result<HeldRecord, HostError>>);
+pub struct Backlog(VecDeque<Result<HeldRecord, KafkaError>>);
 
 impl Backlog {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn push(&mut self, item: Result<HeldRecord, HostError>) {
+    pub fn push(&mut self, item: Result<HeldRecord, KafkaError>) {
         self.0.push_back(item);
     }
 
@@ -282,8 +282,8 @@ mod tests {
         }
     }
 
-    fn error() -> HostError {
-        HostError::new(ErrorKind::Transport, "broker down")
+    fn error() -> KafkaError {
+        KafkaError::new(ErrorKind::Transport, "broker down")
     }
 
     #[test]

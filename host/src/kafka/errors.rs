@@ -1,13 +1,11 @@
-//! The client's errors mapped once to the WIT `kafka-error` cases (as the core's `HostError`),
+//! The client's errors mapped once to the WIT `kafka-error` cases (the core's `KafkaError`),
 //! keeping the code, its name and the client's message: librdkafka's own codes by this host's
 //! table, Kafka's protocol codes by the core's. No retry, no interpretation.
 
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as C};
 
-pub use action_state_core::capabilities::{ErrorKind, HostError};
+pub use action_state_core::capabilities::{ErrorKind, KafkaError, KafkaResult};
 use action_state_core::kafka_codes::protocol_case;
-
-pub type KafkaResult<T> = Result<T, HostError>;
 
 /// The case of a librdkafka code. Broker codes (positive) mean the same in every client, so
 /// the core's table classifies them (`action_state_core::kafka_codes`); this host maps only
@@ -60,8 +58,8 @@ pub fn code_name(code: C) -> String {
     name
 }
 
-pub fn from_code(code: C, message: impl Into<String>) -> HostError {
-    HostError {
+pub fn from_code(code: C, message: impl Into<String>) -> KafkaError {
+    KafkaError {
         kind: kind_of(code),
         code: code as i32,
         name: code_name(code),
@@ -70,23 +68,23 @@ pub fn from_code(code: C, message: impl Into<String>) -> HostError {
 }
 
 /// An rdkafka error; errors without a code (configuration, canceled futures) are `other`.
-pub fn from_rd(error: &RdError) -> HostError {
+pub fn from_rd(error: &RdError) -> KafkaError {
     // rdkafka reports no code for a failed admin operation, though the variant carries one.
     if let RdError::AdminOp(code) = error {
         return from_code(*code, error.to_string());
     }
     match error.rdkafka_error_code() {
         Some(code) => from_code(code, error.to_string()),
-        None => HostError::new(ErrorKind::Other, error.to_string()),
+        None => KafkaError::new(ErrorKind::Other, error.to_string()),
     }
 }
 
 /// A value the host cannot put into a Kafka request (it came from the guest).
-pub fn invalid(message: impl Into<String>) -> HostError {
-    HostError::new(ErrorKind::Other, message)
+pub fn invalid(message: impl Into<String>) -> KafkaError {
+    KafkaError::new(ErrorKind::Other, message)
 }
 
-impl From<super::ffi::NativeError> for HostError {
+impl From<super::ffi::NativeError> for KafkaError {
     fn from(error: super::ffi::NativeError) -> Self {
         from_code(C::from(error.code), error.message)
     }

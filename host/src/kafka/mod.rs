@@ -16,7 +16,7 @@ use rdkafka::config::ClientConfig;
 
 pub use capabilities::KafkaCapabilities;
 pub use config::KafkaSettings;
-pub use errors::{ErrorKind, HostError, KafkaResult};
+pub use errors::{ErrorKind, KafkaError, KafkaResult};
 
 /// The librdkafka this host is linked with: its version and its `builtin.features` (e.g.
 /// `gzip,snappy,ssl,sasl,...,sasl_scram,...`), read from the library at run time.

@@ -7,7 +7,7 @@ use rdkafka::error::KafkaError as RdError;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use rdkafka::util::Timeout;
 
-use super::errors::{ErrorKind, HostError, KafkaResult, from_code, from_rd, invalid};
+use super::errors::{ErrorKind, KafkaError, KafkaResult, from_code, from_rd, invalid};
 
 /// One producer; transactional when opened with a transactional id.
 pub struct Writer {
@@ -96,7 +96,7 @@ impl Writer {
 
     /// Aborts the open transaction (when there is one and the client allows it) and says why
     /// the append failed.
-    fn abort(&self, error: &RdError) -> HostError {
+    fn abort(&self, error: &RdError) -> KafkaError {
         let failure = fenced_or(&self.producer, error);
         if self.transactional && failure.kind != ErrorKind::Fenced {
             let _ = self
@@ -109,7 +109,7 @@ impl Writer {
 
 /// A fenced transactional producer raises a fatal error and purges what it had queued, so a
 /// send may only report the purge: the fatal error says why.
-fn fenced_or(producer: &FutureProducer, error: &RdError) -> HostError {
+fn fenced_or(producer: &FutureProducer, error: &RdError) -> KafkaError {
     if let Some((code, reason)) = producer.client().fatal_error() {
         return from_code(code, reason);
     }

@@ -21,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use action_state_core::capabilities::{
-    self as caps, CapResult, Capabilities, ErrorKind, HostError, PolledBatch, TopicMetadata,
+    self as caps, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch, TopicMetadata,
 };
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
@@ -145,7 +145,7 @@ pub struct FailpointWriter<W> {
 }
 
 impl<W: caps::Writer> caps::Writer for FailpointWriter<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         let commit = is_commit(value);
         if commit {
             pause(Stage::BeforeCommit);
@@ -170,15 +170,15 @@ pub struct FailpointConsumer<K> {
 }
 
 impl<K: caps::Consumer> caps::Consumer for FailpointConsumer<K> {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         self.inner.assign(start)
     }
 
-    fn position(&mut self) -> CapResult<PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         self.inner.position()
     }
 
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> CapResult<PolledBatch> {
+    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
         self.stalled = self.stall && !with_data;
         if self.stalled {
             std::thread::sleep(Duration::from_millis(u64::from(timeout_ms)));
@@ -222,11 +222,11 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         self.inner.describe(topics, config_names, with_offsets)
     }
 
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
         self.inner.describe_cluster(config_names)
     }
 
@@ -236,7 +236,7 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         self.inner
             .create_topic(topic, partitions, replication_factor, configs)
     }
@@ -246,7 +246,7 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         self.inner.list_offsets(topic, partitions, spec)
     }
 
@@ -254,9 +254,9 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         if self.active == Some(Failpoint::DeleteRecords) && self.committed() {
-            return Err(HostError::new(
+            return Err(KafkaError::new(
                 ErrorKind::Other,
                 "failpoint delete-records is active",
             ));
@@ -268,7 +268,7 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
         answer
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
         Ok(FailpointWriter {
             inner: self.inner.open_writer(transactional_id)?,
             compact: (self.active == Some(Failpoint::CompactAfterCommit))
@@ -277,7 +277,7 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
         })
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
         Ok(FailpointConsumer {
             inner: self.inner.open_consumer(topic)?,
             stall: self.active == Some(Failpoint::ReplayStall),

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use action_state_core::capabilities::{
-    self as caps, CapResult, Capabilities, ErrorKind, HostError, PolledBatch, TopicMetadata,
+    self as caps, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch, TopicMetadata,
 };
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
@@ -49,14 +49,14 @@ impl Current {
     }
 
     /// The error as reported (every kind `other` for `EverythingIsOther`).
-    fn error(&self, mut error: HostError) -> HostError {
+    fn error(&self, mut error: KafkaError) -> KafkaError {
         if self.is(Lie::EverythingIsOther) {
             error.kind = ErrorKind::Other;
         }
         error
     }
 
-    fn answer<T>(&self, result: CapResult<T>) -> CapResult<T> {
+    fn answer<T>(&self, result: KafkaResult<T>) -> KafkaResult<T> {
         result.map_err(|e| self.error(e))
     }
 }
@@ -87,7 +87,7 @@ pub struct LyingWriter<W> {
 }
 
 impl<W: caps::Writer> caps::Writer for LyingWriter<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         self.lie
             .answer(self.inner.append(topic, partition, key, value))
     }
@@ -99,15 +99,15 @@ pub struct LyingConsumer<K> {
 }
 
 impl<K: caps::Consumer> caps::Consumer for LyingConsumer<K> {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         self.lie.answer(self.inner.assign(start))
     }
 
-    fn position(&mut self) -> CapResult<PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         self.lie.answer(self.inner.position())
     }
 
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> CapResult<PolledBatch> {
+    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
         let with_data = with_data || self.lie.is(Lie::DataAlways);
         self.lie.answer(self.inner.poll(max, timeout_ms, with_data))
     }
@@ -146,7 +146,7 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         let mut answer = self.inner.describe(topics, config_names, with_offsets);
         if self.lie.is(Lie::MissingIsError)
             && let Ok(all) = &answer
@@ -167,7 +167,7 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         self.lie.answer(answer)
     }
 
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
         let mut answer = self.inner.describe_cluster(config_names);
         if self.lie.is(Lie::ReplicationUnknown)
             && let Ok(cluster) = &mut answer
@@ -183,7 +183,7 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         let answer = self
             .inner
             .create_topic(topic, partitions, replication_factor, configs);
@@ -195,7 +195,7 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let past_end = u64::from(self.lie.is(Lie::EndPlusOne) && spec == OffsetSpec::Latest);
         let answer = self.inner.list_offsets(topic, partitions, spec).map(|all| {
             all.into_iter()
@@ -209,12 +209,12 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let answer = self.inner.delete_records(topic, before);
         self.lie.answer(answer)
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
         let id = transactional_id.filter(|_| !self.lie.is(Lie::NoFencing));
         let writer = self.lie.answer(self.inner.open_writer(id))?;
         Ok(LyingWriter {
@@ -223,9 +223,9 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         })
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
         if self.lie.is(Lie::ConsumerOpenFails) {
-            return Err(self.lie.error(HostError {
+            return Err(self.lie.error(KafkaError {
                 kind: ErrorKind::Transport,
                 code: -195,
                 name: "_TRANSPORT".into(),
@@ -248,32 +248,32 @@ mod tests {
 
     /// Answers every call the same way: `fail` as the error, or empty answers.
     struct Stub {
-        fail: Option<HostError>,
+        fail: Option<KafkaError>,
         opened_with: Vec<Option<String>>,
     }
 
-    struct StubWriter(Option<HostError>);
+    struct StubWriter(Option<KafkaError>);
 
     impl caps::Writer for StubWriter {
-        fn append(&mut self, _: &str, _: u32, _: &str, _: &str) -> CapResult<u64> {
+        fn append(&mut self, _: &str, _: u32, _: &str, _: &str) -> KafkaResult<u64> {
             self.0.clone().map_or(Ok(41), Err)
         }
     }
 
     impl caps::Consumer for StubWriter {
-        fn assign(&mut self, _: &PartitionOffsets) -> CapResult<()> {
+        fn assign(&mut self, _: &PartitionOffsets) -> KafkaResult<()> {
             Ok(())
         }
-        fn position(&mut self) -> CapResult<PartitionOffsets> {
+        fn position(&mut self) -> KafkaResult<PartitionOffsets> {
             Ok(PartitionOffsets::new())
         }
-        fn poll(&mut self, _: u32, _: u32, _: bool) -> CapResult<PolledBatch> {
+        fn poll(&mut self, _: u32, _: u32, _: bool) -> KafkaResult<PolledBatch> {
             Ok(PolledBatch::default())
         }
     }
 
     impl Stub {
-        fn answer<T>(&self, value: T) -> CapResult<T> {
+        fn answer<T>(&self, value: T) -> KafkaResult<T> {
             self.fail.clone().map_or(Ok(value), Err)
         }
     }
@@ -293,16 +293,22 @@ mod tests {
             topics: &[&str],
             _: &[&str],
             _: bool,
-        ) -> CapResult<Vec<Option<TopicMetadata>>> {
+        ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
             self.answer(topics.iter().map(|_| None).collect())
         }
-        fn describe_cluster(&mut self, _: &[&str]) -> CapResult<ClusterDescription> {
+        fn describe_cluster(&mut self, _: &[&str]) -> KafkaResult<ClusterDescription> {
             self.answer(ClusterDescription {
                 brokers: vec![1],
                 configs: Vec::new(),
             })
         }
-        fn create_topic(&mut self, _: &str, _: u32, _: u16, _: &[ConfigEntry]) -> CapResult<bool> {
+        fn create_topic(
+            &mut self,
+            _: &str,
+            _: u32,
+            _: u16,
+            _: &[ConfigEntry],
+        ) -> KafkaResult<bool> {
             self.answer(true)
         }
         fn list_offsets(
@@ -310,26 +316,26 @@ mod tests {
             _: &str,
             partitions: &[u32],
             _: OffsetSpec,
-        ) -> CapResult<Vec<(u32, u64)>> {
+        ) -> KafkaResult<Vec<(u32, u64)>> {
             self.answer(partitions.iter().map(|p| (*p, 10)).collect())
         }
         fn delete_records(
             &mut self,
             _: &str,
             before: &PartitionOffsets,
-        ) -> CapResult<Vec<(u32, u64)>> {
+        ) -> KafkaResult<Vec<(u32, u64)>> {
             self.answer(before.iter().collect())
         }
-        fn open_writer(&mut self, id: Option<&str>) -> CapResult<StubWriter> {
+        fn open_writer(&mut self, id: Option<&str>) -> KafkaResult<StubWriter> {
             self.opened_with.push(id.map(Into::into));
             Ok(StubWriter(self.fail.clone()))
         }
-        fn open_consumer(&mut self, _: &str) -> CapResult<StubWriter> {
+        fn open_consumer(&mut self, _: &str) -> KafkaResult<StubWriter> {
             Ok(StubWriter(self.fail.clone()))
         }
     }
 
-    fn stub(fail: Option<HostError>) -> Lying<Stub> {
+    fn stub(fail: Option<KafkaError>) -> Lying<Stub> {
         Lying::new(Stub {
             fail,
             opened_with: Vec::new(),
@@ -344,7 +350,7 @@ mod tests {
         assert_eq!(latest, Ok(vec![(0, 10), (1, 10)]));
         assert!(host.open_writer(Some("tx")).is_ok());
         assert_eq!(host.inner.opened_with, [Some("tx".to_owned())]);
-        let timeout = HostError::new(ErrorKind::Timeout, "slow");
+        let timeout = KafkaError::new(ErrorKind::Timeout, "slow");
         let mut failing = stub(Some(timeout.clone()));
         assert_eq!(failing.describe_cluster(&[]), Err(timeout));
     }
@@ -366,11 +372,11 @@ mod tests {
 
     #[test]
     fn a_lie_switched_on_later_reaches_a_writer_opened_before() {
-        let mut host = stub(Some(HostError::new(ErrorKind::Fenced, "fenced")));
+        let mut host = stub(Some(KafkaError::new(ErrorKind::Fenced, "fenced")));
         let Ok(mut writer) = host.open_writer(None) else {
             unreachable!("the stub opens every writer")
         };
-        let kind = |answer: CapResult<u64>| answer.map_err(|e| e.kind);
+        let kind = |answer: KafkaResult<u64>| answer.map_err(|e| e.kind);
         assert_eq!(
             kind(writer.append("t", 0, "k", "v")),
             Err(ErrorKind::Fenced)

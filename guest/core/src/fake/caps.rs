@@ -6,7 +6,7 @@ use std::cell::RefMut;
 use super::{
     Cluster, DATA, FakeConsumer, FakeTopic, FakeWriter, Fault, Shared, TOPIC_ID, error, safe_topic,
 };
-use crate::capabilities::{CapResult, Capabilities, ErrorKind, PartitionRange, TopicMetadata};
+use crate::capabilities::{Capabilities, ErrorKind, KafkaResult, PartitionRange, TopicMetadata};
 use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use crate::offsets::PartitionOffsets;
 
@@ -76,7 +76,7 @@ impl Capabilities for FakeCaps {
         topics: &[&str],
         names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         let mut c = self.0.borrow_mut();
         c.enter("describe")?;
         let call = c.count("describe");
@@ -136,7 +136,7 @@ impl Capabilities for FakeCaps {
         Ok(answer)
     }
 
-    fn describe_cluster(&mut self, names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
         let mut c = self.0.borrow_mut();
         c.enter("describe_cluster")?;
         let mut answer = c.cluster.clone();
@@ -150,7 +150,7 @@ impl Capabilities for FakeCaps {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         let mut c = self.0.borrow_mut();
         c.enter("create_topic")?;
         if c.topics.contains_key(topic) {
@@ -176,7 +176,7 @@ impl Capabilities for FakeCaps {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let mut c = self.0.borrow_mut();
         c.enter("list_offsets")?;
         let lag = spec == OffsetSpec::Latest && c.stable_lag > 0 && c.lagging_end.is_some();
@@ -207,7 +207,7 @@ impl Capabilities for FakeCaps {
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         let mut c = self.0.borrow_mut();
         // A delete at or below every current beginning removes nothing: it is a permission
         // probe, kept apart from the durable effects. Recorded before a failure, so tests see
@@ -237,7 +237,7 @@ impl Capabilities for FakeCaps {
             .collect())
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<FakeWriter> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<FakeWriter> {
         let mut c = self.0.borrow_mut();
         c.enter("open_writer")?;
         c.opened.push(transactional_id.map(String::from));
@@ -256,7 +256,7 @@ impl Capabilities for FakeCaps {
         })
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<FakeConsumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<FakeConsumer> {
         self.0.borrow_mut().enter("open_consumer")?;
         Ok(FakeConsumer {
             cluster: self.0.clone(),

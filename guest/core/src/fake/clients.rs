@@ -2,7 +2,7 @@
 
 use super::{Shared, error};
 use crate::capabilities::{
-    CapResult, Consumer, ErrorKind, HostError, PolledBatch, PolledRecord, Writer,
+    Consumer, ErrorKind, KafkaError, KafkaResult, PolledBatch, PolledRecord, Writer,
 };
 use crate::offsets::PartitionOffsets;
 
@@ -21,7 +21,7 @@ pub struct FakeConsumer {
 const COMMITTED: &str = "\"status\":\"COMMITTED\"";
 
 impl Writer for FakeWriter {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         let mut c = self.cluster.borrow_mut();
         c.enter("append")?;
         if let Some(id) = &self.id {
@@ -35,7 +35,7 @@ impl Writer for FakeWriter {
             }
         } else if value.contains(COMMITTED) {
             // The protocol's rule, checked here: only the fenced writer commits.
-            return Err(HostError::new(
+            return Err(KafkaError::new(
                 ErrorKind::Other,
                 "a COMMITTED record must be written by the fenced writer",
             ));
@@ -51,7 +51,7 @@ impl Writer for FakeWriter {
             c.lagging_end = Some(offset);
         }
         if c.answer_lost("append") {
-            return Err(HostError::new(
+            return Err(KafkaError::new(
                 ErrorKind::Timeout,
                 "simulated lost answer of an append",
             ));
@@ -69,7 +69,7 @@ impl Drop for FakeWriter {
 }
 
 impl Consumer for FakeConsumer {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         let mut c = self.cluster.borrow_mut();
         c.enter("assign")?;
         c.assignments.push(start.clone());
@@ -77,7 +77,7 @@ impl Consumer for FakeConsumer {
         Ok(())
     }
 
-    fn position(&mut self) -> CapResult<PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         let c = self.cluster.borrow();
         match &c.scripted {
             Some(s) if s.polls.is_empty() => Ok(s.ends.clone()),
@@ -86,7 +86,7 @@ impl Consumer for FakeConsumer {
         }
     }
 
-    fn poll(&mut self, max: u32, _timeout: u32, with_data: bool) -> CapResult<PolledBatch> {
+    fn poll(&mut self, max: u32, _timeout: u32, with_data: bool) -> KafkaResult<PolledBatch> {
         let mut c = self.cluster.borrow_mut();
         c.enter("poll")?;
         if let Some(scripted) = c.scripted.as_mut() {

@@ -16,7 +16,7 @@ use std::rc::Rc;
 pub use caps::FakeCaps;
 pub use clients::{FakeConsumer, FakeWriter};
 
-use crate::capabilities::{CapResult, ErrorKind, HostError, PolledRecord};
+use crate::capabilities::{ErrorKind, KafkaError, KafkaResult, PolledRecord};
 use crate::kafka_types::ClusterDescription;
 use crate::offsets::PartitionOffsets;
 
@@ -74,12 +74,12 @@ pub struct Cluster {
     /// Records per (topic, partition); offsets may have gaps (transaction markers, compaction).
     pub logs: BTreeMap<(String, u32), Vec<PolledRecord>>,
     /// (operation, call number from 1) → the error that call returns.
-    pub script: Vec<(&'static str, u32, HostError)>,
+    pub script: Vec<(&'static str, u32, KafkaError)>,
     /// (operation, call number from 1, fault): see `Fault`.
     pub faults: Vec<(&'static str, u32, Fault)>,
     /// Every call of `operation` ("*": of any) fails with this error (a dead cluster, a wrong
     /// password).
-    pub always: Option<(&'static str, HostError)>,
+    pub always: Option<(&'static str, KafkaError)>,
     pub calls: BTreeMap<&'static str, u32>,
     /// Every capability call in order.
     pub trace: Vec<&'static str>,
@@ -139,8 +139,8 @@ pub struct Cluster {
 
 pub type Shared = Rc<RefCell<Cluster>>;
 
-pub fn error(kind: ErrorKind) -> HostError {
-    HostError {
+pub fn error(kind: ErrorKind) -> KafkaError {
+    KafkaError {
         kind,
         code: 0,
         name: kind.name().to_uppercase(),
@@ -281,7 +281,7 @@ impl Cluster {
     }
 
     /// Counts a call and applies what is due at it: a recreation, a fault, a scripted error.
-    fn enter(&mut self, operation: &'static str) -> CapResult<()> {
+    fn enter(&mut self, operation: &'static str) -> KafkaResult<()> {
         self.trace.push(operation);
         let count = self.calls.entry(operation).or_insert(0);
         *count += 1;
@@ -327,16 +327,16 @@ impl Cluster {
         }
     }
 
-    fn apply_fault(&mut self, operation: &str, call: u32, fault: Fault) -> CapResult<()> {
+    fn apply_fault(&mut self, operation: &str, call: u32, fault: Fault) -> KafkaResult<()> {
         match fault {
             Fault::Fail => {
-                return Err(HostError::new(
+                return Err(KafkaError::new(
                     ErrorKind::Other,
                     format!("simulated failure of {operation} call {call}"),
                 ));
             }
             Fault::Unauthorized => {
-                return Err(HostError::new(
+                return Err(KafkaError::new(
                     ErrorKind::Authorization,
                     "CLUSTER_AUTHORIZATION_FAILED: simulated",
                 ));

@@ -45,20 +45,21 @@ pub struct RangeViolation {
     pub end: Option<u64>,
 }
 
-/// A Kafka step that failed after the core's retries; `retriable` says whether running the
-/// command again may succeed, `cause` is the last error a host capability reported.
+/// WIT `kafka-failure`: a Kafka step that failed after the core's retries; `retriable` says
+/// whether running the command again may succeed, `cause` is the last `kafka-error` a host
+/// capability reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KafkaError {
+pub struct KafkaFailure {
     pub operation: String,
     pub message: String,
     pub retriable: bool,
-    pub cause: Option<crate::kafka_error::HostError>,
+    pub cause: Option<crate::kafka_error::KafkaError>,
 }
 
-impl KafkaError {
+impl KafkaFailure {
     /// A failure the core itself detected (no host error behind it).
     pub fn new(operation: impl Into<String>, message: impl Into<String>, retriable: bool) -> Self {
-        KafkaError {
+        KafkaFailure {
             operation: operation.into(),
             message: message.into(),
             retriable,
@@ -105,7 +106,7 @@ pub enum CleanupError {
     /// A replayed record could not be decoded.
     ReplayRecordInvalid(String),
     /// A Kafka client failure or timeout.
-    Kafka(KafkaError),
+    Kafka(KafkaFailure),
 }
 
 pub type Result<T, E = CleanupError> = std::result::Result<T, E>;
@@ -136,7 +137,7 @@ impl CleanupError {
     }
 
     pub fn kafka(operation: impl Into<String>, message: impl Into<String>) -> Self {
-        CleanupError::Kafka(KafkaError::new(operation, message, false))
+        CleanupError::Kafka(KafkaFailure::new(operation, message, false))
     }
 }
 

@@ -1,5 +1,5 @@
 //! The WIT `kafka-error`: the case a host reports for a failed Kafka call and the error itself.
-//! A leaf, below `error` (whose `KafkaError` carries one as its cause) and `capabilities` (which
+//! A leaf, below `error` (whose `KafkaFailure` carries one as its cause) and `capabilities` (which
 //! re-exports both).
 
 use std::fmt;
@@ -60,18 +60,18 @@ impl ErrorKind {
     }
 }
 
-/// A host's `kafka-error`: its case plus the broker's (or client's) code, name and message.
+/// WIT `kafka-error`, what a host capability reports: its case plus the broker's (or client's) code, name and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostError {
+pub struct KafkaError {
     pub kind: ErrorKind,
     pub code: i32,
     pub name: String,
     pub message: String,
 }
 
-impl HostError {
+impl KafkaError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        HostError {
+        KafkaError {
             kind,
             code: 0,
             name: String::new(),
@@ -93,7 +93,7 @@ impl HostError {
 /// Kafka's protocol code for a refused group permission.
 pub const GROUP_AUTHORIZATION_FAILED: i32 = 30;
 
-impl fmt::Display for HostError {
+impl fmt::Display for KafkaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // librdkafka messages usually start with the code name already.
         if self.name.is_empty() || self.message.contains(&self.name) {
@@ -104,4 +104,4 @@ impl fmt::Display for HostError {
     }
 }
 
-impl std::error::Error for HostError {}
+impl std::error::Error for KafkaError {}

@@ -3,20 +3,13 @@
 //! them, and unit tests implement them over an in-memory fake; `policy` builds every retry,
 //! wait and decoding rule on top, once.
 
-pub use crate::kafka_error::{ErrorKind, GROUP_AUTHORIZATION_FAILED, HostError};
+pub use crate::kafka_error::{ErrorKind, GROUP_AUTHORIZATION_FAILED, KafkaError};
 
+pub use crate::kafka_types::PartitionRange;
 use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use crate::offsets::PartitionOffsets;
 
-pub type CapResult<T> = Result<T, HostError>;
-
-/// One partition's readable range: log start offset and last stable offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PartitionRange {
-    pub partition: u32,
-    pub beginning: u64,
-    pub end: u64,
-}
+pub type KafkaResult<T> = Result<T, KafkaError>;
 
 /// `kafka-admin.topic-metadata`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +69,7 @@ impl PolledBatch {
         flags: Vec<u8>,
         keys: Vec<Option<String>>,
         values: Vec<Option<String>>,
-    ) -> CapResult<Self> {
+    ) -> KafkaResult<Self> {
         let n = partitions.len();
         let texts_fit = |len: usize| len == 0 || len == n;
         if offsets.len() != n
@@ -84,7 +77,7 @@ impl PolledBatch {
             || !texts_fit(keys.len())
             || !texts_fit(values.len())
         {
-            return Err(HostError::new(
+            return Err(KafkaError::new(
                 ErrorKind::Other,
                 format!(
                     "The host's poll answered columns of different lengths (partitions {n}, \
@@ -98,7 +91,7 @@ impl PolledBatch {
         }
         let known = record_flags::HAS_KEY | record_flags::HAS_VALUE | record_flags::UTF8;
         if let Some(bad) = flags.iter().find(|f| **f & !known != 0) {
-            return Err(HostError::new(
+            return Err(KafkaError::new(
                 ErrorKind::Other,
                 format!("The host's poll answered the unknown record flags {bad}"),
             ));
@@ -176,19 +169,19 @@ impl PolledBatch {
 
 /// `kafka-writer.writer`.
 pub trait Writer {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64>;
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64>;
 }
 
 /// `kafka-consumer.consumer`.
 pub trait Consumer {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()>;
-    fn position(&mut self) -> CapResult<PartitionOffsets>;
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
+    fn position(&mut self) -> KafkaResult<PartitionOffsets>;
     fn poll(
         &mut self,
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> CapResult<PolledBatch>;
+    ) -> KafkaResult<PolledBatch>;
 }
 
 /// The imports of the `cleanup` world (without `operator-events`), one method each.
@@ -211,32 +204,32 @@ pub trait Capabilities {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>>;
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>>;
     /// `kafka-admin.describe-cluster`: the brokers, and the named configuration entries of the
     /// one with the lowest ID (as the host answered: the policy checks the shape).
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription>;
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription>;
     fn create_topic(
         &mut self,
         topic: &str,
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool>;
+    ) -> KafkaResult<bool>;
     /// One entry per partition Kafka answered, as the host returned them (possibly incomplete).
     fn list_offsets(
         &mut self,
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>>;
+    ) -> KafkaResult<Vec<(u32, u64)>>;
     fn delete_records(
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>>;
+    ) -> KafkaResult<Vec<(u32, u64)>>;
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer>;
-    fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer>;
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer>;
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer>;
 }
 
 #[cfg(test)]

@@ -3,30 +3,30 @@
 //! broker's answer means the same in every host whatever the host's own table says.
 
 use crate::capabilities::{
-    CapResult, Capabilities, Consumer, HostError, PolledBatch, TopicMetadata, Writer,
+    Capabilities, Consumer, KafkaError, KafkaResult, PolledBatch, TopicMetadata, Writer,
 };
 use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use crate::offsets::PartitionOffsets;
 
-/// A capability, writer or consumer whose errors are `HostError::classified`.
+/// A capability, writer or consumer whose errors are `KafkaError::classified`.
 pub struct Classified<T>(pub T);
 
-fn classified<T>(answer: CapResult<T>) -> CapResult<T> {
-    answer.map_err(HostError::classified)
+fn classified<T>(answer: KafkaResult<T>) -> KafkaResult<T> {
+    answer.map_err(KafkaError::classified)
 }
 
 impl<W: Writer> Writer for Classified<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> CapResult<u64> {
+    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         classified(self.0.append(topic, partition, key, value))
     }
 }
 
 impl<R: Consumer> Consumer for Classified<R> {
-    fn assign(&mut self, start: &PartitionOffsets) -> CapResult<()> {
+    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         classified(self.0.assign(start))
     }
 
-    fn position(&mut self) -> CapResult<PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         classified(self.0.position())
     }
 
@@ -35,7 +35,7 @@ impl<R: Consumer> Consumer for Classified<R> {
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
-    ) -> CapResult<PolledBatch> {
+    ) -> KafkaResult<PolledBatch> {
         classified(self.0.poll(max_records, timeout_ms, with_data))
     }
 }
@@ -65,11 +65,11 @@ impl<C: Capabilities> Capabilities for Classified<C> {
         topics: &[&str],
         config_names: &[&str],
         with_offsets: bool,
-    ) -> CapResult<Vec<Option<TopicMetadata>>> {
+    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         classified(self.0.describe(topics, config_names, with_offsets))
     }
 
-    fn describe_cluster(&mut self, config_names: &[&str]) -> CapResult<ClusterDescription> {
+    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
         classified(self.0.describe_cluster(config_names))
     }
 
@@ -79,7 +79,7 @@ impl<C: Capabilities> Capabilities for Classified<C> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> CapResult<bool> {
+    ) -> KafkaResult<bool> {
         classified(
             self.0
                 .create_topic(topic, partitions, replication_factor, configs),
@@ -91,7 +91,7 @@ impl<C: Capabilities> Capabilities for Classified<C> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         classified(self.0.list_offsets(topic, partitions, spec))
     }
 
@@ -99,15 +99,15 @@ impl<C: Capabilities> Capabilities for Classified<C> {
         &mut self,
         topic: &str,
         before: &PartitionOffsets,
-    ) -> CapResult<Vec<(u32, u64)>> {
+    ) -> KafkaResult<Vec<(u32, u64)>> {
         classified(self.0.delete_records(topic, before))
     }
 
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> CapResult<Self::Writer> {
+    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
         classified(self.0.open_writer(transactional_id).map(Classified))
     }
 
-    fn open_consumer(&mut self, topic: &str) -> CapResult<Self::Consumer> {
+    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
         classified(self.0.open_consumer(topic).map(Classified))
     }
 }

@@ -4,7 +4,7 @@
 //! negative codes, kafka-clients' exceptions without a code). `wit/types.wit` lists each case's
 //! codes, and every host's tests check their table against it.
 
-use crate::capabilities::{ErrorKind, HostError};
+use crate::capabilities::{ErrorKind, KafkaError};
 
 /// Every protocol code the component tells apart from `other`: the code, its name in Kafka's
 /// protocol (`org.apache.kafka.common.protocol.Errors`) and its case. Ascending by code.
@@ -59,14 +59,14 @@ pub fn protocol_case(code: i32) -> Option<ErrorKind> {
         .map(|(_, _, kind)| *kind)
 }
 
-impl HostError {
+impl KafkaError {
     /// The error with the case the core's table gives its protocol code; any other error as
     /// the host reported it. When the host's case and the code disagree, the code wins: the
     /// code is what the broker answered, the same number in every client, while the case is
     /// only the host's reading of it, so a host whose table drifted (or that reports `other`
     /// for every code it does not know) still retries, refuses and reports exactly like the
     /// others. A host can add meaning only where there is no protocol code.
-    pub fn classified(mut self) -> HostError {
+    pub fn classified(mut self) -> KafkaError {
         if let Some(kind) = protocol_case(self.code) {
             self.kind = kind;
         }
@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn a_protocol_code_reported_as_other_takes_its_case_from_the_table() {
-        let host = HostError {
+        let host = KafkaError {
             kind: ErrorKind::Other,
             code: 8,
             name: "BROKER_NOT_AVAILABLE".into(),
@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn the_code_wins_over_a_host_case_that_disagrees() {
-        let host = HostError {
+        let host = KafkaError {
             kind: ErrorKind::Timeout,
             code: 29,
             name: "TOPIC_AUTHORIZATION_FAILED".into(),
@@ -123,21 +123,21 @@ mod tests {
 
     #[test]
     fn without_a_protocol_code_the_hosts_case_stands() {
-        let client_side = HostError {
+        let client_side = KafkaError {
             kind: ErrorKind::Timeout,
             code: -185,
             name: "_TIMED_OUT".into(),
             message: "Local: Timed out".into(),
         };
         assert_eq!(client_side.clone().classified(), client_side);
-        let unknown = HostError {
+        let unknown = KafkaError {
             kind: ErrorKind::Transport,
             code: 87,
             name: "INVALID_RECORD".into(),
             message: "odd".into(),
         };
         assert_eq!(unknown.clone().classified(), unknown);
-        let plain = HostError::new(ErrorKind::Authentication, "no code");
+        let plain = KafkaError::new(ErrorKind::Authentication, "no code");
         assert_eq!(plain.clone().classified(), plain);
     }
 }

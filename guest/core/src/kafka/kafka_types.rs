@@ -2,7 +2,8 @@
 //! configuration entries, offset specs, the cluster's description and why an append failed.
 //! `policy::Policy` is the one Kafka abstraction; these are its words.
 
-use crate::error::KafkaError;
+use crate::error::KafkaFailure;
+use crate::offsets::PartitionOffsets;
 
 /// What Kafka says about one topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,14 +30,14 @@ pub struct ConfigEntry {
     pub value: Option<String>,
 }
 
-pub type KafkaResult<T> = Result<T, KafkaError>;
+pub type PolicyResult<T> = Result<T, KafkaFailure>;
 
 /// Why a control-topic append did not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AppendError {
     /// A concurrent apply fenced this writer; nothing was written.
     Fenced(String),
-    Failed(KafkaError),
+    Failed(KafkaFailure),
 }
 
 /// A topic's metadata with the configuration entries that were asked for.
@@ -60,5 +61,21 @@ pub struct ClusterDescription {
     pub configs: Vec<ConfigEntry>,
 }
 
-/// (partition, beginning, end).
-pub type PartitionRange = (u32, u64, u64);
+/// WIT `kafka-admin.partition-range`: one partition's readable range, its log start offset and
+/// its last stable offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionRange {
+    pub partition: u32,
+    pub beginning: u64,
+    pub end: u64,
+}
+
+/// Each range's log start offset, by partition.
+pub fn beginnings(ranges: &[PartitionRange]) -> PartitionOffsets {
+    ranges.iter().map(|r| (r.partition, r.beginning)).collect()
+}
+
+/// Each range's last stable offset, by partition.
+pub fn ends(ranges: &[PartitionRange]) -> PartitionOffsets {
+    ranges.iter().map(|r| (r.partition, r.end)).collect()
+}

@@ -5,8 +5,10 @@ use crate::boundary::check_advances;
 use crate::capabilities::Capabilities;
 use crate::control::{ControlEntry, ControlRecord, Status};
 use crate::control_history::ControlHistory;
-use crate::error::{CleanupError, KafkaError, RangeViolation, Result};
-use crate::kafka_types::{AppendError, ConfigEntry, PartitionRange, TopicDescription, TopicState};
+use crate::error::{CleanupError, KafkaFailure, RangeViolation, Result};
+use crate::kafka_types::{
+    self, AppendError, ConfigEntry, PartitionRange, TopicDescription, TopicState,
+};
 use crate::offsets::PartitionOffsets;
 use crate::plan::Plan;
 use crate::policy::Policy;
@@ -505,14 +507,14 @@ impl<C: Capabilities> Session<'_, C> {
     }
 
     /// The cluster's brokers and default replication factor, read once per run.
-    fn cluster_facts(&mut self) -> std::result::Result<&ClusterFacts, KafkaError> {
+    fn cluster_facts(&mut self) -> std::result::Result<&ClusterFacts, KafkaFailure> {
         if self.run.cluster.is_none() {
             self.run.cluster = Some(ClusterFacts::read(self.kafka)?);
         }
         self.run
             .cluster
             .as_ref()
-            .ok_or_else(|| KafkaError::new("describe-cluster", "no cluster description", false))
+            .ok_or_else(|| KafkaFailure::new("describe-cluster", "no cluster description", false))
     }
 
     /// The replication a new control topic gets when the operator chose none. Without the
@@ -563,8 +565,8 @@ impl<C: Capabilities> Session<'_, C> {
             .map_err(CleanupError::Kafka)?;
         Ok(ranges
             .iter()
-            .filter(|(_, beginning, _)| *beginning > 0)
-            .map(|(partition, beginning, _)| (*partition, *beginning))
+            .filter(|r| r.beginning > 0)
+            .map(|r| (r.partition, r.beginning))
             .collect())
     }
 
@@ -624,7 +626,7 @@ impl<C: Capabilities> Session<'_, C> {
         self.kafka
             .delete_described(&self.identity(), &[], true, &mut probe)
             .map_err(|error| match error {
-                CleanupError::Kafka(error) => CleanupError::Kafka(KafkaError {
+                CleanupError::Kafka(error) => CleanupError::Kafka(KafkaFailure {
                     operation: "delete-records (permission probe before commit)".into(),
                     ..error
                 }),
@@ -754,8 +756,8 @@ fn partition_previews(
     target: &PartitionOffsets,
     ranges: &[PartitionRange],
 ) -> Result<Vec<PartitionPreview>> {
-    let beginnings: PartitionOffsets = ranges.iter().map(|(p, b, _)| (*p, *b)).collect();
-    let ends: PartitionOffsets = ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
+    let beginnings = kafka_types::beginnings(ranges);
+    let ends = kafka_types::ends(ranges);
     let mut preview = Vec::with_capacity(plan.offsets.len());
     for (partition, requested) in plan.offsets.iter() {
         let beginning = beginnings.get(partition);
@@ -800,8 +802,8 @@ fn unavailable(
     })
 }
 
-impl From<KafkaError> for CleanupError {
-    fn from(error: KafkaError) -> Self {
+impl From<KafkaFailure> for CleanupError {
+    fn from(error: KafkaFailure) -> Self {
         CleanupError::Kafka(error)
     }
 }

@@ -37,7 +37,7 @@ pub fn preview_plan<C: Capabilities>(
     let ranges: BTreeMap<u32, (u64, u64)> = kafka
         .offset_range(&plan.topic, &partitions)?
         .into_iter()
-        .map(|(p, beginning, end)| (p, (beginning, end)))
+        .map(|r| (r.partition, (r.beginning, r.end)))
         .collect();
     let mut preview = Vec::with_capacity(partitions.len());
     for (partition, offset) in plan.offsets.iter() {

@@ -396,10 +396,10 @@ pub fn requested_ranges(
     requested: &PartitionOffsets,
 ) -> (PartitionOffsets, PartitionOffsets) {
     let asked = |p: &u32| requested.get(*p).is_some();
-    let rows = live.ranges.iter().filter(|(p, _, _)| asked(p));
+    let rows = live.ranges.iter().filter(|r| asked(&r.partition));
     (
-        rows.clone().map(|(p, b, _)| (*p, *b)).collect(),
-        rows.map(|(p, _, e)| (*p, *e)).collect(),
+        rows.clone().map(|r| (r.partition, r.beginning)).collect(),
+        rows.map(|r| (r.partition, r.end)).collect(),
     )
 }
 
@@ -453,10 +453,10 @@ fn replay_described<C: Capabilities>(
     let (beginning, end) = state
         .ranges
         .iter()
-        .find(|(p, _, _)| *p == 0)
-        .map(|(_, b, e)| (*b, *e))
+        .find(|r| r.partition == 0)
+        .map(|r| (r.beginning, r.end))
         .ok_or_else(|| {
-            CleanupError::Kafka(crate::error::KafkaError::new(
+            CleanupError::Kafka(crate::error::KafkaFailure::new(
                 "read-control-log",
                 format!(
                     "Kafka did not return the offsets of partition 0 of control topic {control}; its history cannot be read"

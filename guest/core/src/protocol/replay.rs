@@ -4,7 +4,7 @@
 
 use crate::capabilities::Capabilities;
 use crate::error::{CleanupError, Result};
-use crate::kafka_types::TopicDescription;
+use crate::kafka_types::{self, TopicDescription};
 use crate::marker::{Marker, VersionedMarker};
 use crate::offsets::PartitionOffsets;
 use crate::planning::{merge_minimum, parse_markers};
@@ -413,7 +413,7 @@ impl RecoverySession {
                     WHILE_RUNNING,
                 )?;
                 let ranges = live.map(|s| s.ranges).unwrap_or_default();
-                ranges.into_iter().map(|(p, _, end)| (p, end)).collect()
+                kafka_types::ends(&ranges)
             }
         };
         VersionedMarker::new(&self.topic, &self.identity.topic_id, offsets)

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::capabilities::Capabilities;
-use crate::error::{CleanupError, KafkaError};
+use crate::error::{CleanupError, KafkaFailure};
 use crate::policy::Policy;
 
 /// Largest replication factor Kafka accepts for a topic (a Java `short`).
@@ -54,7 +54,7 @@ pub struct ClusterFacts {
 impl ClusterFacts {
     /// Asks the cluster (one `describe-cluster`). A value of `default.replication.factor` that is
     /// missing or not a replication factor is refused: the choice would be a guess.
-    pub fn read<C: Capabilities>(kafka: &mut Policy<C>) -> Result<ClusterFacts, KafkaError> {
+    pub fn read<C: Capabilities>(kafka: &mut Policy<C>) -> Result<ClusterFacts, KafkaFailure> {
         let cluster = kafka.describe_cluster(&[DEFAULT_REPLICATION_FACTOR])?;
         let value = cluster
             .configs
@@ -65,7 +65,7 @@ impl ClusterFacts {
             .and_then(|v| v.trim().parse::<u16>().ok())
             .filter(|f| (1..=MAX_REPLICATION_FACTOR).contains(f));
         let Some(default_replication_factor) = factor else {
-            return Err(KafkaError::new(
+            return Err(KafkaFailure::new(
                 "describe-cluster",
                 format!(
                     "the cluster's brokers report {DEFAULT_REPLICATION_FACTOR}={}, which is not a replication factor between 1 and {}",
@@ -171,7 +171,7 @@ pub fn check(
 
 /// Whether the cluster refused its description to this principal (DescribeConfigs on the
 /// cluster is what reading a broker's configuration needs).
-fn refused(error: &KafkaError) -> bool {
+fn refused(error: &KafkaFailure) -> bool {
     error
         .cause
         .as_ref()
@@ -180,13 +180,13 @@ fn refused(error: &KafkaError) -> bool {
 
 /// The failure of an apply that must create `control_topic` with the production default but
 /// could not describe the cluster: nothing is created, and the sentence names the ways out.
-pub fn undecided(control_topic: &str, why: KafkaError) -> CleanupError {
+pub fn undecided(control_topic: &str, why: KafkaFailure) -> CleanupError {
     let grant = if refused(&why) {
         ", or grant the principal DescribeConfigs on the cluster"
     } else {
         ""
     };
-    CleanupError::Kafka(KafkaError {
+    CleanupError::Kafka(KafkaFailure {
         message: format!(
             "choosing the replication factor of the new control topic {control_topic} needs the cluster's brokers and their {DEFAULT_REPLICATION_FACTOR}: {}; set replication-factor (CLI: --replication-factor N) to choose it{grant}",
             why.message
@@ -196,7 +196,7 @@ pub fn undecided(control_topic: &str, why: KafkaError) -> CleanupError {
 }
 
 /// The warning when the cluster could not be described for the check.
-pub fn unchecked(control_topic: &str, replication_factor: u16, why: &KafkaError) -> ApplyWarning {
+pub fn unchecked(control_topic: &str, replication_factor: u16, why: &KafkaFailure) -> ApplyWarning {
     let grant = if refused(why) {
         "; grant the principal DescribeConfigs on the cluster to have it checked"
     } else {

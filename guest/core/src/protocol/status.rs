@@ -3,6 +3,7 @@
 use crate::capabilities::Capabilities;
 use crate::control::ControlRecord;
 use crate::error::Result;
+use crate::kafka_types;
 use crate::marker::VersionedMarker;
 use crate::offsets::PartitionOffsets;
 use crate::policy::Policy;
@@ -71,8 +72,8 @@ pub fn status<C: Capabilities>(kafka: &mut Policy<C>, control_topic: &str) -> Re
         return Ok(report);
     };
     report.live_topic_id = Some(live.description.topic_id.clone());
-    let beginnings: PartitionOffsets = live.ranges.iter().map(|(p, b, _)| (*p, *b)).collect();
-    let ends: PartitionOffsets = live.ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
+    let beginnings = kafka_types::beginnings(&live.ranges);
+    let ends = kafka_types::ends(&live.ranges);
     report.live = live
         .description
         .partitions
@@ -112,7 +113,7 @@ pub fn snapshot_marker<C: Capabilities>(
                 "Kafka topic {topic} does not exist"
             ))
         })?;
-    let ends: PartitionOffsets = state.ranges.iter().map(|(p, _, e)| (*p, *e)).collect();
+    let ends = kafka_types::ends(&state.ranges);
     let live = state.description;
     if !ends.has_partitions(&live.partitions) {
         return Err(crate::error::CleanupError::kafka(

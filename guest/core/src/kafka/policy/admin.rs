@@ -3,9 +3,9 @@
 
 use super::{Deadline, Policy, contract};
 use crate::capabilities::{Capabilities, TopicMetadata};
-use crate::error::KafkaError;
+use crate::error::KafkaFailure;
 use crate::kafka_types::{
-    ClusterDescription, ConfigEntry, KafkaResult, OffsetSpec, PartitionRange, TopicDescription,
+    ClusterDescription, ConfigEntry, OffsetSpec, PartitionRange, PolicyResult, TopicDescription,
     TopicState,
 };
 use crate::offsets::PartitionOffsets;
@@ -17,7 +17,7 @@ impl<C: Capabilities> Policy<C> {
         &mut self,
         topics: &[&str],
         names: &[&str],
-    ) -> KafkaResult<Vec<Option<TopicState>>> {
+    ) -> PolicyResult<Vec<Option<TopicState>>> {
         self.inspect(topics, names, false)
     }
 
@@ -27,12 +27,12 @@ impl<C: Capabilities> Policy<C> {
         &mut self,
         topics: &[&str],
         names: &[&str],
-    ) -> KafkaResult<Vec<Option<TopicState>>> {
+    ) -> PolicyResult<Vec<Option<TopicState>>> {
         self.inspect(topics, names, true)
     }
 
     /// The cluster's brokers and the named configuration entries of one of them.
-    pub fn describe_cluster(&mut self, names: &[&str]) -> KafkaResult<ClusterDescription> {
+    pub fn describe_cluster(&mut self, names: &[&str]) -> PolicyResult<ClusterDescription> {
         let op = "describe-cluster";
         let mut answer = self.retry(op, "describing the cluster", |c| c.describe_cluster(names))?;
         answer.brokers.sort_unstable();
@@ -61,7 +61,7 @@ impl<C: Capabilities> Policy<C> {
         &mut self,
         topic: &str,
         partitions: &[u32],
-    ) -> KafkaResult<Vec<PartitionRange>> {
+    ) -> PolicyResult<Vec<PartitionRange>> {
         let answer = self.describe_known(&[topic], &[], true)?;
         let ranges = answer
             .into_iter()
@@ -73,7 +73,6 @@ impl<C: Capabilities> Policy<C> {
         Ok(ranges
             .into_iter()
             .filter(|r| asked.contains(&r.partition))
-            .map(|r| (r.partition, r.beginning, r.end))
             .collect())
     }
 
@@ -81,7 +80,7 @@ impl<C: Capabilities> Policy<C> {
     pub fn describe_topics(
         &mut self,
         topics: &[&str],
-    ) -> KafkaResult<Vec<Option<TopicDescription>>> {
+    ) -> PolicyResult<Vec<Option<TopicDescription>>> {
         Ok(self
             .describe_known(topics, &[], false)?
             .into_iter()
@@ -99,7 +98,7 @@ impl<C: Capabilities> Policy<C> {
         partitions: u32,
         replication_factor: u16,
         configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
+    ) -> PolicyResult<bool> {
         let created = self.retry("create-topic", &format!("creating {topic}"), |c| {
             c.create_topic(topic, partitions, replication_factor, configs)
         })?;
@@ -115,7 +114,7 @@ impl<C: Capabilities> Policy<C> {
         topic: &str,
         partitions: &[u32],
         spec: OffsetSpec,
-    ) -> KafkaResult<PartitionOffsets> {
+    ) -> PolicyResult<PartitionOffsets> {
         let answer = self.retry_partitions(
             "list-offsets",
             &format!("listing offsets of {topic}"),
@@ -132,7 +131,7 @@ impl<C: Capabilities> Policy<C> {
         topics: &[&str],
         names: &[&str],
         with_offsets: bool,
-    ) -> KafkaResult<Vec<Option<TopicState>>> {
+    ) -> PolicyResult<Vec<Option<TopicState>>> {
         Ok(self
             .describe_known(topics, names, with_offsets)?
             .into_iter()
@@ -146,7 +145,7 @@ impl<C: Capabilities> Policy<C> {
         topics: &[&str],
         names: &[&str],
         with_offsets: bool,
-    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
+    ) -> PolicyResult<Vec<Option<TopicMetadata>>> {
         let mut deadline = Deadline::start(&mut self.caps);
         let what = format!("describing {}", topics.join(", "));
         loop {
@@ -191,7 +190,7 @@ fn checked(
     answer: Vec<Option<TopicMetadata>>,
     names: usize,
     with_offsets: bool,
-) -> KafkaResult<Vec<Option<TopicMetadata>>> {
+) -> PolicyResult<Vec<Option<TopicMetadata>>> {
     answer
         .into_iter()
         .map(|meta| {
@@ -223,7 +222,7 @@ fn checked(
                 })
                 .flatten();
             if let Some(partition) = unanswered {
-                return Err(KafkaError::new(
+                return Err(KafkaFailure::new(
                     "describe",
                     format!(
                         "Kafka did not return the offsets of partition {partition} of topic {}",
@@ -250,10 +249,7 @@ pub(super) fn state(mut meta: TopicMetadata) -> TopicState {
     TopicState {
         configs: std::mem::take(&mut meta.configs),
         replication_factor: meta.replication_factor,
-        ranges: std::mem::take(&mut meta.offsets)
-            .into_iter()
-            .map(|r| (r.partition, r.beginning, r.end))
-            .collect(),
+        ranges: std::mem::take(&mut meta.offsets),
         description: description(meta),
     }
 }

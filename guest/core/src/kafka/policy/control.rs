@@ -5,8 +5,8 @@
 use super::{Deadline, FIRST_BACKOFF_MS, Policy, STABLE_FIRST_BACKOFF_MS, contract, failure};
 use crate::capabilities::{Capabilities, Consumer, ErrorKind, PolledRecord, Writer};
 use crate::control::ControlEntry;
-use crate::error::{CleanupError, KafkaError, Result};
-use crate::kafka_types::{AppendError, KafkaResult, OffsetSpec};
+use crate::error::{CleanupError, KafkaFailure, Result};
+use crate::kafka_types::{AppendError, OffsetSpec, PolicyResult};
 use crate::offsets::PartitionOffsets;
 
 /// The transactional id of a control topic's writer: one per control topic, the same in every
@@ -61,7 +61,7 @@ impl<C: Capabilities> Policy<C> {
             self.control_reader = Some((topic.to_owned(), consumer));
         }
         let Some((_, reader)) = self.control_reader.as_mut() else {
-            return Err(KafkaError::new(op, "no control-topic consumer", false).into());
+            return Err(KafkaFailure::new(op, "no control-topic consumer", false).into());
         };
         let start: PartitionOffsets = [(0, beginning)].into_iter().collect();
         let mut deadline = Deadline::start(&mut self.caps);
@@ -69,7 +69,7 @@ impl<C: Capabilities> Policy<C> {
         let mut position = beginning;
         while position < end {
             if deadline.passed(&mut self.caps) {
-                return Err(KafkaError::new(
+                return Err(KafkaFailure::new(
                     op,
                     format!(
                         "Reading control topic {topic} timed out at offset {position} of {end}"
@@ -124,7 +124,7 @@ impl<C: Capabilities> Policy<C> {
     }
 
     /// Becomes the only writer of the control topic, fencing earlier writers.
-    pub fn fence_control(&mut self, topic: &str) -> KafkaResult<()> {
+    pub fn fence_control(&mut self, topic: &str) -> PolicyResult<()> {
         self.control_writer = None;
         let id = transactional_id(topic);
         let writer = self.retry(
@@ -200,7 +200,7 @@ impl<C: Capabilities> Policy<C> {
 
     /// Waits until read_committed readers see `offset` of partition 0 (the transaction marker
     /// follows the commit), so every later read sees the record.
-    fn await_stable(&mut self, topic: &str, offset: u64, bytes: usize) -> KafkaResult<()> {
+    fn await_stable(&mut self, topic: &str, offset: u64, bytes: usize) -> PolicyResult<()> {
         let extra = append_allowance(bytes);
         let mut deadline = Deadline::start_wide(&mut self.caps, STABLE_FIRST_BACKOFF_MS, extra);
         let what = format!("waiting for offset {offset} of {topic} to become visible");
@@ -212,7 +212,7 @@ impl<C: Capabilities> Policy<C> {
                 return Ok(());
             }
             if !deadline.wait(&mut self.caps) {
-                return Err(KafkaError::new(
+                return Err(KafkaFailure::new(
                     "append-control",
                     format!(
                         "the record at offset {offset} of control topic {topic} was committed but did not become visible in time"
@@ -227,7 +227,7 @@ impl<C: Capabilities> Policy<C> {
     /// moved, the request timed out) is retried with a new writer until the deadline: the
     /// record may already be in the log, and a second copy is harmless because APPLIED records
     /// restate a status (SPEC §7 accepts APPLIED after APPLIED).
-    fn plain_append(&mut self, topic: &str, key: &str, value: &str) -> KafkaResult<u64> {
+    fn plain_append(&mut self, topic: &str, key: &str, value: &str) -> PolicyResult<u64> {
         let extra = append_allowance(value.len());
         let mut deadline = Deadline::start_wide(&mut self.caps, FIRST_BACKOFF_MS, extra);
         loop {
@@ -239,7 +239,7 @@ impl<C: Capabilities> Policy<C> {
                 self.plain_writer = Some(writer);
             }
             let writer = self.plain_writer.as_mut().ok_or_else(|| {
-                KafkaError::new("append-control", "no idempotent producer", false)
+                KafkaFailure::new("append-control", "no idempotent producer", false)
             })?;
             match writer.append(topic, 0, key, value) {
                 Ok(offset) => return Ok(offset),
@@ -277,7 +277,7 @@ impl<C: Capabilities> Policy<C> {
     /// Partition 0's beginning and end of the control topic, from one describe (its range
     /// comes with the partitions); a missing answer is refused. A topic this run saw or made
     /// that a broker does not know yet is asked for again until the deadline.
-    fn control_range(&mut self, topic: &str) -> KafkaResult<(u64, u64)> {
+    fn control_range(&mut self, topic: &str) -> PolicyResult<(u64, u64)> {
         let mut deadline = Deadline::start(&mut self.caps);
         loop {
             let found = self
@@ -290,7 +290,7 @@ impl<C: Capabilities> Policy<C> {
                 if exists && deadline.wait(&mut self.caps) {
                     continue;
                 }
-                return Err(KafkaError::new(
+                return Err(KafkaFailure::new(
                     "read-control-log",
                     format!(
                         "Kafka cleanup control topic {topic} does not exist; its history cannot be read"
@@ -304,7 +304,7 @@ impl<C: Capabilities> Policy<C> {
                 .find(|r| r.partition == 0)
                 .map(|r| (r.beginning, r.end))
                 .ok_or_else(|| {
-                    KafkaError::new(
+                    KafkaFailure::new(
                         "read-control-log",
                         format!(
                             "Kafka did not return the offsets of partition 0 of control topic {topic}; its history cannot be read"

@@ -14,10 +14,10 @@ pub use control::{APPEND_MS_PER_KIB, transactional_id};
 pub use delete::DELETE_MS_PER_PARTITION;
 pub use replay::ReplayPoll;
 
-use crate::capabilities::{CapResult, Capabilities, ErrorKind, HostError};
+use crate::capabilities::{Capabilities, ErrorKind, KafkaError, KafkaResult};
 use crate::classified::Classified;
-use crate::error::{CleanupError, KafkaError};
-use crate::kafka_types::KafkaResult;
+use crate::error::{CleanupError, KafkaFailure};
+use crate::kafka_types::PolicyResult;
 
 /// First back-off after a transient error; it doubles up to `MAX_BACKOFF_MS`.
 const FIRST_BACKOFF_MS: u32 = 20;
@@ -92,7 +92,7 @@ fn retriable(kind: ErrorKind) -> bool {
 }
 
 /// A host error as the failure of a step: `what` the step was doing, then the host's sentence.
-fn failure(operation: &str, what: &str, error: HostError) -> KafkaError {
+fn failure(operation: &str, what: &str, error: KafkaError) -> KafkaFailure {
     let mut failed = bare_failure(operation, error);
     failed.message = format!("{what}: {}", failed.message);
     failed
@@ -100,8 +100,8 @@ fn failure(operation: &str, what: &str, error: HostError) -> KafkaError {
 
 /// A host error as the failure of a step, in the host's words only (the replay consumer's
 /// steps, whose operation name says what they were doing).
-fn bare_failure(operation: &str, error: HostError) -> KafkaError {
-    KafkaError {
+fn bare_failure(operation: &str, error: KafkaError) -> KafkaFailure {
+    KafkaFailure {
         operation: operation.to_owned(),
         message: format!("{error} ({})", error.kind.name()),
         retriable: retriable(error.kind),
@@ -110,8 +110,8 @@ fn bare_failure(operation: &str, error: HostError) -> KafkaError {
 }
 
 /// An answer that breaks the capability contract (wrong count, missing partition).
-fn contract(operation: &str, why: String) -> KafkaError {
-    KafkaError::new(
+fn contract(operation: &str, why: String) -> KafkaFailure {
+    KafkaFailure::new(
         operation,
         format!("the host broke the capability contract: {why}"),
         false,
@@ -165,8 +165,8 @@ impl<C: Capabilities> Policy<C> {
         &mut self,
         operation: &str,
         what: &str,
-        call: impl FnMut(&mut Classified<C>) -> CapResult<T>,
-    ) -> KafkaResult<T> {
+        call: impl FnMut(&mut Classified<C>) -> KafkaResult<T>,
+    ) -> PolicyResult<T> {
         self.retry_on(operation, what, false, call)
     }
 
@@ -177,8 +177,8 @@ impl<C: Capabilities> Policy<C> {
         operation: &str,
         what: &str,
         topic: &str,
-        call: impl FnMut(&mut Classified<C>) -> CapResult<T>,
-    ) -> KafkaResult<T> {
+        call: impl FnMut(&mut Classified<C>) -> KafkaResult<T>,
+    ) -> PolicyResult<T> {
         let exists = self.seen.iter().chain(&self.known).any(|t| t == topic);
         self.retry_on(operation, what, exists, call)
     }
@@ -188,8 +188,8 @@ impl<C: Capabilities> Policy<C> {
         operation: &str,
         what: &str,
         unknown_is_transient: bool,
-        mut call: impl FnMut(&mut Classified<C>) -> CapResult<T>,
-    ) -> KafkaResult<T> {
+        mut call: impl FnMut(&mut Classified<C>) -> KafkaResult<T>,
+    ) -> PolicyResult<T> {
         let mut deadline = Deadline::start(&mut self.caps);
         loop {
             match call(&mut self.caps) {

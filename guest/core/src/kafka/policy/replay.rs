@@ -5,7 +5,7 @@
 use super::{Policy, bare_failure};
 use crate::capabilities::{Capabilities, Consumer, PolledBatch};
 use crate::classified::Classified;
-use crate::kafka_types::KafkaResult;
+use crate::kafka_types::PolicyResult;
 use crate::offsets::PartitionOffsets;
 
 /// What one replay poll answered.
@@ -13,7 +13,7 @@ use crate::offsets::PartitionOffsets;
 pub enum ReplayPoll {
     Records(PolledBatch),
     /// The client reported a refused lookup of the consumer group this reader never uses
-    /// (`HostError::is_unused_group_refusal`): nothing about the records. The policy waited the
+    /// (`KafkaError::is_unused_group_refusal`): nothing about the records. The policy waited the
     /// poll's timeout, as a poll that found nothing would have.
     GroupRefused,
 }
@@ -21,7 +21,7 @@ pub enum ReplayPoll {
 impl<C: Capabilities> Policy<C> {
     /// Opens the replay consumer of `topic` unless it is open already: one open per session,
     /// not retried (a restore that cannot open it fails, and the next restore opens again).
-    pub fn open_replay(&mut self, topic: &str) -> KafkaResult<()> {
+    pub fn open_replay(&mut self, topic: &str) -> PolicyResult<()> {
         if self.replay_reader.as_ref().is_none_or(|(t, _)| t != topic) {
             let consumer = self
                 .caps
@@ -40,10 +40,10 @@ impl<C: Capabilities> Policy<C> {
             .map(|(_, consumer)| &mut consumer.0)
     }
 
-    fn replay_reader(&mut self, operation: &str) -> KafkaResult<&mut Classified<C::Consumer>> {
+    fn replay_reader(&mut self, operation: &str) -> PolicyResult<&mut Classified<C::Consumer>> {
         match self.replay_reader.as_mut() {
             Some((_, consumer)) => Ok(consumer),
-            None => Err(crate::error::KafkaError::new(
+            None => Err(crate::error::KafkaFailure::new(
                 operation,
                 "no replay consumer is open",
                 false,
@@ -52,21 +52,21 @@ impl<C: Capabilities> Policy<C> {
     }
 
     /// Assigns the replay consumer to read from `start`.
-    pub fn replay_assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
+    pub fn replay_assign(&mut self, start: &PartitionOffsets) -> PolicyResult<()> {
         self.replay_reader("consumer-assign")?
             .assign(start)
             .map_err(|e| bare_failure("consumer-assign", e))
     }
 
     /// The replay consumer's next offset per assigned partition.
-    pub fn replay_position(&mut self) -> KafkaResult<PartitionOffsets> {
+    pub fn replay_position(&mut self) -> PolicyResult<PartitionOffsets> {
         self.replay_reader("consumer-position")?
             .position()
             .map_err(|e| bare_failure("consumer-position", e))
     }
 
     /// One poll of the replay consumer, without the records' data.
-    pub fn replay_poll(&mut self, max_records: u32, timeout_ms: u32) -> KafkaResult<ReplayPoll> {
+    pub fn replay_poll(&mut self, max_records: u32, timeout_ms: u32) -> PolicyResult<ReplayPoll> {
         let answer = self
             .replay_reader("consumer-poll")?
             .poll(max_records, timeout_ms, false);
