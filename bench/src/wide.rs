@@ -161,7 +161,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         if quotients.is_empty() {
             report.goals.push(Goal {
                 goal: format!(
-                    "Wide apply: fresh apply of {size} partitions ({} nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
+                    "Wide apply: fresh apply of {size} partitions ({}-node cluster, RF {}) ≤ 1.0× kafka-delete-records.sh",
                     settings.nodes, settings.replication
                 ),
                 measured: format!(
@@ -176,7 +176,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         let median = crate::stats::median(&quotients);
         report.goals.push(Goal {
             goal: format!(
-                "Wide apply: fresh apply of {size} partitions ({} nodes, RF {}) ≤ 1.0× kafka-delete-records.sh",
+                "Wide apply: fresh apply of {size} partitions ({}-node cluster, RF {}) ≤ 1.0× kafka-delete-records.sh",
                 settings.nodes, settings.replication
             ),
             measured: ratio(median),
