@@ -20,7 +20,7 @@ use action_state_cleanup::cleanup::conformance::{Inputs, Report, Target, run_wit
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
 
-use support::{bootstrap, unique};
+use support::{bootstrap, create_topic, produce, unique};
 
 fn settings(bootstrap: &str, timeout: Duration) -> KafkaSettings {
     let mut settings = KafkaSettings::new(bootstrap);
@@ -29,11 +29,20 @@ fn settings(bootstrap: &str, timeout: Duration) -> KafkaSettings {
 }
 
 fn suite(settings: KafkaSettings, target: Target, lie: Option<Lie>) -> Report {
+    suite_on(settings, target, None, lie)
+}
+
+fn suite_on(
+    settings: KafkaSettings,
+    target: Target,
+    existing_topic: Option<String>,
+    lie: Option<Lie>,
+) -> Report {
     let engine = new_engine().unwrap();
     let inputs = Inputs {
         target,
         topic_prefix: format!("{}-", unique("conformance")),
-        existing_topic: None,
+        existing_topic,
     };
     run_with(
         &engine,
@@ -139,6 +148,80 @@ fn the_suite_fails_a_host_that_reports_a_dead_connection_as_other() {
         failures
             .iter()
             .any(|f| f.contains("fails with transport or timeout")),
+        "{failures:?}"
+    );
+}
+
+/// The harness of target `recreated-during-delete` (wit/suite.wit): a topic with records that,
+/// about 500 ms after the suite starts, is deleted and, 1.5 s after its deletion shows, created
+/// again under the same name with exactly 10 records. Returns the topic's name and the thread
+/// doing it.
+fn topic_recreated_during_the_suite() -> (String, std::thread::JoinHandle<()>) {
+    let topic = unique("recreated");
+    let mut kafka = support::kafka();
+    create_topic(&mut kafka, &topic, 1, &support::SAFE);
+    produce(&mut kafka, &topic, 0, 20);
+    let name = topic.clone();
+    let harness = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        kafka.delete_topic(&name).unwrap();
+        let gone = (0..300).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            kafka.describe_topics(std::slice::from_ref(&name)).unwrap()[0].is_none()
+        });
+        assert!(gone, "{name} was still described 15 s after its deletion");
+        std::thread::sleep(Duration::from_millis(1_500));
+        // Deletion finishes asynchronously on the broker: the name is free a little later.
+        let created = (0..150).any(|_| {
+            kafka
+                .create_topic(&name, 1, 1, &support::configs(&support::SAFE))
+                .is_ok_and(|created| created)
+                || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    false
+                }
+        });
+        assert!(created, "{name} could not be created again");
+        support::wait_for_topic(&mut kafka, &name, 1);
+        produce(&mut kafka, &name, 0, 10);
+    });
+    (topic, harness)
+}
+
+/// The thin-host duty of `delete-records`: sent once, so a topic deleted and recreated under
+/// the same name while the call is in flight keeps every record (librdkafka's DeleteRecords looks
+/// up partition leaders first: it must not wait for a missing topic to come back).
+#[test]
+fn the_rust_host_sends_a_deletion_once_while_the_topic_is_recreated() {
+    let (topic, harness) = topic_recreated_during_the_suite();
+    let report = suite_on(
+        settings(bootstrap(), Duration::from_secs(10)),
+        Target::RecreatedDuringDelete,
+        Some(topic),
+        None,
+    );
+    harness.join().unwrap();
+    assert!(report.checks.len() >= 8, "{} checks", report.checks.len());
+    assert_eq!(failed(&report), Vec::<String>::new());
+}
+
+/// A host that resends a deletion answered `unknown-topic` (kafka-clients' Admin.deleteRecords
+/// does) deletes from the recreated topic: the target fails it.
+#[test]
+fn the_suite_fails_a_host_that_resends_a_deletion() {
+    let (topic, harness) = topic_recreated_during_the_suite();
+    let report = suite_on(
+        settings(bootstrap(), Duration::from_secs(10)),
+        Target::RecreatedDuringDelete,
+        Some(topic),
+        Some(Lie::ResendsDeletes),
+    );
+    harness.join().unwrap();
+    let failures = failed(&report);
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("the recreated topic keeps every record")),
         "{failures:?}"
     );
 }

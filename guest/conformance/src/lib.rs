@@ -12,6 +12,7 @@ mod bindings {
 }
 
 mod live;
+mod recreated;
 
 use bindings::action_state::cleanup::types::KafkaError;
 use bindings::action_state::cleanup::{clock, kafka_admin, kafka_writer};
@@ -73,6 +74,9 @@ impl Guest for Suite {
             Target::Unreachable => unreachable(&mut checks, &inputs.topic_prefix),
             Target::Unauthorized => unauthorized(&mut checks, inputs.existing_topic.as_deref()),
             Target::Unauthenticated => unauthenticated(&mut checks),
+            Target::RecreatedDuringDelete => {
+                recreated::run(&mut checks, inputs.existing_topic.as_deref());
+            }
         }
         Report { checks: checks.0 }
     }

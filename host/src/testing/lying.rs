@@ -36,7 +36,14 @@ pub enum Lie {
     /// `consumer.open` fails with a transport error (a host that cannot reach the cluster
     /// when a restore needs its consumer): the component's failure rules must still hold.
     ConsumerOpenFails,
+    /// `delete-records` answered `unknown-topic` is sent again every 200 ms until the operation
+    /// timeout, as kafka-clients' `Admin.deleteRecords` does (it looks the leader up again):
+    /// a host with client-side retries, which a recreated topic's records do not survive.
+    ResendsDeletes,
 }
+
+/// How often `ResendsDeletes` sends a deletion again.
+const RESEND_INTERVAL_MS: u32 = 200;
 
 /// The lie in force, shared with the writers and consumers opened through the decorator: a
 /// change applies to them too, from their next call.
@@ -210,7 +217,16 @@ impl<C: Capabilities> Capabilities for Lying<C> {
         topic: &str,
         before: &PartitionOffsets,
     ) -> KafkaResult<Vec<(u32, u64)>> {
-        let answer = self.inner.delete_records(topic, before);
+        let mut answer = self.inner.delete_records(topic, before);
+        if self.lie.is(Lie::ResendsDeletes) {
+            let deadline = self.inner.now_ms() + u64::from(self.inner.operation_timeout_ms());
+            while matches!(&answer, Err(e) if e.kind == ErrorKind::UnknownTopic)
+                && self.inner.now_ms() < deadline
+            {
+                self.inner.sleep_ms(RESEND_INTERVAL_MS);
+                answer = self.inner.delete_records(topic, before);
+            }
+        }
         self.lie.answer(answer)
     }
 
