@@ -44,6 +44,20 @@ pub fn run_with(
     inputs: &Inputs,
     lie: Option<Lie>,
 ) -> wasmtime::Result<Report> {
+    run_starting(engine, component_path, kafka, inputs, lie, || {})
+}
+
+/// As `run_with`, calling `starting` once the suite is instantiated, right before `run`: the
+/// moment a harness that acts on the cluster during the run (`recreated-during-delete`) times
+/// its steps from (instantiation takes seconds in a debug build).
+pub fn run_starting(
+    engine: &Engine,
+    component_path: &str,
+    kafka: KafkaClients,
+    inputs: &Inputs,
+    lie: Option<Lie>,
+    starting: impl FnOnce(),
+) -> wasmtime::Result<Report> {
     let component = Component::from_file(engine, component_path)?;
     let mut linker: Linker<HostState<Lying<KafkaCapabilities>>> = Linker::new(engine);
     suite_bindings::Conformance::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
@@ -52,6 +66,7 @@ pub fn run_with(
     caps.misbehave(lie);
     let mut store = new_store(engine, caps, SharedEvents::new(Box::new(NoEvents)));
     let suite = suite_bindings::Conformance::instantiate(&mut store, &component, &linker)?;
+    starting();
     suite
         .action_state_cleanup_suite()
         .call_run(&mut store, inputs)

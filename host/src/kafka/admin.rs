@@ -279,6 +279,7 @@ impl Admin {
             lists.push(ffi::partition_list(topic, entries.into_iter())?);
         }
         self.refresh_if_stale(Some(topic))?;
+        self.confirm_leaders(topic, before)?;
         let options = self.options();
         // rdkafka enqueues each request when its future is created: all are in flight at once.
         let futures: Vec<_> = lists
@@ -314,6 +315,75 @@ impl Admin {
         }
         beginnings.sort_unstable();
         Ok(beginnings)
+    }
+}
+
+impl Admin {
+    /// librdkafka's DeleteRecords first looks every partition's leader up in its metadata cache
+    /// and, while the cache says the topic is not there yet or has no leader (a topic being
+    /// created answers LEADER_NOT_AVAILABLE), asks the cluster again every 3 s until the request
+    /// times out, then sends the deletion to whatever topic bears the name by then: one deleted
+    /// and recreated meanwhile. So one Metadata request of our own comes first, and the deletion
+    /// is sent only when it names a leader for every partition: that answer is what the cache
+    /// then holds, so the leader lookup finds every leader at once and never waits. A missing
+    /// topic is `unknown-topic` and a missing leader `not-leader`, at once; the component
+    /// decides what follows (it confirms the topic ID again before any new attempt).
+    fn confirm_leaders(&self, topic: &str, before: &[(u32, u64)]) -> KafkaResult<()> {
+        let metadata = self
+            .client
+            .inner()
+            .fetch_metadata(Some(topic), self.timeout)
+            .map_err(|e| self.noted(from_rd(&e)))?;
+        let missing = || {
+            from_code(
+                RDKafkaErrorCode::UnknownTopicOrPartition,
+                format!("topic {topic} does not exist: no DeleteRecords was sent"),
+            )
+        };
+        let Some(described) = metadata.topics().iter().find(|t| t.name() == topic) else {
+            return Err(missing());
+        };
+        if let Some(error) = described.error() {
+            let code = RDKafkaErrorCode::from(error);
+            return Err(match code {
+                RDKafkaErrorCode::UnknownTopicOrPartition => missing(),
+                _ => self.noted(from_code(
+                    code,
+                    format!("metadata of topic {topic}: {code}: no DeleteRecords was sent"),
+                )),
+            });
+        }
+        let leaders: std::collections::HashMap<i32, i32> = described
+            .partitions()
+            .iter()
+            .map(|p| (p.id(), p.leader()))
+            .collect();
+        for &(partition, _) in before {
+            let leader = i32::try_from(partition)
+                .ok()
+                .and_then(|p| leaders.get(&p).copied());
+            match leader {
+                None => {
+                    return Err(from_code(
+                        RDKafkaErrorCode::UnknownTopicOrPartition,
+                        format!(
+                            "topic {topic} has no partition {partition}: no DeleteRecords was sent"
+                        ),
+                    ));
+                }
+                Some(leader) if leader < 0 => {
+                    return Err(self.noted(from_code(
+                        RDKafkaErrorCode::LeaderNotAvailable,
+                        format!(
+                            "partition {partition} of {topic} has no leader: no DeleteRecords \
+                             was sent"
+                        ),
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 }
 
