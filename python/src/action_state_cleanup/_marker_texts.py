@@ -13,11 +13,9 @@ from __future__ import annotations
 from typing import Iterable, List, Union
 
 #: JSON allows no NUL character anywhere, inside a string or outside one: a text holding one is
-#: never a marker, whatever precedes it.
-_NEVER_JSON = "\0"
-
-#: The marker of a restore that must fail in the component (see `RecoverySession.restore`).
-UNREADABLE = _NEVER_JSON
+#: never a marker, whatever precedes it. Alone, it is the marker of a restore that must fail in
+#: the component (`RecoverySession.restore`).
+NEVER_JSON = "\0"
 
 
 def marker_texts(markers: Iterable[Union[str, bytes]]) -> List[str]:
@@ -31,7 +29,7 @@ def marker_texts(markers: Iterable[Union[str, bytes]]) -> List[str]:
             try:
                 marker = marker.decode("utf-8")
             except UnicodeDecodeError as e:
-                marker = marker[: e.start].decode("utf-8") + _NEVER_JSON
+                marker = marker[: e.start].decode("utf-8") + NEVER_JSON
         if not isinstance(marker, str):
             raise TypeError(f"markers must be JSON texts (str or UTF-8 bytes), got {type(marker).__name__}")
         texts.append(marker)

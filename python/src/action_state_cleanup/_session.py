@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Tuple
 
 from . import _convert as convert
 from ._component import ComponentInstance, ResourceAny, record
-from ._marker_texts import UNREADABLE, marker_texts
+from ._marker_texts import NEVER_JSON, marker_texts
 from .errors import InternalError, InvalidMarker
 from .model import PartitionProgress, ReplayBatch, ReplayedRecord, Verdict
 
@@ -100,7 +100,7 @@ class RecoverySession:
         on checkpointing as if nothing had been restored."""
         options = record(poll_timeout_ms=500, stall_timeout_ms=30_000)
         try:
-            self._method("restore", [UNREADABLE], options)
+            self._method("restore", [NEVER_JSON], options)
         except InvalidMarker:
             return
         raise InternalError("internal", "the component accepted a restore from a marker that is not JSON")
