@@ -97,9 +97,9 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
-def create_topic(admin: AdminClient, topic: str, partitions: int = 2, config: Optional[Dict[str, str]] = None) -> None:
-    """Creates a topic and waits until its metadata shows every partition; retries while a
-    deleted topic of the same name is still being removed."""
+def create_topic(admin: AdminClient, topic: str, partitions: int = 2, config: Optional[Dict[str, str]] = None, wait: bool = True) -> None:
+    """Creates a topic and (unless `wait` is false) waits until its metadata shows every
+    partition; retries while a deleted topic of the same name is still being removed."""
     deadline = time.monotonic() + 60
     while True:
         future = admin.create_topics([NewTopic(topic, partitions, 1, config=dict(config or SAFE_TOPIC_CONFIG))])[topic]
@@ -111,7 +111,7 @@ def create_topic(admin: AdminClient, topic: str, partitions: int = 2, config: Op
             if time.monotonic() > deadline or error.code() not in (KafkaError.TOPIC_ALREADY_EXISTS, KafkaError.UNKNOWN_TOPIC_OR_PART):
                 raise
             time.sleep(0.5)
-    while True:
+    while wait:
         metadata = admin.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is not None and metadata.error is None and len(metadata.partitions) == partitions:
             return

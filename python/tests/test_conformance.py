@@ -1,18 +1,21 @@
 """The capability conformance suite (guest/conformance, world `conformance`) against this host's
-imports and a real broker: the Python host passes every check of all four targets (a live
+imports and a real broker: the Python host passes every check of all five targets (a live
 broker, a dead address, a principal without ACLs and a wrong password, the last two on a
-SASL broker with ACLs), and the suite fails against a Python host that lies in each way it
-checks. A host passes the capability contract 0.3 exactly when this suite passes."""
+SASL broker with ACLs, and a topic deleted and recreated while a deletion is in flight), and
+the suite fails against a Python host that lies in each way it checks. A host passes the
+capability contract 0.3 exactly when this suite passes."""
 
 from __future__ import annotations
 
 import os
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import pytest
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
 from action_state_cleanup import _component
@@ -20,7 +23,7 @@ from action_state_cleanup._kafka_config import KafkaCapabilities
 from action_state_cleanup._kafka_errors import AppendFenced, CapabilityError
 from action_state_cleanup._component import record
 
-from conftest import REPO, create_topic, sasl, unique
+from conftest import REPO, create_topic, sasl, send, unique
 
 
 @pytest.fixture(scope="session")
@@ -185,3 +188,113 @@ def test_the_suite_fails_a_python_host_whose_sleep_does_not_wait(suite_component
     monkeypatch.setattr(_component, "_sleep", lambda _seconds: None)
     failed = failures(run_suite(suite_component, live(bootstrap), "live"))
     assert any("sleep-ms(30) lets now-ms advance" in f for f in failed), failed
+
+
+# --- target recreated-during-delete ---------------------------------------------------------------
+
+#: The harness's timeline and counts, as wit/suite.wit gives them for `recreated-during-delete`.
+DELETE_AFTER = 0.5
+RECREATE_AFTER_GONE = 1.5
+RECREATED_RECORDS = 10
+#: The operation timeout of the host under test: the suite watches the recreated topic this long
+#: after the deletion started (a resent request would land within it).
+OPERATION_TIMEOUT = 10
+
+
+def found(admin: AdminClient, topic: str) -> bool:
+    """Whether this client's metadata (one request for `topic`) shows the topic."""
+    metadata = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+    return metadata is not None and metadata.error is None
+
+
+def topic_recreated_during_the_suite(bootstrap: str) -> Tuple[str, Future]:
+    """The harness of target `recreated-during-delete` (wit/suite.wit): a topic with one partition
+    and records that, about 500 ms after this returns (the caller calls `run` at once), is
+    deleted and, 1.5 s after this harness's own client no longer finds it, created again with
+    one partition and exactly 10 records. Returns the topic and the harness's outcome (its
+    failure, if any, is raised by `result()`)."""
+    topic = unique("recreated")
+    # A metadata request names the topic while it does not exist: it must never create it, even
+    # on a broker with auto.create.topics.enable (librdkafka allows auto-creation by default for
+    # any client that is not a consumer).
+    admin = AdminClient({"bootstrap.servers": bootstrap, "allow.auto.create.topics": "false"})
+    create_topic(admin, topic, partitions=1)
+    send(bootstrap, topic, [(0, f"before-{i}", "x") for i in range(20)])
+
+    # Created now, so that it holds its producer ID (idempotence: each record written once) by
+    # the time it writes the recreated topic's records.
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": "true"})
+
+    def delete_and_recreate() -> None:
+        time.sleep(DELETE_AFTER)
+        admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout=30)
+        deadline = time.monotonic() + 15
+        while found(admin, topic):
+            assert time.monotonic() < deadline, f"{topic} was still found 15 s after its deletion"
+            time.sleep(0.05)
+        time.sleep(RECREATE_AFTER_GONE)
+        # Retries while the broker still finishes the deletion. The records follow the creation
+        # at once (within about 10 ms): a deletion resent to the recreated topic before they are
+        # written is refused (offset 5 is past its end) and deletes nothing, which would hide a
+        # resending host from the check that matters.
+        create_topic(admin, topic, partitions=1, wait=False)
+        failed: List[KafkaError] = []
+        for i in range(RECREATED_RECORDS):
+            producer.produce(topic, key=f"recreated-{i}", value="x", partition=0, on_delivery=lambda e, _m: e and failed.append(e))
+        assert producer.flush(30) == 0 and not failed, f"{topic}: records of the recreated topic were not written: {failed}"
+
+    harness = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recreated-during-delete")
+    outcome = harness.submit(delete_and_recreate)
+    harness.shutdown(wait=False)
+    return topic, outcome
+
+
+def run_recreated_during_delete(suite_component, kafka: KafkaCapabilities) -> List:
+    topic, harness = topic_recreated_during_the_suite(kafka.properties["bootstrap.servers"])
+    checks = run_suite(suite_component, kafka, "recreated-during-delete", topic)
+    harness.result(timeout=60)
+    return checks
+
+
+def test_the_python_host_sends_a_deletion_once_while_the_topic_is_recreated(suite_component, bootstrap: str):
+    """The thin-host duty of `delete-records` (wit/kafka-admin.wit): confluent-kafka's
+    DeleteRecords looks the partition leaders up before sending, and a lookup that waited for a
+    missing topic would send the deletion to the topic recreated meanwhile; the Python host
+    answers `unknown-topic` at once instead."""
+    checks = run_recreated_during_delete(suite_component, KafkaCapabilities({"bootstrap.servers": bootstrap}, timeout=OPERATION_TIMEOUT))
+    assert len(checks) >= 8, [c.name for c in checks]
+    assert failures(checks) == []
+
+
+class ResendsDeletes(KafkaCapabilities):
+    """A host with client-side retries, as kafka-clients' Admin.deleteRecords behaves: a deletion
+    answered `unknown-topic` is sent again every 200 ms until the operation timeout."""
+
+    #: Set when a resent deletion was refused as out of range: it reached the recreated topic
+    #: before the harness wrote its records.
+    reached_an_empty_topic = False
+
+    def delete_records(self, topic, before):
+        deadline = time.monotonic() + self.timeout
+        resent = False
+        while True:
+            try:
+                return super().delete_records(topic, before)
+            except CapabilityError as e:
+                self.reached_an_empty_topic |= resent and e.case == "offset-out-of-range"
+                if e.case != "unknown-topic" or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.2)
+            resent = True
+
+
+def test_the_suite_fails_a_python_host_that_resends_a_deletion(suite_component, bootstrap: str):
+    # The harness writes the recreated topic's records within milliseconds of creating it, but a
+    # resent deletion can still arrive in between: then it deletes nothing (offset 5 is past the
+    # end), and the target fails the host only for its answer. Only that race runs again.
+    for _ in range(3):
+        host = ResendsDeletes({"bootstrap.servers": bootstrap}, timeout=OPERATION_TIMEOUT)
+        failed = failures(run_recreated_during_delete(suite_component, host))
+        if not host.reached_an_empty_topic:
+            break
+    assert any("the recreated topic keeps every record" in f for f in failed), failed

@@ -1,6 +1,7 @@
 """The recovery-session resource from Python against a real broker: restore, replay in batches,
 checkpoint markers during and after a replay, and the refusals a runtime must see (boundary,
-recreated topic, changed partitions, undecodable records, stalls)."""
+recreated topic, changed partitions, undecodable records, stalls), and what a failed restore leaves
+behind."""
 
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ from confluent_kafka.admin import AdminClient, NewPartitions
 from action_state_cleanup import (
     BoundaryViolation,
     Cleanup,
+    CleanupError,
     ConflictingPolicies,
     InternalError,
     InvalidArgument,
+    InvalidMarker,
     PartitionProgress,
     RecoverySession,
     ReplayedRecord,
     ReplayRecordInvalid,
     ReplayStalled,
+    RecoveryRefused,
     TopicChanged,
     _kafka_consumer,
 )
@@ -238,6 +242,77 @@ def test_session_start_refuses_conflicting_policies_and_missing_topics(scene: Sc
     with pytest.raises(InvalidArgument) as absent:
         scene.cleanup.recovery_session(missing)
     assert absent.value.kind == "invalid-argument" and missing in absent.value.message
+
+
+# --- a failed restore ------------------------------------------------------------------------------
+
+
+def not_utf8(marker: str) -> bytes:
+    """The marker's bytes with a byte that is never UTF-8 (0xff) inside its topic name."""
+    raw = marker.encode()
+    at = raw.index(b'"topic":"') + len(b'"topic":"') + 2
+    return raw[:at] + b"\xff" + raw[at:]
+
+
+def test_a_restore_from_bytes_that_are_not_utf8_fails_closed_in_a_fresh_and_a_live_session(scene: Scene):
+    """Undecodable marker bytes are a failed restore like any other (wit/recovery.wit): the
+    runtime may already hold that checkpoint's state, so the session refuses checkpoints until a
+    restore completes instead of snapshotting the live end offsets."""
+    live = scene.cleanup.snapshot_marker(scene.topic)
+    with scene.cleanup.recovery_session(scene.topic, control_topic=None) as session:
+        with pytest.raises(CleanupError) as fresh:
+            session.restore([scene.c1, not_utf8(scene.c1)])
+        assert isinstance(fresh.value, InvalidMarker) and "marker 2" in fresh.value.message, fresh.value
+        with pytest.raises(RecoveryRefused) as refused:
+            session.snapshot_marker()
+        assert f"The last restore of {scene.topic} failed" in refused.value.message
+
+        # A completed restore with nothing to replay makes the session live again ...
+        session.restore([live])
+        assert offsets_of(session.snapshot_marker()) == {"0": 180, "1": 70}
+        # ... and an undecodable restore of a live session fails closed just the same.
+        with pytest.raises(InvalidMarker):
+            session.restore([not_utf8(live)])
+        with pytest.raises(RecoveryRefused):
+            session.snapshot_marker()
+
+
+def test_a_restore_from_bytes_that_are_not_utf8_ends_a_replay_without_keeping_its_offsets(scene: Scene):
+    """A replaying session keeps its restored offsets after a failed restore only when that
+    restore asked for exactly them; bytes that cannot be read ask for nothing known."""
+    with scene.cleanup.recovery_session(scene.topic, control_topic=None) as session:
+        session.restore([scene.c1], poll_timeout_ms=200, stall_timeout_ms=20_000)
+        head = session.next_batch(10)
+        assert not head.done and offsets_of(session.snapshot_marker()) == {"0": 150, "1": 60}
+
+        with pytest.raises(CleanupError) as failed:
+            session.restore([not_utf8(scene.c0)])
+        assert isinstance(failed.value, InvalidMarker), failed.value
+        with pytest.raises(RecoveryRefused):
+            session.snapshot_marker()  # not C1's offsets: the runtime may hold C0's state now
+        with pytest.raises(InvalidArgument, match="restore again"):
+            session.next_batch()
+
+        session.restore([scene.c1], poll_timeout_ms=200, stall_timeout_ms=20_000)
+        assert sorted(rows(session.records())) == scene.after_c1
+
+
+def test_a_restore_the_host_cannot_hand_over_fails_closed_too(scene: Scene):
+    """Inputs that never reach the component as a restore (a marker that is neither text nor
+    bytes, a timeout outside u32) still raise the caller's error, but only after the session
+    took the component's failed-restore path: the runtime may have loaded that checkpoint."""
+    with scene.cleanup.recovery_session(scene.topic, control_topic=None) as session:
+        with pytest.raises(ValueError):
+            session.restore([scene.c1], poll_timeout_ms=-1)
+        with pytest.raises(RecoveryRefused):
+            session.snapshot_marker()
+
+        session.restore([scene.c1], poll_timeout_ms=200, stall_timeout_ms=20_000)
+        assert offsets_of(session.snapshot_marker()) == {"0": 150, "1": 60}
+        with pytest.raises(TypeError):
+            session.restore([scene.c0, 42])
+        with pytest.raises(RecoveryRefused):
+            session.snapshot_marker()
 
 
 # --- checkpoints during and after recovery ------------------------------------------------------

@@ -228,6 +228,16 @@ def create_topic(admin: Admin, timeout: float, topic: str, partitions: int, repl
 
 
 def delete_records(admin: Admin, timeout: float, topic: str, before: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """DeleteRecords, each request sent once (wit/kafka-admin.wit): it names the topic only by
+    name, so a request sent again after the topic was deleted could reach a topic recreated
+    under that name. Nothing here resends, whatever the answer, and neither does librdkafka:
+    before sending it looks the partitions' leaders up in the client's metadata cache,
+    refreshing it at most once for a topic the cache does not hold, and a topic that does not
+    exist there ends the call at once (_NOENT "No leaders found", or the broker's
+    UNKNOWN_TOPIC_OR_PARTITION when a stale cache still named a leader), never waiting for the
+    topic to appear; it leaves resending an admin request to that request's answer handler,
+    and DeleteRecords' resends nothing. The conformance target `recreated-during-delete`
+    (tests/test_conformance.py) checks this against the pinned confluent-kafka."""
     op = "delete-records"
     if not before:
         return []

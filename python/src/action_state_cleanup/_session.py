@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Tuple
 
 from . import _convert as convert
 from ._component import ComponentInstance, ResourceAny, record
-from .errors import InternalError
+from ._marker_texts import NEVER_JSON, marker_texts
+from .errors import InternalError, InvalidMarker
 from .model import PartitionProgress, ReplayBatch, ReplayedRecord, Verdict
 
 if TYPE_CHECKING:
@@ -67,18 +68,42 @@ class RecoverySession:
     # --- the resource's methods ----------------------------------------------------------------
 
     def restore(self, markers: Iterable[Union[str, bytes]], *, poll_timeout_ms: int = 500, stall_timeout_ms: int = 30_000) -> Verdict:
-        """Validates a restore from `markers` (JSON texts of one recovery point) and positions
-        the replay. Returns the verdict, or raises the refusal (`BoundaryViolation`,
-        `RecoveryRefused`, `TopicChanged`, `OffsetsUnavailable`, ...). A poll waits at most
-        `poll_timeout_ms`; the replay fails with `ReplayStalled` after `stall_timeout_ms`
-        without progress. A new restore replaces any replay in progress."""
-        options = record(
-            poll_timeout_ms=convert.u32(poll_timeout_ms, "poll_timeout_ms"),
-            stall_timeout_ms=convert.u32(stall_timeout_ms, "stall_timeout_ms"),
-        )
-        verdict = convert.verdict_of(self._method("restore", convert.texts(markers, "markers"), options))
+        """Validates a restore from `markers` (JSON texts of one recovery point, or their UTF-8
+        bytes) and positions the replay. Returns the verdict, or raises the refusal
+        (`BoundaryViolation`, `RecoveryRefused`, `TopicChanged`, `OffsetsUnavailable`,
+        `InvalidMarker`, ...). A poll waits at most `poll_timeout_ms`; the replay fails with
+        `ReplayStalled` after `stall_timeout_ms` without progress. A new restore replaces any
+        replay in progress.
+
+        Every failure is a failed restore in the component, whose rule then holds (wit/recovery.wit:
+        no checkpoint until a restore completes, unless it retried an unfinished replay's
+        offsets): marker bytes that are not UTF-8 reach it as a text it refuses
+        (`InvalidMarker`), and inputs that cannot reach it at all (a marker that is neither text
+        nor bytes, a timeout outside u32) raise their `TypeError` or `ValueError` only after the
+        component failed a restore in their place."""
+        try:
+            texts = marker_texts(markers)
+            options = record(
+                poll_timeout_ms=convert.u32(poll_timeout_ms, "poll_timeout_ms"),
+                stall_timeout_ms=convert.u32(stall_timeout_ms, "stall_timeout_ms"),
+            )
+        except Exception:
+            self._fail_restore()
+            raise
+        verdict = convert.verdict_of(self._method("restore", texts, options))
         self.progress = []
         return verdict
+
+    def _fail_restore(self) -> None:
+        """Has the component fail a restore, for inputs the host could not hand over: the runtime
+        calling `restore` may already hold that checkpoint's state, so the session must not go
+        on checkpointing as if nothing had been restored."""
+        options = record(poll_timeout_ms=500, stall_timeout_ms=30_000)
+        try:
+            self._method("restore", [NEVER_JSON], options)
+        except InvalidMarker:
+            return
+        raise InternalError("internal", "the component accepted a restore from a marker that is not JSON")
 
     def next_batch(self, max_records: int = 5000) -> ReplayBatch:
         """The next records of the replay (at most `max_records`, one guest call). Empty only
