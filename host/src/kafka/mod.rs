@@ -82,8 +82,13 @@ impl KafkaClients {
                 .enable_time()
                 .build()
                 .map_err(|e| errors::invalid(format!("cannot start the admin runtime: {e}")))?;
+            // librdkafka lets a producer-type client (an admin client is one) ask the broker to
+            // create a topic its Metadata request names, and brokers do by default
+            // (auto.create.topics.enable): a metadata lookup of a deleted data or control
+            // topic would bring it back, empty. Never, whatever the operator configured.
             let client = self
                 .client_config()
+                .set("allow.auto.create.topics", "false")
                 .create()
                 .map_err(|e| errors::from_rd(&e))?;
             self.admin = Some(admin::Admin {

@@ -67,7 +67,10 @@ class KafkaCapabilities:
         self.count("admin")
         if self._admin is None:
             try:
-                self._admin = admin.Admin(self.config())
+                # librdkafka lets a producer-type client (an admin client is one) ask the broker
+                # to create a topic its Metadata request names, and brokers do by default: the
+                # metadata refresh in `_fresh` would bring a deleted topic back, empty. Never.
+                self._admin = admin.Admin(self.config(**{"allow.auto.create.topics": "false"}))
             except Exception as e:  # invalid configuration
                 raise failure(operation, e) from None
         return self._admin
