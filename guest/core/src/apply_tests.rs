@@ -333,6 +333,32 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
     }
 }
 
+/// The permission probe decides from the describe it follows; a topic recreated (empty) or
+/// deleted right before that describe is named as the changed topic it is, not as a plan
+/// offset the new topic cannot serve.
+#[test]
+fn a_topic_recreated_or_deleted_before_the_permission_probe_is_topic_changed() {
+    for (fault, found) in [
+        (
+            Fault::RecreateEmptyTopic(RECREATED_ID.into()),
+            format!("expected ID {TOPIC_ID} but found {RECREATED_ID}"),
+        ),
+        (Fault::DeleteTopic, format!("{DATA} does not exist")),
+    ] {
+        let kafka = FakeCaps::new();
+        // Describe 5 is the preview's, the one the probe follows (as counted above).
+        kafka.fail_on("describe", 5, fault);
+        let error = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
+        assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+        assert!(error.to_string().contains(&found), "{error}");
+        assert!(kafka.c().probes.is_empty(), "{:?}", kafka.c().probes);
+        assert!(
+            !kafka.c().events.iter().any(|e| e.starts_with("append")),
+            "nothing committed"
+        );
+    }
+}
+
 #[test]
 fn recreated_topic_and_changed_partitions_are_refused_before_commit() {
     let kafka = FakeCaps::new();
