@@ -1515,6 +1515,39 @@ fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
     assert!(!error.to_string().contains("recreated"), "{error}");
 }
 
+/// A broker before Kafka 2.8 (or with inter.broker.protocol.version below 2.8) answers every
+/// topic with the all-zero ID: apply and restores must say so, not suspect a recreated topic.
+#[test]
+fn a_broker_without_topic_ids_is_named_as_such_not_as_a_recreated_topic() {
+    let kafka = FakeCaps::new();
+    kafka.data().topic_id = crate::plan::ZERO_TOPIC_ID.into();
+    let applied = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
+    let standard = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let restored = check_recovery(&mut kafka.policy(), &[marker(10, 20)], &standard).unwrap_err();
+    for error in [applied, restored] {
+        assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+        let message = error.to_string();
+        assert!(
+            message.contains("the broker reports no topic IDs"),
+            "{message}"
+        );
+        assert!(
+            message.contains("Kafka 2.8 or later with inter.broker.protocol.version 2.8 or later"),
+            "{message}"
+        );
+        assert!(
+            message.contains(TOPIC_ID),
+            "names the expected ID: {message}"
+        );
+        assert!(!message.contains("recreated"), "{message}");
+    }
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
+}
+
 #[test]
 fn a_topic_id_in_standard_base64_is_refused_by_every_input_naming_its_kafka_form() {
     let offsets = || -> crate::offsets::PartitionOffsets { [(0, 10)].into_iter().collect() };
