@@ -650,7 +650,7 @@ fn a_broker_without_topic_ids_is_refused_by_marker_and_named_by_apply_and_check_
     assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
     assert!(
         kafka
-            .describe_topics(&[control.clone()])
+            .describe_topics(std::slice::from_ref(&control))
             .unwrap()
             .iter()
             .all(Option::is_none),
