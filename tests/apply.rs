@@ -599,3 +599,61 @@ fn a_mistyped_control_topic_does_not_start_a_second_history() {
         stderr(&refused)
     );
 }
+
+/// A broker before Kafka 2.8 (or with inter.broker.protocol.version below 2.8) answers every
+/// topic with the all-zero ID. Such a broker cannot be started here, so the CLI's test host
+/// answers as one would (`ASC_LIE=no-topic-ids`): `marker` refuses instead of printing the zero
+/// ID, and apply and check-recovery name the broker, not a recreated topic; nothing changes.
+#[test]
+fn a_broker_without_topic_ids_is_refused_by_marker_and_named_by_apply_and_check_recovery() {
+    let dir = scratch("no-topic-ids");
+    let (topic, _c0, c1) = story(&dir);
+    let plan = plan_file(&dir, &c1, "C1");
+    let control = format!("{topic}-control");
+    let no_ids = [("ASC_LIE", "no-topic-ids")];
+    let why = "the broker reports no topic IDs (Kafka 2.8 or later with inter.broker.protocol.version 2.8 or later is needed)";
+
+    let marker = run(
+        &[
+            "marker",
+            "--topic",
+            &topic,
+            "--bootstrap-servers",
+            bootstrap(),
+        ],
+        &no_ids,
+    );
+    expect_code(&marker, 3);
+    assert_eq!(stdout(&marker), "", "no marker is printed");
+    assert!(stderr(&marker).contains(why), "{}", stderr(&marker));
+    assert!(stderr(&marker).contains(&topic), "{}", stderr(&marker));
+
+    let applied = apply_with(&plan, &control, &["--yes"], &no_ids);
+    expect_code(&applied, 3);
+    let checked = run(
+        &[
+            "check-recovery",
+            "--markers",
+            c1.to_str().unwrap(),
+            "--bootstrap-servers",
+            bootstrap(),
+        ],
+        &no_ids,
+    );
+    expect_code(&checked, 6);
+    for refused in [&applied, &checked] {
+        let message = stderr(refused);
+        assert!(message.contains(why), "{message}");
+        assert!(!message.contains("recreated"), "{message}");
+    }
+    let mut kafka = kafka();
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
+    assert!(
+        kafka
+            .describe_topics(std::slice::from_ref(&control))
+            .unwrap()
+            .iter()
+            .all(Option::is_none),
+        "no control topic was created"
+    );
+}

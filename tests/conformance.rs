@@ -80,7 +80,7 @@ fn the_rust_host_passes_every_check_on_a_dead_connection() {
 /// Each lie must fail the check that names its capability.
 #[test]
 fn the_suite_fails_a_host_that_lies() {
-    let cases: [(Lie, &str); 8] = [
+    let cases: [(Lie, &str); 9] = [
         (Lie::EndPlusOne, "list-offsets latest is the end"),
         (
             Lie::NoFencing,
@@ -99,6 +99,7 @@ fn the_suite_fails_a_host_that_lies() {
             "poll without data gives presence but no texts",
         ),
         (Lie::NoSleep, "sleep-ms(30) lets now-ms advance"),
+        (Lie::NoTopicIds, "describe gives the topic's own ID"),
         // One lie, two facts the control topic's replication is decided on: both checks fail.
         (
             Lie::ReplicationUnknown,

@@ -402,3 +402,48 @@ fn a_damaged_metadata_is_refused_naming_file_and_offset() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Flink restores the last of two `_metadata` entries with one OperatorID; a file that lists
+/// the marker operator's ID twice (here a hand edit gives another operator that ID, before
+/// the marker operator's entry) is refused with exit 3 naming the ID, not planned from either.
+#[test]
+fn a_metadata_that_names_one_operator_id_twice_is_refused_naming_it() {
+    let source =
+        repo().join("fixtures/snapshots/flink-1.20/savepoint-canonical/savepoint/_metadata");
+    let mut bytes = std::fs::read(&source).unwrap();
+    let marker_id = "327a323a2b5110fcc96c46bc0746e725";
+    let other_id = "2e588ce1c86a9d46e2e85186773ce4fd";
+    let id_bytes = |hex: &str| -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
+            .collect()
+    };
+    let other = id_bytes(other_id);
+    let at = bytes.windows(16).position(|w| w == other).unwrap();
+    bytes[at..at + 16].copy_from_slice(&id_bytes(marker_id));
+    let dir = std::env::temp_dir().join(format!("asc-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("_metadata"), &bytes).unwrap();
+    let given = dir.display().to_string();
+    let output = cli(&[
+        "plan",
+        "--checkpoint",
+        &given,
+        "--operator-uid",
+        "agent-operator",
+    ]);
+    std::fs::remove_dir_all(&dir).ok();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "Flink snapshot file {given}/_metadata is not readable at byte"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("found operator {marker_id} again")),
+        "{stderr}"
+    );
+}

@@ -77,7 +77,8 @@ pub struct ReplayBatch {
 type Caps = KafkaCapabilities;
 
 /// In test builds, the Kafka clients with the failpoints (`ASC_FAILPOINT`, inert unless set)
-/// and a lie the tests can switch on (`CleanupInstance::misbehave`) as decorators.
+/// and a lie the tests can switch on (`ASC_LIE`, or `CleanupInstance::misbehave`) as
+/// decorators.
 #[cfg(feature = "testing")]
 type Caps = crate::testing::Lying<crate::testing::Failpoints<KafkaCapabilities>>;
 
@@ -88,7 +89,7 @@ fn decorated(kafka: KafkaCapabilities, _settings: &KafkaSettings) -> Caps {
 
 #[cfg(feature = "testing")]
 fn decorated(kafka: KafkaCapabilities, settings: &KafkaSettings) -> Caps {
-    crate::testing::Lying::new(crate::testing::Failpoints::from_env(kafka, settings))
+    crate::testing::Lying::from_env(crate::testing::Failpoints::from_env(kafka, settings))
 }
 
 /// The cleanup component, compiled once (through the precompiled cache) and linked once.

@@ -150,7 +150,10 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Runs the CLI with the given arguments and extra environment.
 pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut command = Command::new(CLI);
-    command.args(args).env_remove("ASC_FAILPOINT");
+    command
+        .args(args)
+        .env_remove("ASC_FAILPOINT")
+        .env_remove("ASC_LIE");
     for (key, value) in envs {
         command.env(key, value);
     }

@@ -178,13 +178,16 @@ pub fn run(checks: &mut Checks, prefix: &str) {
         );
         return;
     };
+    // The all-zero ID is what a client gets that asks for metadata without topic IDs (or a
+    // broker before Kafka 2.8): well-formed, and no identity at all.
     let id_ok = meta.topic_id.len() == 22
         && meta
             .topic_id
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && meta.topic_id.bytes().any(|b| b != b'A');
     checks.check(
-        "describe gives the topic ID as 22 characters of URL-safe base64",
+        "describe gives the topic's own ID as 22 characters of URL-safe base64, not the all-zero ID",
         id_ok,
         || format!("got {:?}", meta.topic_id),
     );

@@ -333,6 +333,32 @@ fn topic_identity_is_rechecked_before_commit_before_delete_and_after_delete() {
     }
 }
 
+/// The permission probe decides from the describe it follows; a topic recreated (empty) or
+/// deleted right before that describe is named as the changed topic it is, not as a plan
+/// offset the new topic cannot serve.
+#[test]
+fn a_topic_recreated_or_deleted_before_the_permission_probe_is_topic_changed() {
+    for (fault, found) in [
+        (
+            Fault::RecreateEmptyTopic(RECREATED_ID.into()),
+            format!("expected ID {TOPIC_ID} but found {RECREATED_ID}"),
+        ),
+        (Fault::DeleteTopic, format!("{DATA} does not exist")),
+    ] {
+        let kafka = FakeCaps::new();
+        // Describe 5 is the preview's, the one the probe follows (as counted above).
+        kafka.fail_on("describe", 5, fault);
+        let error = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
+        assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+        assert!(error.to_string().contains(&found), "{error}");
+        assert!(kafka.c().probes.is_empty(), "{:?}", kafka.c().probes);
+        assert!(
+            !kafka.c().events.iter().any(|e| e.starts_with("append")),
+            "nothing committed"
+        );
+    }
+}
+
 #[test]
 fn recreated_topic_and_changed_partitions_are_refused_before_commit() {
     let kafka = FakeCaps::new();
@@ -1487,6 +1513,39 @@ fn an_id_that_is_no_kafka_topic_id_is_named_as_such_not_as_a_recreated_topic() {
         "{error}"
     );
     assert!(!error.to_string().contains("recreated"), "{error}");
+}
+
+/// A broker before Kafka 2.8 (or with inter.broker.protocol.version below 2.8) answers every
+/// topic with the all-zero ID: apply and restores must say so, not suspect a recreated topic.
+#[test]
+fn a_broker_without_topic_ids_is_named_as_such_not_as_a_recreated_topic() {
+    let kafka = FakeCaps::new();
+    kafka.data().topic_id = crate::plan::ZERO_TOPIC_ID.into();
+    let applied = run(&kafka, &plan("rp", 10, 20)).unwrap_err();
+    let standard = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let restored = check_recovery(&mut kafka.policy(), &[marker(10, 20)], &standard).unwrap_err();
+    for error in [applied, restored] {
+        assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+        let message = error.to_string();
+        assert!(
+            message.contains("the broker reports no topic IDs"),
+            "{message}"
+        );
+        assert!(
+            message.contains("Kafka 2.8 or later with inter.broker.protocol.version 2.8 or later"),
+            "{message}"
+        );
+        assert!(
+            message.contains(TOPIC_ID),
+            "names the expected ID: {message}"
+        );
+        assert!(!message.contains("recreated"), "{message}");
+    }
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Tests of the Kafka policies over the fake plain capabilities.
 
 use crate::capabilities::ErrorKind;
-use crate::error::CleanupError;
-use crate::fake::{Cluster, FakeCaps, Shared, error};
+use crate::error::{CleanupError, RangeViolation};
+use crate::fake::{Cluster, FakeCaps, RECREATED_ID, Shared, TOPIC_ID, error};
 use crate::kafka_types::{AppendError, OffsetSpec};
 use crate::offsets::PartitionOffsets;
 use crate::policy::{Policy, transactional_id};
@@ -931,4 +931,63 @@ fn a_requested_topic_is_not_waited_for_until_it_is_asked_about() {
     let described = policy.describe_topics(&["new"]).unwrap();
     assert!(described[0].is_some());
     assert_eq!(cluster.borrow().count("describe"), 4);
+}
+
+/// `delete_described`'s caller decides on the description the request follows; a topic deleted
+/// or recreated since it was planned must come back as `topic-changed`, whatever that decision
+/// would have said about the other topic's offsets (the permission probe would name an
+/// unavailable offset, which sends an operator to the wrong cause).
+#[test]
+fn a_delete_confirms_the_topic_identity_before_the_caller_decides() {
+    let expected = crate::kafka_types::TopicDescription {
+        topic: "data".into(),
+        topic_id: TOPIC_ID.into(),
+        partitions: vec![0, 1],
+    };
+    let recreated = |cluster: &Shared| {
+        let mut c = cluster.borrow_mut();
+        c.topics.remove("data");
+        c.topic("data", &[0, 1]);
+        c.topics.get_mut("data").unwrap().topic_id = RECREATED_ID.into();
+    };
+    let deleted = |cluster: &Shared| {
+        cluster.borrow_mut().topics.remove("data");
+    };
+    for (change, found) in [
+        (
+            &recreated as &dyn Fn(&Shared),
+            format!("but found {RECREATED_ID}"),
+        ),
+        (&deleted, "does not exist".to_owned()),
+    ] {
+        let (cluster, mut policy) = setup();
+        cluster
+            .borrow_mut()
+            .topics
+            .get_mut("data")
+            .unwrap()
+            .topic_id = TOPIC_ID.into();
+        change(&cluster);
+        let mut decisions = 0;
+        let error = policy
+            .delete_described(&expected, &[], true, &mut |_| {
+                decisions += 1;
+                // What the permission probe answers for the other topic's offsets.
+                Err(CleanupError::OffsetsUnavailable(RangeViolation {
+                    topic: "data".into(),
+                    partition: 0,
+                    requested: 100,
+                    beginning: Some(0),
+                    end: Some(0),
+                }))
+            })
+            .unwrap_err();
+        assert!(matches!(error, CleanupError::TopicChanged(_)), "{error}");
+        assert!(error.to_string().contains(&found), "{error}");
+        assert_eq!(
+            decisions, 0,
+            "decided on a topic that is not the one expected"
+        );
+        assert_eq!(cluster.borrow().count("delete_records"), 0);
+    }
 }

@@ -9,6 +9,7 @@ use action_state_core::capabilities::{
 };
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
+use action_state_core::topic_id::ZERO_TOPIC_ID;
 use rdkafka::types::RDKafkaErrorCode;
 
 use crate::kafka::capabilities::HeldRecords;
@@ -40,6 +41,21 @@ pub enum Lie {
     /// timeout, as kafka-clients' `Admin.deleteRecords` does (it looks the leader up again):
     /// a host with client-side retries, which a recreated topic's records do not survive.
     ResendsDeletes,
+    /// `describe` answers the all-zero topic ID: a host whose client asks for metadata in a
+    /// version without topic IDs, or any host on a broker before Kafka 2.8 (or with
+    /// inter.broker.protocol.version below 2.8), which the CLI tests cannot start.
+    NoTopicIds,
+}
+
+impl Lie {
+    /// The lie `ASC_LIE` names for a CLI run by the tests (`no-topic-ids`); `None` for any
+    /// other text.
+    fn named(name: &str) -> Option<Lie> {
+        match name {
+            "no-topic-ids" => Some(Lie::NoTopicIds),
+            _ => None,
+        }
+    }
 }
 
 /// How often `ResendsDeletes` sends a deletion again.
@@ -80,6 +96,15 @@ impl<C> Lying<C> {
             inner,
             lie: Current::default(),
         }
+    }
+
+    /// `inner`, misbehaving from the start as the environment's `ASC_LIE` says (unset: behave):
+    /// how a test makes the CLI it runs lie, as `ASC_FAILPOINT` arms a failpoint.
+    pub fn from_env(inner: C) -> Self {
+        let mut lying = Lying::new(inner);
+        let lie = std::env::var("ASC_LIE").ok();
+        lying.misbehave(lie.as_deref().and_then(Lie::named));
+        lying
     }
 
     /// Misbehaves from now on as `lie` says (`None`: behave).
@@ -170,6 +195,13 @@ impl<C: Capabilities> Capabilities for Lying<C> {
             all.iter_mut()
                 .flatten()
                 .for_each(|t| t.replication_factor = 0);
+        }
+        if self.lie.is(Lie::NoTopicIds)
+            && let Ok(all) = &mut answer
+        {
+            all.iter_mut()
+                .flatten()
+                .for_each(|t| t.topic_id = ZERO_TOPIC_ID.to_owned());
         }
         self.lie.answer(answer)
     }

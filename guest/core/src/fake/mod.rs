@@ -45,6 +45,11 @@ pub enum Fault {
     Fail,
     /// Before the call runs, the data topic is recreated with this ID.
     RecreateTopic(String),
+    /// Before the call runs, the data topic is deleted and created again with this ID, its
+    /// partitions and configuration, and no records (every partition from 0 to 0).
+    RecreateEmptyTopic(String),
+    /// Before the call runs, the data topic is deleted.
+    DeleteTopic,
     /// Before the call runs, the data topic's cleanup.policy becomes this value.
     SetPolicy(String),
     /// The call has its effect, then fails as if its answer were lost (a leader died after
@@ -342,6 +347,15 @@ impl Cluster {
                 ));
             }
             Fault::RecreateTopic(id) => self.data().topic_id = id,
+            Fault::RecreateEmptyTopic(id) => {
+                let old = self.data().clone();
+                let mut new = safe_topic(&id, &old.partitions, 0);
+                new.configs = old.configs;
+                self.topics.insert(DATA.into(), new);
+            }
+            Fault::DeleteTopic => {
+                self.topics.remove(DATA);
+            }
             Fault::SetPolicy(policy) => {
                 self.data().configs.insert("cleanup.policy".into(), policy);
             }

@@ -175,6 +175,16 @@ impl fmt::Display for CleanupError {
                 "Kafka action-state topic {} does not exist ({}); expected ID {}",
                 c.topic, c.context, c.expected_topic_id
             ),
+            CleanupError::TopicChanged(c) if c.found_topic_id == crate::topic_id::ZERO_TOPIC_ID => {
+                write!(
+                    f,
+                    "Kafka action-state topic {} has the all-zero topic ID ({}): {}, so the expected ID {} cannot be confirmed",
+                    c.topic,
+                    c.context,
+                    crate::topic_id::NO_TOPIC_IDS,
+                    c.expected_topic_id
+                )
+            }
             CleanupError::TopicChanged(c)
                 if c.expected_topic_id != c.found_topic_id
                     && !crate::topic_id::is_kafka_form(&c.expected_topic_id) =>

@@ -14,12 +14,11 @@ use crate::error::{CleanupError, Result};
 use crate::fields::{Fields, check_text, parse_offsets, write_offsets};
 use crate::json::{self, write_string};
 use crate::offsets::{PartitionOffsets, check_ranges};
+pub use crate::topic_id::ZERO_TOPIC_ID;
 use crate::topic_id::refuse_foreign_spelling;
 
 /// The only plan schema this tool reads and writes.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
-/// Kafka's all-zero topic UUID in its 22-character form: "unknown", never an identity.
-pub const ZERO_TOPIC_ID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
 
 const SUBJECT: &str = "Cleanup plan";
 const FIELDS: [&str; 6] = [

@@ -8,6 +8,15 @@
 //! interchangeable with the Java tool. Where one meets a live topic, it is named for what it is
 //! (`is_kafka_form`), not reported as a recreated topic.
 
+/// Kafka's all-zero topic UUID in its 22-character form: "unknown", never an identity.
+pub const ZERO_TOPIC_ID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
+
+/// Why a live topic answers with the all-zero ID: Kafka assigns topic
+/// IDs from 2.8 on, and only once every broker's inter.broker.protocol.version is 2.8 or later.
+/// Every message about such an answer says this, so the operator upgrades the cluster instead
+/// of looking for a recreated topic.
+pub const NO_TOPIC_IDS: &str = "the broker reports no topic IDs (Kafka 2.8 or later with inter.broker.protocol.version 2.8 or later is needed)";
+
 const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// Characters of a 16-byte value in unpadded base64: 21 full digits and one of 2 bits.

@@ -9,6 +9,7 @@ use crate::offsets::PartitionOffsets;
 use crate::policy::Policy;
 pub use crate::recovery::broken_history;
 use crate::recovery::read_history;
+use crate::topic_id::{NO_TOPIC_IDS, ZERO_TOPIC_ID};
 
 /// Live state of one data-topic partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +116,11 @@ pub fn snapshot_marker<C: Capabilities>(
         })?;
     let ends = kafka_types::ends(&state.ranges);
     let live = state.description;
+    if live.topic_id == ZERO_TOPIC_ID {
+        return Err(crate::error::CleanupError::InvalidArgument(format!(
+            "Kafka topic {topic} has the all-zero topic ID {ZERO_TOPIC_ID}: {NO_TOPIC_IDS}, and a marker without its topic's ID could never authorise a cleanup"
+        )));
+    }
     if !ends.has_partitions(&live.partitions) {
         return Err(crate::error::CleanupError::kafka(
             "list-offsets",
@@ -127,4 +133,42 @@ pub fn snapshot_marker<C: Capabilities>(
         ));
     }
     VersionedMarker::new(topic, &live.topic_id, ends)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snapshot_marker;
+    use crate::error::CleanupError;
+    use crate::fake::{DATA, FakeCaps, TOPIC_ID};
+    use crate::plan::ZERO_TOPIC_ID;
+
+    #[test]
+    fn a_marker_names_the_live_topic_id_and_every_end() {
+        let kafka = FakeCaps::new();
+        let marker = snapshot_marker(&mut kafka.policy(), DATA).unwrap();
+        assert_eq!(marker.topic_id, TOPIC_ID);
+        assert_eq!(marker.offsets.to_string(), "{0=1000, 1=1000}");
+    }
+
+    /// Kafka before 2.8, or with inter.broker.protocol.version below 2.8, answers the all-zero
+    /// topic ID: a marker with it could never authorise a cleanup, so none is written.
+    #[test]
+    fn a_marker_is_refused_when_the_broker_reports_no_topic_ids() {
+        let kafka = FakeCaps::new();
+        kafka.data().topic_id = ZERO_TOPIC_ID.into();
+        let error = snapshot_marker(&mut kafka.policy(), DATA).unwrap_err();
+        assert!(
+            matches!(error, CleanupError::InvalidArgument(_)),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        for part in [
+            DATA,
+            ZERO_TOPIC_ID,
+            "the broker reports no topic IDs",
+            "Kafka 2.8 or later with inter.broker.protocol.version 2.8 or later is needed",
+        ] {
+            assert!(message.contains(part), "{part:?} missing from {message}");
+        }
+    }
 }

@@ -152,9 +152,21 @@ pub fn read<'a>(file: &'a str, bytes: &'a [u8]) -> Read<Metadata<'a>> {
     }
     // An operator takes at least 16 + 4 + 4 + 1 + 4 bytes.
     let count = input.count("the number of operators", 29)?;
-    let mut operators = Vec::new();
+    let mut operators: Vec<OperatorState<'a>> = Vec::new();
+    let mut id_offsets = Vec::new();
     for _ in 0..count {
-        operators.push(read_operator(&mut input, version)?);
+        let (operator, id_at) = read_operator(&mut input, version)?;
+        // Flink restores operators from a map keyed by OperatorID, so of two entries with one
+        // ID it loads the last: no entry can be trusted to be the state the job restores.
+        if let Some(first) = operators.iter().position(|known| known.id == operator.id) {
+            return Err(id_at.error(format!(
+                "expected each OperatorID once but found operator {} again (first at byte {}); Flink would restore only its last entry, so the snapshot is refused as damaged or edited",
+                label(&operator),
+                id_offsets[first]
+            )));
+        }
+        id_offsets.push(id_at.offset());
+        operators.push(operator);
     }
     // Versions 4 and later end with the Java-serialized checkpoint properties, which say nothing
     // about markers; they are not read.
@@ -175,7 +187,8 @@ fn skip_master_state(input: &mut Input<'_>) -> Read<()> {
     Ok(())
 }
 
-fn read_operator<'a>(input: &mut Input<'a>, version: i32) -> Read<OperatorState<'a>> {
+/// An operator entry, and a reader positioned at its OperatorID (where a repeated ID is named).
+fn read_operator<'a>(input: &mut Input<'a>, version: i32) -> Read<(OperatorState<'a>, Input<'a>)> {
     let (name, uid) = if version >= 5 {
         let name = input.utf("an operator name")?;
         let uid = input.utf("an operator uid")?;
@@ -183,6 +196,7 @@ fn read_operator<'a>(input: &mut Input<'a>, version: i32) -> Read<OperatorState<
     } else {
         (None, None)
     };
+    let id_at = input.clone();
     let id: [u8; 16] = input.array("an OperatorID")?;
     let parallelism = input.i32("an operator's parallelism")?;
     let max_parallelism = input.i32("an operator's maximum parallelism")?;
@@ -200,7 +214,7 @@ fn read_operator<'a>(input: &mut Input<'a>, version: i32) -> Read<OperatorState<
         subtasks: Vec::new(),
     };
     if subtasks < 0 {
-        return Ok(operator);
+        return Ok((operator, id_at));
     }
     // A subtask takes at least 4 (index) + 4 + 4 + 1 + 1 + 4 + 4 bytes.
     if (subtasks as usize).saturating_mul(22) > input.remaining() {
@@ -232,7 +246,15 @@ fn read_operator<'a>(input: &mut Input<'a>, version: i32) -> Read<OperatorState<
         };
         operator.subtasks.push(subtask);
     }
-    Ok(operator)
+    Ok((operator, id_at))
+}
+
+/// An operator as messages name it: its ID, and its uid when the file records one.
+fn label(operator: &OperatorState<'_>) -> String {
+    match &operator.uid {
+        Some(uid) => format!("{} (uid {uid:?})", operator.id_hex()),
+        None => operator.id_hex(),
+    }
 }
 
 fn non_empty(text: String) -> Option<String> {
@@ -506,4 +528,52 @@ fn skip_channel_handles(input: &mut Input<'_>, version: i32, what: &str) -> Read
         }
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIRST: [u8; 16] = [0x32; 16];
+    const SECOND: [u8; 16] = [0x7a; 16];
+
+    /// A version 4 `_metadata` with no master state whose operators are all fully finished
+    /// (no subtask state): the smallest file that lists operators. Each entry is 29 bytes.
+    fn metadata_listing(ids: &[[u8; 16]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend(MAGIC.to_be_bytes());
+        out.extend(4i32.to_be_bytes());
+        out.extend(7i64.to_be_bytes()); // checkpoint ID
+        out.extend(0i32.to_be_bytes()); // master states
+        out.extend((ids.len() as i32).to_be_bytes());
+        for id in ids {
+            out.extend(id);
+            out.extend(2i32.to_be_bytes()); // parallelism
+            out.extend(128i32.to_be_bytes()); // maximum parallelism
+            out.push(NULL_HANDLE); // no coordinator state
+            out.extend((-1i32).to_be_bytes()); // fully finished
+        }
+        out
+    }
+
+    #[test]
+    fn operators_with_distinct_ids_are_read_in_file_order() {
+        let bytes = metadata_listing(&[FIRST, SECOND]);
+        let metadata = read("_metadata", &bytes).unwrap();
+        let ids: Vec<[u8; 16]> = metadata.operators.iter().map(|op| op.id).collect();
+        assert_eq!(ids, [FIRST, SECOND]);
+    }
+
+    /// Flink keys the operators it restores by OperatorID, so of two entries with one ID it
+    /// restores the last; a reader that took either could plan from state the job never loads.
+    #[test]
+    fn an_operator_id_listed_twice_is_refused_at_its_second_entry() {
+        let bytes = metadata_listing(&[FIRST, SECOND, FIRST]);
+        let error = read("_metadata", &bytes).unwrap_err();
+        // Header 24 bytes, then 29 per operator: the third entry's ID starts at 24 + 2 * 29.
+        assert_eq!(error.offset, 82, "{error}");
+        let message = error.to_string();
+        assert!(message.contains(&hex(&FIRST)), "{message}");
+        assert!(message.contains("first at byte 24"), "{message}");
+    }
 }

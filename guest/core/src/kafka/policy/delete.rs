@@ -23,9 +23,9 @@ impl<C: Capabilities> Policy<C> {
     /// after, on the physical topic `expected` (its name, ID and partitions); returns the
     /// resulting beginnings (low watermarks) Kafka reported. Every attempt describes
     /// `expected.topic` (with the configuration entries `names` and, with `with_ranges`, every
-    /// partition's range), hands the answer (`None`: the topic is missing) to `decide`, which
-    /// checks it and returns the offsets to delete below or refuses, and sends the delete only
-    /// once the identity is confirmed too. A retry describes and decides again. `decide` is the
+    /// partition's range), confirms the identity, then hands the answer to `decide`, which
+    /// checks it and returns the offsets to delete below or refuses; the delete follows. A
+    /// retry describes, confirms and decides again. `decide` is the
     /// caller's last check: the description it sees is the one the request follows, with no
     /// other Kafka call between them.
     ///
@@ -56,7 +56,8 @@ impl<C: Capabilities> Policy<C> {
                 .next()
                 .flatten()
                 .map(state);
-            let before = decide(found.as_ref())?;
+            // Identity first: a decision about another topic's offsets (a recreated topic's
+            // empty ranges, a deleted topic's none) would name the wrong cause.
             check_identity(
                 &expected.topic,
                 &expected.topic_id,
@@ -64,6 +65,7 @@ impl<C: Capabilities> Policy<C> {
                 found.as_ref().map(|s| &s.description),
                 "immediately before DeleteRecords",
             )?;
+            let before = decide(found.as_ref())?;
             match self.caps.delete_records(topic, &before) {
                 Ok(answer) => return Ok(answer.into_iter().collect()),
                 // Unknown-topic too: a partition electing a leader answers it, and the identity
