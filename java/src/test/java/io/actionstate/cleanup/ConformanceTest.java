@@ -140,6 +140,18 @@ class ConformanceTest {
     assertEquals(List.of(), failures(checks));
   }
 
+  /**
+   * The same on the SASL broker as its super user: every capability, delete-records' own
+   * connection to the leader included, authenticates with the client's {@code sasl.*} settings.
+   */
+  @Test
+  void theJavaHostPassesEveryCheckAgainstALiveBrokerOverSasl() throws Exception {
+    List<Check> checks =
+        run(KafkaCapabilities.connect(sasl().client("admin"), Duration.ofSeconds(30)), "live", null);
+    assertTrue(checks.size() >= 30, checks.toString());
+    assertEquals(List.of(), failures(checks));
+  }
+
   @Test
   void theJavaHostPassesEveryCheckOnADeadConnection() {
     // Nothing listens on port 1.
