@@ -43,10 +43,11 @@ class UndecodableMarkerTest {
       session.restore(List.of(end), ReplayOptions.defaults());
       assertTrue(session.nextBatch(10).done(), "nothing to replay: the session is live");
 
+      String corrupted = end.replace(topic, topic + "\uD800");
       CleanupException refused =
           assertThrows(
               CleanupException.class,
-              () -> session.restore(List.of(end.replace(topic, topic + "\uD800")), ReplayOptions.defaults()));
+              () -> session.restore(List.of(corrupted), ReplayOptions.defaults()));
 
       assertBehavesAsAfterAFailedRestore(session);
       assertEquals("invalid-marker", refused.kind(), refused.getMessage());

@@ -420,12 +420,9 @@ final class ClientAdmin implements Admin {
    */
   private Map<Node, List<PartitionOffset>> leaders(String topic, List<PartitionOffset> before)
       throws KafkaFailure {
+    DescribeTopicsOptions options = new DescribeTopicsOptions().timeoutMs(requestBoundMs);
     TopicDescription described =
-        await(
-            admin()
-                .describeTopics(List.of(topic), new DescribeTopicsOptions().timeoutMs(requestBoundMs))
-                .topicNameValues()
-                .get(topic));
+        await(admin().describeTopics(List.of(topic), options).topicNameValues().get(topic));
     Map<Integer, Node> leaderOf = new HashMap<>();
     for (TopicPartitionInfo p : described.partitions()) {
       leaderOf.put(p.partition(), p.leader());

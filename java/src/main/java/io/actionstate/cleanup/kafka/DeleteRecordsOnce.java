@@ -230,7 +230,8 @@ final class DeleteRecordsOnce {
               "the connection to " + leader + " closed before it answered DeleteRecords of "
                   + topic + " (the deletion may have been carried out)"));
     } else {
-      for (DeleteRecordsTopicResult t : ((DeleteRecordsResponse) response.responseBody()).data().topics()) {
+      DeleteRecordsResponse body = (DeleteRecordsResponse) response.responseBody();
+      for (DeleteRecordsTopicResult t : body.data().topics()) {
         if (!t.name().equals(topic)) {
           continue;
         }
