@@ -115,7 +115,7 @@ final class CleanupWit {
       new Record(List.of(U32_LIST, Prim.BOOL, new ListOf(PARTITION_PROGRESS)));
 
   // --- suite -----------------------------------------------------------------------------------
-  static final AbiType SUITE_TARGET = Variant.enumOf(4);
+  static final AbiType SUITE_TARGET = Variant.enumOf(5);
   static final AbiType SUITE_INPUTS = new Record(List.of(SUITE_TARGET, STRING, OPTION_STRING));
   static final AbiType SUITE_CHECK = new Record(List.of(STRING, Prim.BOOL, STRING));
   static final AbiType SUITE_REPORT = new Record(List.of(new ListOf(SUITE_CHECK)));

@@ -47,7 +47,10 @@ public final class RecoverySession implements AutoCloseable {
 
   /**
    * Applies SPEC §6 to the markers (JSON texts) and positions the replay (WIT
-   * {@code recovery-session.restore}).
+   * {@code recovery-session.restore}). Every failure is the component's, with its failed-restore
+   * rule applied: a marker without a UTF-8 form (a lone surrogate) is refused there as
+   * {@code invalid-marker} ({@link UndecodableMarkers}), and after it, as after any failed
+   * restore, {@link #snapshotMarker} refuses until a restore succeeds.
    *
    * @throws CleanupException {@code boundary-violation} naming partition, requested offset and
    *     boundary; {@code recovery-refused}; {@code topic-changed}; {@code offsets-unavailable};
@@ -57,11 +60,12 @@ public final class RecoverySession implements AutoCloseable {
       throws CleanupException {
     synchronized (owner) {
       long rep = representation();
-      // Refused before anything is lowered: the session stays as it was.
-      owner.requireUtf8("A marker", markers);
       return owner.result(
           owner.host.call(
-              CleanupWit.SESSION_RESTORE, rep, Cleanup.texts(markers), options.lower()),
+              CleanupWit.SESSION_RESTORE,
+              rep,
+              Cleanup.texts(UndecodableMarkers.crossable(markers)),
+              options.lower()),
           RecoveryVerdict::from);
     }
   }

@@ -19,38 +19,42 @@ import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
-import org.apache.kafka.clients.admin.DeleteRecordsOptions;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.LeaderNotAvailableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * {@code kafka-admin} over kafka-clients' {@link org.apache.kafka.clients.admin.Admin}. The client
  * is configured with {@code retries=0} and every request bounded by the per-request bound (a third
- * of the operation timeout, at least one second): each call sends its requests once and reports
- * the first failure.
+ * of the operation timeout, at least one second). {@code delete-records} does not go through it:
+ * the Admin's driver looks a leader up again and resends a deletion after answers such as
+ * UNKNOWN_TOPIC_OR_PARTITION, so a topic recreated meanwhile would receive it. Its leaders come
+ * from one description of the topic here, and {@link DeleteRecordsOnce} sends each leader its
+ * request exactly once.
  *
  * <p>After a {@code not-leader}, {@code transport} or {@code timeout} answer the client is replaced
  * by a fresh one before the next request: the Admin client caches partition leaders for
- * {@code list-offsets} and {@code delete-records}, and a leader that was SIGKILLed stayed cached
- * ({@code BrokerFailureTest}: every retry of {@code delete-records} went to the dead node until
- * the step's deadline). A fresh client looks the leaders up again, so the component's next
- * attempt reaches the leader the cluster elected.
+ * {@code list-offsets}, and a leader that was SIGKILLed stayed cached ({@code BrokerFailureTest}:
+ * every retry went to the dead node until the step's deadline). A fresh client looks the leaders
+ * up again, so the component's next attempt reaches the leader the cluster elected.
  */
 final class ClientAdmin implements Admin {
   private final Map<String, Object> config;
   private final int requestBoundMs;
   private org.apache.kafka.clients.admin.Admin admin;
+  private DeleteRecordsOnce deletions;
 
   ClientAdmin(Map<String, Object> client, int requestBoundMs) {
     Map<String, Object> config = new HashMap<>(client);
@@ -75,6 +79,18 @@ final class ClientAdmin implements Admin {
       }
     }
     return admin;
+  }
+
+  /** The sender of DeleteRecords requests, made on first use from the admin's properties. */
+  private synchronized DeleteRecordsOnce deletions() throws KafkaFailure {
+    if (deletions == null) {
+      try {
+        deletions = new DeleteRecordsOnce(new AdminClientConfig(config), requestBoundMs);
+      } catch (RuntimeException e) {
+        throw KafkaErrors.failure(e);
+      }
+    }
+    return deletions;
   }
 
   /** Reports {@code failure}; drops the client when its metadata may be stale. */
@@ -393,23 +409,45 @@ final class ClientAdmin implements Admin {
 
   private List<PartitionOffset> deleteRecordsOnce(String topic, List<PartitionOffset> before)
       throws KafkaFailure {
-    org.apache.kafka.clients.admin.Admin admin = admin();
-    Map<TopicPartition, RecordsToDelete> request = new LinkedHashMap<>();
+    return deletions().delete(topic, leaders(topic, before));
+  }
+
+  /**
+   * The partitions of {@code before} grouped by their leader, from one description of the topic.
+   * Nothing waits for the topic or a leader to appear (that is the component's decision, after it
+   * confirmed the topic's ID again): a topic that is not found, or lacks a partition, is
+   * {@code unknown-topic} at once, and a partition without a leader is {@code not-leader} at once.
+   */
+  private Map<Node, List<PartitionOffset>> leaders(String topic, List<PartitionOffset> before)
+      throws KafkaFailure {
+    DescribeTopicsOptions options = new DescribeTopicsOptions().timeoutMs(requestBoundMs);
+    TopicDescription described =
+        await(admin().describeTopics(List.of(topic), options).topicNameValues().get(topic));
+    Map<Integer, Node> leaderOf = new HashMap<>();
+    for (TopicPartitionInfo p : described.partitions()) {
+      leaderOf.put(p.partition(), p.leader());
+    }
+    // One offset per partition, the last one given, as a request map of them would keep.
+    Map<Integer, PartitionOffset> byPartition = new java.util.TreeMap<>();
     for (PartitionOffset po : before) {
-      request.put(new TopicPartition(topic, po.partition()), RecordsToDelete.beforeOffset(po.offset()));
+      byPartition.put(po.partition(), po);
     }
-    var result =
-        admin.deleteRecords(request, new DeleteRecordsOptions().timeoutMs(requestBoundMs))
-            .lowWatermarks();
-    List<PartitionOffset> out = new ArrayList<>();
-    java.util.TreeSet<Integer> partitions = new java.util.TreeSet<>();
-    for (PartitionOffset po : before) {
-      partitions.add(po.partition());
+    Map<Node, List<PartitionOffset>> byLeader = new LinkedHashMap<>();
+    for (PartitionOffset po : byPartition.values()) {
+      if (!leaderOf.containsKey(po.partition())) {
+        throw KafkaErrors.failure(
+            new UnknownTopicOrPartitionException(
+                topic + " has no partition " + po.partition()));
+      }
+      Node leader = leaderOf.get(po.partition());
+      if (leader == null || leader.isEmpty()) {
+        throw KafkaErrors.failure(
+            new LeaderNotAvailableException(
+                "partition " + po.partition() + " of " + topic + " has no leader"));
+      }
+      byLeader.computeIfAbsent(leader, l -> new ArrayList<>()).add(po);
     }
-    for (int p : partitions) {
-      out.add(new PartitionOffset(p, await(result.get(new TopicPartition(topic, p))).lowWatermark()));
-    }
-    return out;
+    return byLeader;
   }
 
   @Override
