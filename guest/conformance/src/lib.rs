@@ -101,6 +101,20 @@ fn check_clock(checks: &mut Checks) {
     });
 }
 
+/// Repeats `probe` every 50 ms until it returns `Some` or `limit_ms` passed.
+pub(crate) fn within<T>(limit_ms: u64, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = clock::now_ms().saturating_add(limit_ms);
+    loop {
+        if let Some(found) = probe() {
+            return Some(found);
+        }
+        if clock::now_ms() >= deadline {
+            return None;
+        }
+        clock::sleep_ms(50);
+    }
+}
+
 /// Milliseconds a call took, and its result.
 fn timed<T>(call: impl FnOnce() -> T) -> (u64, T) {
     let start = clock::now_ms();

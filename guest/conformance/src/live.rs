@@ -19,17 +19,8 @@ fn pairs(offsets: &[PartitionOffset]) -> Vec<(u32, u64)> {
 
 /// Repeats `probe` until it returns `Some` or the operation timeout passes (creation and
 /// transaction markers propagate asynchronously; the component waits the same way).
-fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = clock::now_ms() + u64::from(clock::operation_timeout_ms());
-    loop {
-        if let Some(found) = probe() {
-            return Some(found);
-        }
-        if clock::now_ms() >= deadline {
-            return None;
-        }
-        clock::sleep_ms(50);
-    }
+fn eventually<T>(probe: impl FnMut() -> Option<T>) -> Option<T> {
+    crate::within(u64::from(clock::operation_timeout_ms()), probe)
 }
 
 /// One record of a poll, decoded from the batch's columns as the WIT documents them.

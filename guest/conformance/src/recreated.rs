@@ -8,7 +8,7 @@
 
 use crate::bindings::action_state::cleanup::types::PartitionOffset;
 use crate::bindings::action_state::cleanup::{clock, kafka_admin};
-use crate::{Checks, timed};
+use crate::{Checks, timed, within};
 
 /// The harness recreates the topic with exactly this many records (wit/suite.wit).
 const RECREATED_RECORDS: u64 = 10;
@@ -113,18 +113,4 @@ fn partition_zero(topic: &str) -> Option<kafka_admin::PartitionRange> {
         .offsets
         .into_iter()
         .find(|range| range.partition == 0)
-}
-
-/// Repeats `probe` every 50 ms until it returns `Some` or `limit_ms` passed.
-fn within<T>(limit_ms: u64, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = clock::now_ms().saturating_add(limit_ms);
-    loop {
-        if let Some(found) = probe() {
-            return Some(found);
-        }
-        if clock::now_ms() >= deadline {
-            return None;
-        }
-        clock::sleep_ms(50);
-    }
 }
