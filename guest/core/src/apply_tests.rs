@@ -1031,6 +1031,32 @@ fn a_control_topic_created_concurrently_by_the_apply_that_cleaned_the_topic_is_u
     assert!(!kafka.c().events.iter().any(|e| e.starts_with("create:")));
 }
 
+#[test]
+fn a_control_topic_another_first_apply_just_created_is_waited_for_until_described() {
+    // Issue 34 item 4: the other apply's creation wins (ours answers "already exists"), and the
+    // brokers that answer next know the topic's name but not yet its partition.
+    let kafka = FakeCaps::new();
+    kafka.fail_on("create_topic", 1, Fault::CreateControlTopic(CONTROL.into()));
+    kafka.c().unknown_partitions.insert(CONTROL.into(), 3);
+    let report = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("same", 10, 20),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    assert_eq!(
+        report.created_control_topic, None,
+        "the other apply created it"
+    );
+    assert_eq!(
+        kafka.c().unknown_partitions[CONTROL],
+        0,
+        "every lagging answer was asked again"
+    );
+}
+
 /// Answers the review with `answer` and records what it was told.
 struct Reviewer {
     answer: crate::apply::Review,

@@ -98,6 +98,10 @@ pub struct Cluster {
     /// Topic → how many more describes answer it without its configuration values (a
     /// broker that knows the topic but has not applied its configuration yet).
     pub configless: BTreeMap<String, u32>,
+    /// Topic → how many more describes naming it, once it exists, fail with `unknown-topic`
+    /// (a broker that knows the topic's name but not yet its partitions: librdkafka's
+    /// ListOffsets answers UNKNOWN_TOPIC_OR_PARTITION for a topic created a moment ago).
+    pub unknown_partitions: BTreeMap<String, u32>,
     /// List-offsets LATEST calls that still answer the end from before the last append.
     pub stable_lag: u32,
     pub lagging_end: Option<u64>,
