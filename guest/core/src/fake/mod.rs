@@ -55,6 +55,9 @@ pub enum Fault {
     CreateControlTopic(String),
     /// The call fails as a principal without the ACL would (host error `authorization`).
     Unauthorized,
+    /// Before the call runs, a concurrent apply commits this (key, value) to the control topic
+    /// and then deletes: every beginning of the data topic moves 10 further.
+    ConcurrentCleanup(String, String),
 }
 
 /// Consumer answers scripted poll by poll instead of read from the logs.
@@ -355,6 +358,13 @@ impl Cluster {
                     .configs
                     .insert("cleanup.policy".into(), "compact".into());
                 self.topics.insert(name, topic);
+            }
+            Fault::ConcurrentCleanup(key, value) => {
+                self.append_to(CONTROL, 0, &key, &value);
+                let data = self.data();
+                for (partition, beginning) in data.beginnings.clone().iter() {
+                    data.beginnings.insert(partition, beginning + 10);
+                }
             }
             Fault::LostAnswer => {}
         }
