@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The control topic's production defaults through the Java host on the test broker: the Java
  * host's {@code describe-cluster} and replica counts (the conformance suite checks them too), a
- * new control topic with the single broker's production default (one replica, {@code min.insync.replicas}
- * 1), and {@link ApplyReport#warnings()} for a control topic with fewer replicas than the
- * production default.
+ * new control topic with the single broker's production default (one replica,
+ * {@code min.insync.replicas} 1), and {@link ApplyReport#warnings()} for a control topic with
+ * fewer replicas than the production default.
  */
 class ControlTopicDefaultsTest {
   /**
