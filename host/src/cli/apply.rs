@@ -28,6 +28,8 @@ struct Reviewer {
     topic: String,
     /// Print every partition of a wide preview (`--all`).
     all: bool,
+    /// A dry run: the control topic announced would be created, not will be.
+    dry_run: bool,
     progress: Progress,
 }
 
@@ -39,7 +41,10 @@ impl OperatorEvents for Reviewer {
         created: Option<&NewControlTopic>,
     ) -> Review {
         if self.show || self.ask {
-            errln!("{}", preview_text(plan_id, preview, created, self.all));
+            errln!(
+                "{}",
+                preview_text(plan_id, preview, created, self.dry_run, self.all)
+            );
         }
         if self.ask && !confirmed(&question(plan_id, &self.topic, preview)) {
             return Review::Decline;
@@ -120,6 +125,7 @@ pub fn preview_text(
     plan_id: &str,
     preview: &[PartitionPreview],
     created: Option<&NewControlTopic>,
+    dry_run: bool,
     all: bool,
 ) -> String {
     let rows: Vec<Vec<String>> = preview
@@ -135,7 +141,9 @@ pub fn preview_text(
         })
         .collect();
     let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
-    let creation = created.map_or(String::new(), |c| format!("{}\n", creation_text(c, false)));
+    let creation = created.map_or(String::new(), |c| {
+        format!("{}\n", creation_text(c, dry_run))
+    });
     let header = ["partition", "beginning", "boundary", "end", "to delete"];
     if wide::whole(preview.len(), all) {
         return format!(
@@ -221,6 +229,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         ask,
         topic: plan.map(|p| p.topic).unwrap_or_default(),
         all: args.out.all,
+        dry_run: args.dry_run,
         progress: Progress,
     };
     let mut instance = instance(settings, Box::new(events))?;
