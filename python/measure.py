@@ -194,7 +194,7 @@ def applies(bootstrap: str, cli: Path, rounds: int) -> None:
                 else:
                     start = time.perf_counter()
                     done = subprocess.run(
-                        [str(cli), "apply", "--plan", str(path), "--bootstrap-servers", bootstrap, "--control-topic", control, "--json"],
+                        [str(cli), "apply", "--yes", "--plan", str(path), "--bootstrap-servers", bootstrap, "--control-topic", control, "--json"],
                         capture_output=True,
                         text=True,
                     )

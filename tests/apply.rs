@@ -25,8 +25,10 @@ fn apply_with(
     extra: &[&str],
     envs: &[(&str, &str)],
 ) -> std::process::Output {
+    // A script's apply consents with --yes (no terminal here).
     let mut args = vec![
         "apply",
+        "--yes",
         "--plan",
         plan.to_str().unwrap(),
         "--bootstrap-servers",
@@ -424,7 +426,7 @@ fn on_a_single_broker_the_default_control_topic_has_one_replica_and_min_insync_r
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        help.contains("default.replication.factor, at most 3 and at most the number of brokers")
+        help.contains("3 replicas, or one per broker when there are fewer, whatever the brokers' default.replication.factor says")
             && help.contains("kafka-reassign-partitions"),
         "{help}"
     );
@@ -507,7 +509,7 @@ fn every_command_whose_reader_went_away_exits_quietly() {
     ];
     for (command, extra) in [
         ("apply", vec!["--plan", plan, "--dry-run"]),
-        ("apply", vec!["--plan", plan]),
+        ("apply", vec!["--plan", plan, "--yes"]),
         ("status", vec![]),
         ("check-recovery", vec!["--markers", c1]),
         ("check-recovery", vec!["--markers", c0]),
@@ -575,7 +577,7 @@ fn a_mistyped_control_topic_does_not_start_a_second_history() {
     expect_code(&second, 0);
     assert!(
         stderr(&second).contains(&format!(
-            "Created control topic {typo} (1 partition, replication factor 1"
+            "Will create control topic {typo} (1 partition, replication factor 1"
         )),
         "{}",
         stderr(&second)
@@ -656,4 +658,35 @@ fn a_broker_without_topic_ids_is_refused_by_marker_and_named_by_apply_and_check_
             .all(Option::is_none),
         "no control topic was created"
     );
+}
+
+#[test]
+fn an_empty_control_topic_does_not_start_a_second_history_either() {
+    // Issue 34 item 5: the typo guard of issue 20 for a control topic that exists but holds no
+    // record (made by hand with the mistyped name, say), on a data topic cleaned before.
+    let dir = scratch("empty-control");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-cleanup");
+    let typo = format!("{topic}-cleanpu");
+    expect_code(&apply(&plan_file(&dir, &c1, "C1"), &control, &[]), 0);
+    let mut kafka = kafka();
+    create_topic(&mut kafka, &typo, 1, &[("cleanup.policy", "compact")]);
+    let later = marker_file(&dir, "c2", &topic);
+    let plan = plan_file(&dir, &later, "C2");
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let refused = apply_with(&plan, &typo, extra, &[]);
+        expect_code(&refused, 3);
+        let message = stderr(&refused);
+        assert!(
+            message.contains(&format!("control topic {typo} holds no cleanup history"))
+                && message.contains("partition 0 at 150")
+                && message.contains("--start-new-history"),
+            "{extra:?}: {message}"
+        );
+    }
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
+    assert!(control_records(&mut kafka, &typo).is_empty());
+    // Said explicitly, the empty topic begins the new history.
+    expect_code(&apply_with(&plan, &typo, &["--start-new-history"], &[]), 0);
+    assert_eq!(control_records(&mut kafka, &typo).len(), 2);
 }

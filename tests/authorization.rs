@@ -47,7 +47,7 @@ fn strings(args: &[&str]) -> Vec<String> {
 
 /// `apply --plan P --control-topic C --json` plus the given connection arguments.
 fn apply(plan: &Path, control: &str, connection: &[String]) -> Output {
-    let mut args = strings(&["apply", "--plan", plan.to_str().unwrap()]);
+    let mut args = strings(&["apply", "--yes", "--plan", plan.to_str().unwrap()]);
     args.extend_from_slice(connection);
     args.extend(strings(&[
         "--control-topic",
@@ -342,7 +342,7 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
     );
     // A wrong password ends at the brokers' first refusal, long before the request timeout
     // (a third of --timeout, here 20 s), and says whose credentials were refused.
-    let mut args = strings(&["apply", "--plan", plan.to_str().unwrap()]);
+    let mut args = strings(&["apply", "--yes", "--plan", plan.to_str().unwrap()]);
     args.extend_from_slice(&wrong);
     args.extend(strings(&[
         "--control-topic",

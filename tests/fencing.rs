@@ -54,6 +54,7 @@ fn spawn_apply(plan: &Path, control: &str) -> std::process::Child {
     Command::new(CLI)
         .args([
             "apply",
+            "--yes",
             "--plan",
             plan.to_str().unwrap(),
             "--bootstrap-servers",
@@ -166,6 +167,7 @@ fn of_two_concurrent_applies_of_incomparable_plans_exactly_one_commits() {
     expect_code(
         &cli(&[
             "apply",
+            "--yes",
             "--plan",
             next.to_str().unwrap(),
             "--bootstrap-servers",

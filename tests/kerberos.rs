@@ -167,6 +167,7 @@ fn markers_apply_and_restores_work_over_sasl_gssapi_from_a_keytab_without_kinit(
     let applied = cli(
         &[
             "apply",
+            "--yes",
             "--plan",
             plan.to_str().unwrap(),
             "--control-topic",

@@ -85,6 +85,13 @@ fn apply_args<'a>(plan: &'a Path, control: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// `apply_args` with `--yes`: the consent of a run without a terminal.
+fn scripted_apply_args<'a>(plan: &'a Path, control: &'a str) -> Vec<&'a str> {
+    let mut args = apply_args(plan, control);
+    args.push("--yes");
+    args
+}
+
 fn plan_id(plan: &Path) -> String {
     let output = cli(&["verify", "--plan", plan.to_str().unwrap()]);
     expect_code(&output, 0);
@@ -112,9 +119,21 @@ fn on_a_terminal_apply_asks_before_commit_and_anything_but_yes_commits_nothing()
         "{shown}"
     );
     assert!(shown.contains("was not committed"), "{shown}");
+    // The review announced the control topic a yes creates; the no created nothing (issue 34
+    // item 5: nothing durable before the operator's answer).
+    assert!(
+        shown.contains(&format!("Will create control topic {control} (1 partition")),
+        "{shown}"
+    );
     let mut kafka = kafka();
     assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
-    assert!(control_records(&mut kafka, &control).is_empty());
+    assert!(
+        kafka
+            .describe_topics(std::slice::from_ref(&control))
+            .expect("describe")[0]
+            .is_none(),
+        "a declined apply leaves no control topic behind"
+    );
 
     let (shown, code) = on_terminal(&apply_args(&plan, &control), "[y/N]", "yes\n");
     assert_eq!(code, Some(0), "{shown}");
@@ -123,33 +142,89 @@ fn on_a_terminal_apply_asks_before_commit_and_anything_but_yes_commits_nothing()
 }
 
 #[test]
-fn yes_and_a_script_apply_skip_the_question() {
+fn yes_skips_the_question() {
     let dir = scratch("yes");
-    let (topic, c0, c1) = story(&dir);
+    let (topic, c0, _c1) = story(&dir);
     let control = format!("{topic}-control");
     let first = plan_file(&dir, &c0, "C0");
-    let mut args = apply_args(&first, &control);
-    args.push("--yes");
-    let (shown, code) = on_terminal(&args, "", "");
+    let (shown, code) = on_terminal(&scripted_apply_args(&first, &control), "", "");
     assert_eq!(code, Some(0), "{shown}");
     assert!(!shown.contains("[y/N]"), "--yes asks nothing: {shown}");
     assert!(shown.contains("is APPLIED"), "{shown}");
-    // Standard input that is not a terminal (here: none at all) is never asked either.
-    let plan = plan_file(&dir, &c1, "C1");
-    let scripted = cli(&apply_args(&plan, &control));
-    expect_code(&scripted, 0);
-    assert!(
-        !stderr(&scripted).contains("[y/N]"),
-        "{}",
-        stderr(&scripted)
-    );
     let help = cli(&["apply", "--help"]);
     assert!(stdout(&help).contains("--yes"), "{}", stdout(&help));
+}
+
+/// The CLI with `stdin` as its standard input (no terminal).
+fn without_terminal(args: &[&str], stdin: Stdio, input: &[u8]) -> Output {
+    let mut child = Command::new(CLI)
+        .args(args)
+        .env_remove("ASC_FAILPOINT")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(mut pipe) = child.stdin.take() {
+        // The CLI may refuse before it reads anything: a closed pipe is no failure here.
+        let _ = pipe.write_all(input);
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn without_a_terminal_and_without_yes_apply_refuses_before_anything_durable_naming_yes() {
+    // Issue 34 item 6: `kubectl exec` or `ssh` without -t, a cron job: nobody can answer, so
+    // nobody consented (terraform's rule for apply without -auto-approve). A pipe that says
+    // "y" is no terminal either.
+    let dir = scratch("unattended");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let args = apply_args(&plan, &control);
+    let mut json = args.clone();
+    json.push("--json");
+    for (what, output) in [
+        ("no stdin", without_terminal(&args, Stdio::null(), b"")),
+        (
+            "a pipe saying y",
+            without_terminal(&args, Stdio::piped(), b"y\n"),
+        ),
+        ("--json", without_terminal(&json, Stdio::null(), b"")),
+    ] {
+        expect_code(&output, 2);
+        let said = stderr(&output);
+        assert!(
+            said.contains("--yes") && said.contains("not a terminal"),
+            "{what}: {said}"
+        );
+        assert!(!said.contains("[y/N]"), "{what}: nobody is asked: {said}");
+        assert!(
+            !said.contains("passed every check"),
+            "{what}: refused first: {said}"
+        );
+    }
+    let mut kafka = kafka();
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
     assert!(
-        stdout(&help).contains("not a terminal"),
-        "{}",
-        stdout(&help)
+        kafka
+            .describe_topics(std::slice::from_ref(&control))
+            .expect("describe")[0]
+            .is_none(),
+        "the control topic was not created"
     );
+    // A dry run changes nothing and needs no consent; --yes is the consent.
+    let mut dry = args.clone();
+    dry.push("--dry-run");
+    expect_code(&without_terminal(&dry, Stdio::null(), b""), 0);
+    let applied = without_terminal(&scripted_apply_args(&plan, &control), Stdio::null(), b"");
+    expect_code(&applied, 0);
+    assert!(
+        stdout(&applied).contains("is APPLIED"),
+        "{}",
+        stdout(&applied)
+    );
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 150), (1, 60)]);
 }
 
 #[test]
@@ -273,6 +348,7 @@ fn an_apply_against_a_wrong_address_ends_within_its_timeout_saying_nothing_was_c
     let started = Instant::now();
     let output = cli(&[
         "apply",
+        "--yes",
         "--plan",
         plan.to_str().unwrap(),
         "--bootstrap-servers",
@@ -305,7 +381,14 @@ fn ctrl_c_at_the_question_says_nothing_was_committed() {
         shown.contains("error: interrupted before the point of no return: nothing was committed"),
         "{shown}"
     );
-    assert!(control_records(&mut kafka(), &control).is_empty());
+    // Nothing at all: not even the control topic (it is created only after a yes).
+    assert!(
+        kafka()
+            .describe_topics(std::slice::from_ref(&control))
+            .expect("describe")[0]
+            .is_none(),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -317,7 +400,7 @@ fn sigint_after_commit_says_the_plan_is_left_committed_and_the_same_apply_finish
     let id = plan_id(&plan);
     let pause = dir.join("pause");
     let child = Command::new(CLI)
-        .args(apply_args(&plan, &control))
+        .args(scripted_apply_args(&plan, &control))
         .env_remove("ASC_FAILPOINT")
         .env("ASC_FAILPOINT_PAUSE", "after-delete")
         .env("ASC_FAILPOINT_PAUSE_FILE", &pause)
@@ -348,7 +431,7 @@ fn sigint_after_commit_says_the_plan_is_left_committed_and_the_same_apply_finish
         "{}",
         stderr(&output)
     );
-    let finished = cli(&apply_args(&plan, &control));
+    let finished = cli(&scripted_apply_args(&plan, &control));
     expect_code(&finished, 0);
     assert!(
         stdout(&finished).contains("was COMMITTED"),
@@ -362,7 +445,10 @@ fn a_refused_restore_exits_6_listing_every_partition_below_the_boundary() {
     let dir = scratch("refused-restore");
     let (topic, c0, c1) = story(&dir);
     let control = format!("{topic}-control");
-    expect_code(&cli(&apply_args(&plan_file(&dir, &c1, "C1"), &control)), 0);
+    expect_code(
+        &cli(&scripted_apply_args(&plan_file(&dir, &c1, "C1"), &control)),
+        0,
+    );
     let check = |extra: &[&str]| {
         let mut args = vec![
             "check-recovery",

@@ -42,6 +42,7 @@ fn apply_plan(dir: &Path, markers: &Path, control: &str) {
     expect_code(
         &cli(&[
             "apply",
+            "--yes",
             "--plan",
             plan.to_str().unwrap(),
             "--bootstrap-servers",
@@ -639,6 +640,7 @@ fn a_recreated_topic_against_its_old_control_topic_is_reported_as_recreated() {
     let plan = plan_file(&dir, &fresh, "after-recreate");
     let applied = cli(&[
         "apply",
+        "--yes",
         "--plan",
         plan.to_str().unwrap(),
         "--bootstrap-servers",

@@ -143,6 +143,7 @@ fn markers_apply_and_restores_work_over_sasl_ssl_with_scram() {
     let applied = cli(
         &[
             "apply",
+            "--yes",
             "--plan",
             plan.to_str().unwrap(),
             "--control-topic",

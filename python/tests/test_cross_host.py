@@ -72,7 +72,7 @@ def python_status_json(cleanup: Cleanup) -> dict:
 
 def test_plan_applied_by_cli_is_reported_identically_by_python(scene, cli: Path, bootstrap: str):
     cleanup, data, control, plan, files, _ = scene
-    code, applied = run_cli(cli, "apply", "--plan", str(files["plan"]), *kafka_args(bootstrap, control))
+    code, applied = run_cli(cli, "apply", "--yes", "--plan", str(files["plan"]), *kafka_args(bootstrap, control))
     assert code == 0, applied
     assert applied["planId"] == plan.plan_id and applied["status"] == "APPLIED"
 
@@ -136,7 +136,7 @@ def test_recreated_data_topic_is_refused_like_the_cli(scene, cli: Path, bootstra
     new_plan = cleanup.render(cleanup.plan("C2", [recreated]))
     new_plan_file = files["plan"].with_name("new-plan.json")
     new_plan_file.write_text(new_plan)
-    code, cli_apply = run_cli(cli, "apply", "--plan", str(new_plan_file), *kafka_args(bootstrap, control))
+    code, cli_apply = run_cli(cli, "apply", "--yes", "--plan", str(new_plan_file), *kafka_args(bootstrap, control))
     assert code == 3, cli_apply
     with pytest.raises(CleanupError) as python_apply:
         cleanup.apply(new_plan)
@@ -163,7 +163,7 @@ def test_control_topic_tombstone_is_refused_like_the_cli(scene, cli: Path, boots
         cleanup.check_recovery([markers["c1"]])
     assert cli_check["error"]["kind"] == refused_recovery.value.kind
 
-    code, cli_apply = run_cli(cli, "apply", "--plan", str(files["plan"]), *kafka_args(bootstrap, control))
+    code, cli_apply = run_cli(cli, "apply", "--yes", "--plan", str(files["plan"]), *kafka_args(bootstrap, control))
     assert code == 3, cli_apply
     with pytest.raises(ControlTopicCorrupt) as refused_apply:
         cleanup.apply(files["plan"].read_text())
@@ -206,7 +206,7 @@ def spawn_cli_apply(cli: Path, plan: Path, bootstrap: str, control: str, env: Op
     environment = {k: v for k, v in os.environ.items() if not k.startswith("ASC_FAILPOINT")}
     environment.update(env or {})
     return subprocess.Popen(
-        [str(cli), "apply", "--plan", str(plan), *kafka_args(bootstrap, control), "--json"],
+        [str(cli), "apply", "--yes", "--plan", str(plan), *kafka_args(bootstrap, control), "--json"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -274,7 +274,7 @@ def test_python_fenced_at_commit_by_a_cli_apply_decides_again(fence_scene, cli: 
     def cli_applies_meanwhile(_plan_id, _rows):
         # Python has fenced and read; the CLI fences (taking the topic) and commits first.
         if not applied_by_cli:
-            applied_by_cli.append(run_cli(cli, "apply", "--plan", str(cli_plan), *kafka_args(bootstrap, control)))
+            applied_by_cli.append(run_cli(cli, "apply", "--yes", "--plan", str(cli_plan), *kafka_args(bootstrap, control)))
 
     cleanup.on_before_commit = cli_applies_meanwhile
     with pytest.raises(BoundaryRegression) as refused:
@@ -349,7 +349,7 @@ def test_the_same_plan_applied_from_python_and_the_cli_at_once_ends_applied(fenc
         elif code == 3 and cli_json.get("error", {}).get("kind") == "fenced" and outcome is not None:
             fenced_twice += 1
             assert outcome == "applied", context
-            code, cli_json = run_cli(cli, "apply", "--plan", str(plan), *kafka_args(bootstrap, control))
+            code, cli_json = run_cli(cli, "apply", "--yes", "--plan", str(plan), *kafka_args(bootstrap, control))
             assert cli_json.get("outcome") == "already-applied", context
         assert outcome in outcomes, context
         assert code == 0 and cli_json["outcome"] in outcomes and cli_json["status"] == "APPLIED", context

@@ -97,8 +97,9 @@ def test_dry_run_then_aborted_commit_then_apply(story, admin: AdminClient):
     cleanup.on_before_commit = refuse
     with pytest.raises(Abort):
         cleanup.apply(plan_json)
-    # Nothing durable happened: no plan in the control topic, nothing deleted.
-    assert cleanup.status().operations == []
+    # Nothing durable happened: no control topic (it is created only after a yes), nothing
+    # deleted.
+    assert cleanup.control_topic not in admin.list_topics(timeout=30).topics
     assert beginning_offsets(admin, data, [0]) == {0: 0}
 
     cleanup.on_before_commit = None
@@ -209,7 +210,7 @@ def test_a_new_control_topic_gets_the_production_default_and_an_under_replicated
     produce(cleanup, data, 0, 0, 20)
     plan = cleanup.render(cleanup.plan("C1", [cleanup.snapshot_marker(data)]))
 
-    # One broker that defaults to one replica: the control topic gets one, and no warning.
+    # One broker: the control topic gets one replica, and no warning.
     first = cleanup.apply(plan, dry_run=True)
     assert first.created_control_topic == NewControlTopic(f"{data}-cleanup", 1, 1, 1)
     assert first.warnings == []
@@ -227,7 +228,7 @@ def test_a_new_control_topic_gets_the_production_default_and_an_under_replicated
     assert warning.replication == ControlTopicReplication(
         created, 1, 3, 2, 3, 3, f'{{"version":1,"partitions":[{{"topic":"{created}","partition":0,"replicas":[1,2,3]}}]}}'
     )
-    assert f"control topic {created} has 1 replica but this cluster's production default is 3" in warning.message
+    assert f"control topic {created} has 1 replica but a control topic needs 3 on this cluster (3 brokers" in warning.message
     assert "kafka-reassign-partitions.sh" in warning.message and "min.insync.replicas=2" in warning.message
 
     # A principal that may not read the brokers' configuration: the check is reported as not

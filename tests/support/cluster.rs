@@ -101,6 +101,8 @@ pub struct Cluster {
     /// `--kerberos`: clients use SASL_PLAINTEXT with GSSAPI; a user's key is `keytab(user)`,
     /// handed to MIT Kerberos in the environment (`kerberos_env`).
     pub kerberos: bool,
+    /// Started by this guard, which stops it; an attached cluster (`attach`) is left running.
+    owned: bool,
 }
 
 fn script_path() -> PathBuf {
@@ -120,6 +122,16 @@ impl Cluster {
         )
     }
 
+    /// `scripts/kafka start --brokers N --default-replication-factor 1 --state-dir <fresh temp
+    /// dir>`: brokers left at the `default.replication.factor` Kafka ships (an untuned cluster).
+    pub fn start_untuned(brokers: u32) -> Cluster {
+        Self::launch_with(
+            brokers,
+            Security::Plain,
+            &["--default-replication-factor", "1"],
+        )
+    }
+
     /// `scripts/kafka start --brokers N --tls --state-dir <fresh temp dir>`: SASL_SSL with
     /// SCRAM-SHA-512, a certificate signed by the script's CA (`ca_path()`), ACLs as `--sasl`.
     pub fn start_tls(brokers: u32) -> Cluster {
@@ -133,6 +145,10 @@ impl Cluster {
     }
 
     fn launch_as(brokers: u32, security: Security) -> Cluster {
+        Self::launch_with(brokers, security, &[])
+    }
+
+    fn launch_with(brokers: u32, security: Security, extra: &[&str]) -> Cluster {
         let state = std::env::temp_dir().join(super::support::unique("asc-kafka"));
         std::fs::create_dir_all(&state).expect("state dir");
         let mut cluster = Cluster {
@@ -142,10 +158,12 @@ impl Cluster {
             sasl: security != Security::Plain,
             tls: security == Security::Tls,
             kerberos: security == Security::Kerberos,
+            owned: true,
         };
         let brokers_arg = brokers.to_string();
         let mut args = vec!["start", "--brokers", brokers_arg.as_str()];
         args.extend(security.flag());
+        args.extend_from_slice(extra);
         let started = Instant::now();
         // From here on the guard stops whatever started, even if start fails half-way.
         let output = cluster.script(&args);
@@ -164,6 +182,30 @@ impl Cluster {
             cluster.bootstrap,
             cluster.state.display(),
             started.elapsed().as_secs_f64()
+        );
+        cluster
+    }
+
+    /// The plaintext cluster already running in `state` (`scripts/kafka start --brokers N
+    /// --state-dir DIR`), for a test that runs many rounds, several times: left running, and
+    /// its directory kept, when the guard drops.
+    pub fn attach(state: PathBuf) -> Cluster {
+        let mut cluster = Cluster {
+            state,
+            bootstrap: String::new(),
+            brokers: 0,
+            sasl: false,
+            tls: false,
+            kerberos: false,
+            owned: false,
+        };
+        cluster.bootstrap = cluster.script_ok(&["bootstrap"]).trim().to_owned();
+        cluster.brokers = u32::try_from(cluster.bootstrap.split(',').count()).unwrap();
+        eprintln!(
+            "attached to the cluster of {} node(s) at {} in {}",
+            cluster.brokers,
+            cluster.bootstrap,
+            cluster.state.display()
         );
         cluster
     }
@@ -344,12 +386,17 @@ impl Cluster {
         args
     }
 
-    /// `apply --plan P --control-topic C --replication-factor 3 --json` against this cluster,
-    /// with no test failpoint inherited from the environment.
+    /// `apply --yes --plan P --control-topic C --replication-factor 3 --json` against this
+    /// cluster, with no test failpoint inherited from the environment.
     pub fn apply_command(&self, plan: &Path, control: &str) -> Command {
         let mut command = Command::new(crate::support::CLI);
         command
-            .args(["apply", "--plan", plan.to_str().expect("utf-8 path")])
+            .args([
+                "apply",
+                "--yes",
+                "--plan",
+                plan.to_str().expect("utf-8 path"),
+            ])
             .args(self.cli_args(None))
             .args([
                 "--control-topic",
@@ -411,6 +458,9 @@ impl Security {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         let output = self.script(&["stop"]);
         if !output.status.success() {
             eprintln!(

@@ -1043,18 +1043,51 @@ fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_
 
 #[test]
 fn a_control_topic_created_concurrently_by_the_apply_that_cleaned_the_topic_is_used() {
-    // Two first applies at once: this one found no control topic, the other created it and
-    // deleted before this one read the beginnings. The control topic is asked for again after
-    // the beginnings: it exists, so this is no second history.
+    // Two first applies at once: this one found no control topic, the other created it,
+    // committed and deleted before this one read the beginnings. The control topic is asked
+    // for again after the beginnings: it exists and holds that commit, so this is no second
+    // history (an empty one would be: the commit comes before the delete).
     let kafka = FakeCaps::new();
-    kafka.data().beginnings = [(0, 10), (1, 10)].into_iter().collect();
+    let p = plan("same", 10, 20);
+    let committed = ControlRecord {
+        status: Status::Committed,
+        plan: p.clone(),
+    };
     // Describe 1 finds no control topic, 2 reads the beginnings (the ranges).
     kafka.fail_on("describe", 2, Fault::CreateControlTopic(CONTROL.into()));
-    assert_eq!(
-        run(&kafka, &plan("same", 10, 20)),
-        Ok(ApplyOutcome::Applied)
+    kafka.fail_on(
+        "describe",
+        2,
+        Fault::ConcurrentCleanup(p.plan_id.clone(), committed.render()),
     );
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Resumed));
     assert!(!kafka.c().events.iter().any(|e| e.starts_with("create:")));
+}
+
+#[test]
+fn a_control_topic_another_first_apply_just_created_is_waited_for_until_described() {
+    // Issue 34 item 4: the other apply's creation wins (ours answers "already exists"), and the
+    // brokers that answer next know the topic's name but not yet its partition.
+    let kafka = FakeCaps::new();
+    kafka.fail_on("create_topic", 1, Fault::CreateControlTopic(CONTROL.into()));
+    kafka.c().unknown_partitions.insert(CONTROL.into(), 3);
+    let report = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("same", 10, 20),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    assert_eq!(
+        report.created_control_topic, None,
+        "the other apply created it"
+    );
+    assert_eq!(
+        kafka.c().unknown_partitions[CONTROL],
+        0,
+        "every lagging answer was asked again"
+    );
 }
 
 /// Answers the review with `answer` and records what it was told.
@@ -1104,6 +1137,143 @@ fn a_declined_review_commits_and_deletes_nothing_and_a_later_apply_still_commits
     let report = apply(&mut kafka.policy(), &mut yes, &p, &options()).unwrap();
     assert_eq!(report.outcome, ApplyOutcome::Applied);
     assert_eq!((yes.reviewed, yes.committed), (2, 1));
+}
+
+/// Answers the review with `answer` and records the control topic it was told about.
+struct Announced {
+    answer: crate::apply::Review,
+    told: Vec<Option<crate::apply::NewControlTopic>>,
+}
+
+impl crate::apply::ApplyObserver for Announced {
+    fn before_commit(
+        &mut self,
+        _plan: &Plan,
+        _preview: &[crate::apply::PartitionPreview],
+        created: Option<&crate::apply::NewControlTopic>,
+    ) -> crate::apply::Review {
+        self.told.push(created.cloned());
+        self.answer
+    }
+}
+
+#[test]
+fn a_declined_first_apply_creates_no_control_topic_and_an_accepted_one_creates_it_after_the_answer()
+{
+    // Issue 34 item 5: nothing durable before the operator's answer, the control topic
+    // included. The review still announces the topic a yes would create.
+    let kafka = FakeCaps::new();
+    let p = plan("first", 10, 20);
+    let mut no = Announced {
+        answer: crate::apply::Review::Decline,
+        told: Vec::new(),
+    };
+    let report = apply(&mut kafka.policy(), &mut no, &p, &options()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Declined);
+    assert_eq!(report.created_control_topic, None, "nothing was created");
+    assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
+    assert!(!kafka.c().topics.contains_key(CONTROL));
+    assert_eq!(kafka.c().fences(), 0, "nobody was fenced either");
+    let [Some(announced)] = no.told.as_slice() else {
+        panic!("told once, of the topic a yes creates: {:?}", no.told);
+    };
+    assert_eq!(announced.topic, CONTROL);
+
+    // Answered yes: created after the answer, then committed; asked once.
+    let mut yes = Announced {
+        answer: crate::apply::Review::Proceed,
+        told: Vec::new(),
+    };
+    let report = apply(&mut kafka.policy(), &mut yes, &p, &options()).unwrap();
+    assert_eq!(report.outcome, ApplyOutcome::Applied);
+    assert_eq!(yes.told.len(), 1, "{:?}", yes.told);
+    assert_eq!(
+        report.created_control_topic.map(|c| c.topic),
+        Some(CONTROL.to_owned())
+    );
+    assert_eq!(
+        kafka.c().events,
+        [
+            "create:action-state-control",
+            "append:COMMITTED",
+            "delete:{0=10, 1=20}",
+            "append:APPLIED"
+        ]
+    );
+    let trace = kafka.c().trace.clone();
+    let probe = trace.iter().position(|op| *op == "delete_records");
+    let create = trace.iter().position(|op| *op == "create_topic");
+    assert!(
+        probe < create,
+        "reviewed (probe) before creating: {trace:?}"
+    );
+}
+
+#[test]
+fn an_empty_control_topic_of_a_cleaned_data_topic_is_refused_like_a_missing_one() {
+    // Issue 34 item 5: the typo guard of issue 20 also covers a control topic that exists but
+    // holds no history (created by hand, or by an earlier declined apply of an old version).
+    let kafka = FakeCaps::new();
+    existing_control_topic(&kafka, 1);
+    kafka.data().beginnings = [(0, 398), (1, 0)].into_iter().collect();
+    for dry_run in [true, false] {
+        let opts = ApplyOptions {
+            dry_run,
+            ..options()
+        };
+        let error = apply(
+            &mut kafka.policy(),
+            &mut Silent,
+            &plan("typo", 400, 20),
+            &opts,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, CleanupError::InvalidControlTopic(_)),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains("control topic action-state-control holds no cleanup history")
+                && message.contains("partition 0 at 398")
+                && message.contains("start-new-history"),
+            "{message}"
+        );
+        assert!(kafka.c().events.is_empty(), "{:?}", kafka.c().events);
+        assert!(kafka.c().probes.is_empty(), "refused before the probe");
+    }
+    assert_eq!(
+        run_new_history(&kafka, &plan("new", 400, 20)),
+        Ok(ApplyOutcome::Applied)
+    );
+    // An empty control topic for a data topic that begins at 0 everywhere is a first apply.
+    let fresh = FakeCaps::new();
+    existing_control_topic(&fresh, 1);
+    assert_eq!(
+        run(&fresh, &plan("first", 10, 20)),
+        Ok(ApplyOutcome::Applied)
+    );
+}
+
+#[test]
+fn an_empty_control_topic_whose_first_apply_commits_and_deletes_meanwhile_is_used() {
+    // Two first applies share an existing empty control topic: the other one commits and
+    // deletes after this one read the empty history. Its beginnings are read before the
+    // history is read again, so its commit is seen: no second history, a resume.
+    let kafka = FakeCaps::new();
+    existing_control_topic(&kafka, 1);
+    let p = plan("same", 10, 20);
+    let committed = ControlRecord {
+        status: Status::Committed,
+        plan: p.clone(),
+    };
+    // Describe 1 inspects both topics, 2 reads the (empty) control range, 3 the beginnings.
+    kafka.fail_on(
+        "describe",
+        3,
+        Fault::ConcurrentCleanup(p.plan_id.clone(), committed.render()),
+    );
+    assert_eq!(run(&kafka, &p), Ok(ApplyOutcome::Resumed));
 }
 
 #[test]
@@ -1194,16 +1364,21 @@ fn existing_control_topic(kafka: &FakeCaps, rf: u16) {
 }
 
 #[test]
-fn without_a_factor_a_new_control_topic_gets_the_production_default_of_its_cluster() {
+fn without_a_factor_a_new_control_topic_gets_three_replicas_or_one_per_broker_whatever_the_cluster_default()
+ {
     // (brokers, default.replication.factor) → (replication factor, min.insync.replicas).
+    // Issue 34 item 7: Kafka ships default.replication.factor=1, and a cluster left at it must
+    // not keep every boundary on one disk: the brokers decide, the cluster default does not.
     for (brokers, default, expected) in [
         (1, "3", (1, 1)),
         (2, "3", (2, 1)),
         (3, "3", (3, 2)),
         (5, "3", (3, 2)),
         (1, "1", (1, 1)),
-        (3, "1", (1, 1)),
-        (5, "1", (1, 1)),
+        (2, "1", (2, 1)),
+        (3, "1", (3, 2)),
+        (5, "1", (3, 2)),
+        (3, "2", (3, 2)),
         (5, "4", (3, 2)),
     ] {
         let kafka = cluster(brokers, default);
@@ -1362,7 +1537,7 @@ fn an_existing_control_topic_with_fewer_replicas_than_the_production_default_war
 
 #[test]
 fn a_control_topic_with_enough_replicas_costs_no_description_of_the_cluster() {
-    for (brokers, default, rf) in [(3, "3", 3), (5, "3", 4), (1, "1", 1), (3, "1", 1)] {
+    for (brokers, default, rf) in [(3, "3", 3), (5, "3", 4), (1, "1", 1), (2, "1", 2)] {
         let kafka = cluster(brokers, default);
         existing_control_topic(&kafka, rf);
         let report = apply(

@@ -361,6 +361,37 @@ fn a_topic_created_concurrently_is_waited_for_like_one_this_run_created() {
 }
 
 #[test]
+fn a_topic_known_to_exist_whose_partitions_a_broker_does_not_know_yet_is_waited_for() {
+    // Issue 34 item 4: two first applies on three brokers. The other apply created the control
+    // topic (creation answers "already exists") or this one did; the broker that answers the
+    // next describe knows the name but not the partition yet, and librdkafka's ListOffsets says
+    // UNKNOWN_TOPIC_OR_PARTITION. That is propagation, not absence: asked again.
+    for exists in [false, true] {
+        let (cluster, mut policy) = setup();
+        if exists {
+            cluster.borrow_mut().topic("new", &[0]);
+        }
+        assert_eq!(policy.request_topic("new", 1, 1, &[]).unwrap(), !exists);
+        cluster
+            .borrow_mut()
+            .unknown_partitions
+            .insert("new".into(), 3);
+        assert!(policy.read_control_log("new").unwrap().is_empty());
+        assert_eq!(cluster.borrow().count("describe"), 4, "exists={exists}");
+    }
+    // A topic this run neither created nor found by creating it: the same answer is final.
+    let (cluster, mut policy) = setup();
+    cluster.borrow_mut().topic("other", &[0]);
+    cluster
+        .borrow_mut()
+        .unknown_partitions
+        .insert("other".into(), 3);
+    let error = policy.read_control_log("other").unwrap_err();
+    assert!(error.to_string().contains("(unknown-topic)"), "{error}");
+    assert_eq!(cluster.borrow().count("describe"), 1);
+}
+
+#[test]
 fn a_requested_topic_that_never_appears_is_answered_missing_at_the_deadline() {
     let (cluster, mut policy) = setup();
     cluster.borrow_mut().hidden.insert("new".into(), u32::MAX);

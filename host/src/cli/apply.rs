@@ -22,12 +22,14 @@ use super::wide;
 struct Reviewer {
     /// Print the preview (not with `--json`, whose report carries it).
     show: bool,
-    /// Ask the operator (a terminal, no `--yes`, not a dry run).
+    /// Ask the operator (no `--yes`, not a dry run; `consent` made sure there is a terminal).
     ask: bool,
     /// The plan's data topic, for the question.
     topic: String,
     /// Print every partition of a wide preview (`--all`).
     all: bool,
+    /// A dry run: the control topic announced would be created, not will be.
+    dry_run: bool,
     progress: Progress,
 }
 
@@ -39,7 +41,10 @@ impl OperatorEvents for Reviewer {
         created: Option<&NewControlTopic>,
     ) -> Review {
         if self.show || self.ask {
-            errln!("{}", preview_text(plan_id, preview, created, self.all));
+            errln!(
+                "{}",
+                preview_text(plan_id, preview, created, self.dry_run, self.all)
+            );
         }
         if self.ask && !confirmed(&question(plan_id, &self.topic, preview)) {
             return Review::Decline;
@@ -90,11 +95,16 @@ fn confirmed(question: &str) -> bool {
     }
 }
 
-/// The sentence that announces a control topic an apply creates (or, dry, would create).
+/// The sentence that announces the control topic an apply creates with its commit (or, dry,
+/// would create): it does not exist yet while the operator is asked.
 pub fn creation_text(created: &NewControlTopic, dry_run: bool) -> String {
     format!(
         "{} control topic {} ({} partition, replication factor {}, min.insync.replicas {}, cleanup.policy=compact): a new cleanup history begins there.",
-        if dry_run { "Would create" } else { "Created" },
+        if dry_run {
+            "Would create"
+        } else {
+            "Will create"
+        },
         created.name,
         created.partitions,
         created.replication_factor,
@@ -115,6 +125,7 @@ pub fn preview_text(
     plan_id: &str,
     preview: &[PartitionPreview],
     created: Option<&NewControlTopic>,
+    dry_run: bool,
     all: bool,
 ) -> String {
     let rows: Vec<Vec<String>> = preview
@@ -130,7 +141,9 @@ pub fn preview_text(
         })
         .collect();
     let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
-    let creation = created.map_or(String::new(), |c| format!("{}\n", creation_text(c, false)));
+    let creation = created.map_or(String::new(), |c| {
+        format!("{}\n", creation_text(c, dry_run))
+    });
     let header = ["partition", "beginning", "boundary", "end", "to delete"];
     if wide::whole(preview.len(), all) {
         return format!(
@@ -174,9 +187,24 @@ fn preview_summary(preview: &[PartitionPreview]) -> String {
     )
 }
 
+/// Without a terminal nobody can answer the question, so nobody consented: an unattended
+/// apply (cron, CI, `ssh` or `kubectl exec` without -t, a pipe) must say `--yes` itself, as
+/// terraform's apply needs -auto-approve. Refused before Kafka is contacted; a dry run
+/// commits nothing and needs no consent.
+fn consent(args: &ApplyArgs) -> Result<(), Failure> {
+    if args.yes || args.dry_run || std::io::stdin().is_terminal() {
+        return Ok(());
+    }
+    Err(Failure::usage(
+        "apply asks the operator before it commits and deletes, but standard input is not a terminal, so nobody can answer: pass --yes to apply without the question (or --dry-run to review only)",
+    )
+    .with_hint("nothing durable happened: the apply stopped before contacting Kafka"))
+}
+
 pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     // Before any thread exists (the component runtime starts some): see `interrupt::block`.
     interrupt::block();
+    consent(args)?;
     let plan_json = read_text(&args.plan, "plan file")?;
     let settings = kafka_settings(&args.kafka)?;
     // The plan's ID and topic, for the question and the interruption message (a plan the
@@ -194,13 +222,14 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         ),
         None => interrupt::release(),
     }
-    // Without --yes a terminal is asked; a script (stdin not a terminal) is not.
-    let ask = !args.yes && !args.dry_run && std::io::stdin().is_terminal();
+    // Without --yes the operator is asked (`consent` refused a run without a terminal).
+    let ask = !args.yes && !args.dry_run;
     let events = Reviewer {
         show: !args.out.json,
         ask,
         topic: plan.map(|p| p.topic).unwrap_or_default(),
         all: args.out.all,
+        dry_run: args.dry_run,
         progress: Progress,
     };
     let mut instance = instance(settings, Box::new(events))?;
@@ -299,15 +328,8 @@ fn outcome_text(report: &ApplyReport, all: bool) -> String {
             report.plan_id
         ),
         ApplyOutcome::Declined => format!(
-            "declined: cleanup plan {} was not committed (the answer was not yes); nothing was deleted{}",
+            "declined: cleanup plan {} was not committed (the answer was not yes); nothing was created or deleted",
             report.plan_id,
-            report
-                .created_control_topic
-                .as_ref()
-                .map_or(String::new(), |c| format!(
-                    " (control topic {} was created and stays empty)",
-                    c.name
-                ))
         ),
     }
 }

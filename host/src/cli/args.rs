@@ -69,8 +69,11 @@ anything durable happens the plan, the data topic (identity, partitions, cleanup
 with retention.ms=-1 and retention.bytes=-1), the control topic and every plan offset are checked, \
 and a per-partition preview is printed. On a terminal apply then asks for confirmation (the \
 question names the topic, the partitions and the records to delete; only y or yes proceeds, \
-anything else exits 1 with nothing committed); --yes, or a standard input that is not a terminal \
-(a script, a pipe, CI), skips the question. Then COMMITTED is written, Kafka deletes the records below \
+anything else exits 1 with nothing committed, and nothing created). --yes skips the question; \
+with a standard input that is not a terminal (a script, a pipe, cron, CI, ssh or kubectl exec \
+without -t) nobody can answer, so apply refuses with exit 2 before anything durable unless \
+--yes is given (--dry-run needs no --yes). A missing control topic is created only then, with \
+the commit. Then COMMITTED is written, Kafka deletes the records below \
 the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
 plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing. \
 ^C (SIGINT) stops at once and says where the plan stands: nothing committed before the point \
@@ -233,18 +236,19 @@ pub struct ApplyArgs {
     pub start_new_history: bool,
     /// Replication factor if apply must create the control topic (1..=32767; min.insync.replicas
     /// becomes 2 from 3 on, else 1). Without it: the production default read from the cluster,
-    /// its brokers' default.replication.factor, at most 3 and at most the number of brokers, so
-    /// 3 with min.insync.replicas 2 on a cluster of three or more brokers that defaults to 3, and
-    /// 1 on a single broker. Reading that needs DescribeConfigs on the cluster; a factor given
-    /// here needs nothing. An existing control topic with fewer replicas than that default only
+    /// 3 replicas, or one per broker when there are fewer, whatever the brokers'
+    /// default.replication.factor says, so 3 with min.insync.replicas 2 on three or more
+    /// brokers and 1 on a single broker. Describing the cluster needs DescribeConfigs on it; a
+    /// factor given here needs nothing. An existing control topic with fewer replicas than that default only
     /// warns, with the kafka-reassign-partitions command that adds them.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32767))]
     pub replication_factor: Option<u16>,
     /// Make every check and print the preview, but commit and delete nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Do not ask for confirmation before COMMITTED. Without it apply asks only when standard
-    /// input is a terminal; a script's apply (stdin not a terminal) never asks.
+    /// Do not ask for confirmation before COMMITTED: the consent of a script. Without it apply
+    /// asks on the terminal, and refuses (exit 2, before anything durable) when standard input
+    /// is not a terminal.
     #[arg(long, short = 'y')]
     pub yes: bool,
     #[command(flatten)]

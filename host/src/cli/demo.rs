@@ -82,7 +82,7 @@ impl OperatorEvents for Printer {
     ) -> action_state_cleanup::cleanup::Review {
         outln!(
             "{}",
-            super::apply::preview_text(plan_id, preview, created, false)
+            super::apply::preview_text(plan_id, preview, created, false, false)
         );
         action_state_cleanup::cleanup::Review::Proceed
     }

@@ -265,9 +265,9 @@ class Cleanup:
     ) -> ApplyReport:
         """Applies a plan document with the commit-before-delete protocol (SPEC §5).
         `replication_factor` is used only if the control topic must be created; None (the
-        default) lets the component choose the production default from the cluster (its brokers'
-        default.replication.factor, at most 3 and at most the broker count; min.insync.replicas
-        2 from 3 replicas on). A control topic with fewer replicas than that default is reported
+        default) lets the component choose the production default from the cluster (3, or the
+        broker count when there are fewer, whatever the brokers' default.replication.factor
+        says; min.insync.replicas 2 from 3 replicas on). A control topic with fewer replicas than that default is reported
         in `ApplyReport.warnings`, never refused. `start_new_history` allows creating a missing
         control topic for a data topic that was already cleaned (refused otherwise: its history
         is in another control topic)."""

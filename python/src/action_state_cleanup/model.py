@@ -85,8 +85,8 @@ class NewControlTopic:
 
 @dataclass(frozen=True)
 class ControlTopicReplication:
-    """A control topic with fewer replicas than its cluster's production default (the brokers'
-    default.replication.factor, at most 3 and at most the number of brokers)."""
+    """A control topic with fewer replicas than its cluster's production default (3, or the
+    number of brokers when there are fewer, whatever default.replication.factor says)."""
 
     control_topic: str
     #: Its replicas now.

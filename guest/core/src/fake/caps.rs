@@ -80,6 +80,20 @@ impl Capabilities for FakeCaps {
         let mut c = self.0.borrow_mut();
         c.enter("describe")?;
         let call = c.count("describe");
+        let cluster = &mut *c;
+        let lagging = topics.iter().any(|t| {
+            let exists = cluster.topics.contains_key(*t);
+            match cluster.unknown_partitions.get_mut(*t) {
+                Some(n) if exists && *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                _ => false,
+            }
+        });
+        if lagging {
+            return Err(error(ErrorKind::UnknownTopic));
+        }
         let drop_zero = c.drop_partition_zero;
         let mut answer = Vec::new();
         for topic in topics {

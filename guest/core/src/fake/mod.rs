@@ -60,6 +60,9 @@ pub enum Fault {
     CreateControlTopic(String),
     /// The call fails as a principal without the ACL would (host error `authorization`).
     Unauthorized,
+    /// Before the call runs, a concurrent apply commits this (key, value) to the control topic
+    /// and then deletes: every beginning of the data topic moves 10 further.
+    ConcurrentCleanup(String, String),
 }
 
 /// Consumer answers scripted poll by poll instead of read from the logs.
@@ -103,6 +106,10 @@ pub struct Cluster {
     /// Topic → how many more describes answer it without its configuration values (a
     /// broker that knows the topic but has not applied its configuration yet).
     pub configless: BTreeMap<String, u32>,
+    /// Topic → how many more describes naming it, once it exists, fail with `unknown-topic`
+    /// (a broker that knows the topic's name but not yet its partitions: librdkafka's
+    /// ListOffsets answers UNKNOWN_TOPIC_OR_PARTITION for a topic created a moment ago).
+    pub unknown_partitions: BTreeMap<String, u32>,
     /// List-offsets LATEST calls that still answer the end from before the last append.
     pub stable_lag: u32,
     pub lagging_end: Option<u64>,
@@ -365,6 +372,13 @@ impl Cluster {
                     .configs
                     .insert("cleanup.policy".into(), "compact".into());
                 self.topics.insert(name, topic);
+            }
+            Fault::ConcurrentCleanup(key, value) => {
+                self.append_to(CONTROL, 0, &key, &value);
+                let data = self.data();
+                for (partition, beginning) in data.beginnings.clone().iter() {
+                    data.beginnings.insert(partition, beginning + 10);
+                }
             }
             Fault::LostAnswer => {}
         }

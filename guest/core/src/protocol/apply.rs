@@ -28,14 +28,16 @@ pub struct ApplyOptions {
     pub replication_factor: Option<u16>,
     /// Run every check and report the preview, but commit nothing.
     pub dry_run: bool,
-    /// Create a missing control topic even though the data topic was already cleaned (some
-    /// partition begins past offset 0). Without it apply refuses: with no retention allowed,
+    /// Begin a new history (create a missing control topic, or use one that holds no record)
+    /// even though the data topic was already cleaned (some partition begins past offset 0).
+    /// Without it apply refuses: with no retention allowed,
     /// only an earlier DeleteRecords cut that prefix, so the topic's history is in another
     /// control topic (a typo in its name would otherwise start a second history silently).
     pub start_new_history: bool,
 }
 
-/// A control topic this apply created (or, in a dry run, would create): a new history.
+/// A control topic this apply creates once the review is accepted (or, in a dry run, would
+/// create): a new history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewControlTopic {
     pub topic: String,
@@ -66,7 +68,7 @@ pub enum ApplyOutcome {
     /// Every check passed; nothing durable happened because a dry run was asked for.
     DryRun,
     /// Every check passed, but the observer declined at the review before COMMITTED: nothing
-    /// was committed or deleted (a control topic this run created stays, empty).
+    /// was created, committed or deleted.
     Declined,
 }
 
@@ -102,9 +104,10 @@ pub struct ApplyReport {
 /// Receives the preview right before the point of no return, so a host can show it (and ask
 /// the operator), and hears when the plan is COMMITTED.
 pub trait ApplyObserver {
-    /// `created` is the control topic this run created for the plan, if it did. The answer
-    /// decides whether the plan is committed; in a dry run it is asked too (so a host shows the
-    /// same review) and its answer is ignored, since nothing is committed either way.
+    /// Asked once per apply. `created` is the control topic the plan's commit creates (in a dry
+    /// run: would create), if it does not exist yet: nothing is created before the answer. The
+    /// answer decides whether the plan is committed; in a dry run it is asked too (so a host
+    /// shows the same review) and its answer is ignored, since nothing is committed either way.
     fn before_commit(
         &mut self,
         plan: &Plan,
@@ -194,6 +197,15 @@ struct RunState {
     commit_attempted: bool,
     /// The control topic this run created (or, dry, would create).
     created: Option<NewControlTopic>,
+    /// The control topic this run creates once the review is accepted: it was missing, and
+    /// nothing durable may happen before the operator's answer.
+    pending: Option<NewControlTopic>,
+    /// The review was accepted: a decision taken again later in this run (after creating the
+    /// control topic, after being fenced) does not ask again.
+    accepted: bool,
+    /// The guard against starting a second history passed (`missing_control_topic`,
+    /// `guard_new_history`).
+    new_history_checked: bool,
     /// The cluster's brokers and default replication factor, once read.
     cluster: Option<ClusterFacts>,
     /// Set once the control topic's replication was checked (attempts check it once).
@@ -274,7 +286,8 @@ fn apply_once<C: Capabilities>(
     let mut history = session.inspect_and_read(options, fenced)?;
     loop {
         let known = history.find(&plan.plan_id).cloned();
-        if known.is_none() && may_write && !fenced {
+        // A control topic still to be created (`pending`) is fenced right after its creation.
+        if known.is_none() && may_write && !fenced && session.run.pending.is_none() {
             // A commit is needed: become the only writer, then decide on what is there now.
             history = session.fence_and_read()?;
             fenced = true;
@@ -288,10 +301,9 @@ fn apply_once<C: Capabilities>(
 enum Missing {
     /// It exists after all (created concurrently).
     Found(TopicState),
-    /// A dry run: nothing is created.
-    DryRun,
-    /// Created now (or by a concurrent apply a moment earlier); its state, if visible.
-    Created(Option<TopicState>),
+    /// A new history: its control topic is created once the review is accepted (a dry run
+    /// only says it would be); until then the history is empty.
+    New,
 }
 
 /// Acts on the plan's known status: nothing, resume, or the full commit-before-delete path.
@@ -326,9 +338,23 @@ fn decide_and_act<C: Capabilities>(
             Ok(done)
         }
         None => {
+            if session.guard_new_history(&mut history, options)? {
+                // Read again: a concurrent first apply may have committed this very plan.
+                let known = history.find(&plan.plan_id).cloned();
+                return decide_and_act(session, observer, history, known, options);
+            }
             check_advances(plan, &history.boundary())?;
             let preview = session.preview(&history)?;
-            let review = observer.before_commit(plan, &preview, session.run.created.as_ref());
+            let review = if session.run.accepted {
+                Review::Proceed
+            } else {
+                let announced = session
+                    .run
+                    .pending
+                    .as_ref()
+                    .or(session.run.created.as_ref());
+                observer.before_commit(plan, &preview, announced)
+            };
             let stop = match (options.dry_run, review) {
                 (true, _) => Some(ApplyOutcome::DryRun),
                 (false, Review::Decline) => Some(ApplyOutcome::Declined),
@@ -338,6 +364,18 @@ fn decide_and_act<C: Capabilities>(
                 let mut stopped = report(plan, outcome, None);
                 stopped.preview = preview;
                 return Ok(stopped);
+            }
+            session.run.accepted = true;
+            if let Some(new) = session.run.pending.take() {
+                // Only the operator's yes makes the control topic exist. Another apply may
+                // have created it meanwhile and committed: then decide again on what it holds.
+                // An empty one changes nothing the review was decided on.
+                let created = session.create_control_topic(new)?;
+                if !created.operations().is_empty() {
+                    let known = created.find(&plan.plan_id).cloned();
+                    return decide_and_act(session, observer, created, known, options);
+                }
+                history = created;
             }
             session.check_data_topic("checked immediately before commit")?;
             session.run.commit_attempted = true;
@@ -407,8 +445,9 @@ impl<C: Capabilities> Session<'_, C> {
         check_data_state(self.plan, state, context)
     }
 
-    /// Checks the data topic and validates (or, when allowed, creates) the control topic in one
-    /// inspection, fences the control topic when this run may write, and replays its whole log.
+    /// Checks the data topic and validates the control topic in one inspection, fences the
+    /// control topic when this run may write, and replays its whole log. A missing control
+    /// topic is not created here (`missing_control_topic`): the history is empty until then.
     fn inspect_and_read(&mut self, options: &ApplyOptions, fence: bool) -> Result<ControlHistory> {
         let control = self.control;
         let states = self
@@ -416,44 +455,29 @@ impl<C: Capabilities> Session<'_, C> {
             .inspect_topics(&[&self.plan.topic, control], &CHECKED_CONFIGS)
             .map_err(CleanupError::Kafka)?;
         let mut states = states.into_iter();
-        let (data, mut control_state) = (states.next().flatten(), states.next().flatten());
+        let (data, control_state) = (states.next().flatten(), states.next().flatten());
         self.check_data_state(data.as_ref(), "checked before commit")?;
-        let mut fenced = false;
-        if control_state.is_none() {
-            match self.missing_control_topic(options, fence)? {
-                Missing::Found(state) => control_state = Some(state),
-                Missing::DryRun => return Ok(ControlHistory::default()),
-                Missing::Created(state) => {
-                    control_state = state;
-                    fenced = fence;
-                }
-            }
-        }
-        let Some(control_state) = control_state else {
-            return Err(CleanupError::InvalidControlTopic(format!(
-                "Kafka cleanup control topic {control} was created but cannot be described"
-            )));
+        let control_state = match control_state {
+            Some(state) => state,
+            None => match self.missing_control_topic(options)? {
+                Missing::Found(state) => state,
+                Missing::New => return Ok(ControlHistory::default()),
+            },
         };
         check_control_topic(control, &control_state.description, &control_state.configs)?;
         self.check_replication(control_state.replication_factor);
-        if fence && !fenced {
+        if fence {
             return self.fence_and_read();
         }
         self.read_history()
     }
 
-    /// The control topic is missing: create it (a dry run only says it would), unless the data
-    /// topic was already cleaned, which is not a first apply. With retention off, only an
-    /// earlier DeleteRecords moved a beginning past offset 0, so that cleanup's history (and the
+    /// The control topic is missing: a new history, whose control topic the commit creates
+    /// (`create_control_topic`; a dry run only says it would), unless the data topic was
+    /// already cleaned, which is not a first apply. With retention off, only an earlier
+    /// DeleteRecords moved a beginning past offset 0, so that cleanup's history (and the
     /// boundary restores are checked against) is elsewhere: refused without start-new-history.
-    ///
-    /// With `fence`, the writer is fenced right after the creation is sent, before the new
-    /// topic is described: opening the transactional writer (a round trip to the transaction
-    /// coordinator, seconds on a busy cluster) overlaps the topic's propagation to every
-    /// broker, instead of both running in turn. Fencing writes nothing to the control topic,
-    /// and the history is still read after it, so the protocol is unchanged: a topic that
-    /// turns out not to be a valid control topic ends the apply before anything is read.
-    fn missing_control_topic(&mut self, options: &ApplyOptions, fence: bool) -> Result<Missing> {
+    fn missing_control_topic(&mut self, options: &ApplyOptions) -> Result<Missing> {
         let control = self.control;
         if !options.start_new_history {
             let cleaned = self.cleaned_partitions()?;
@@ -464,25 +488,39 @@ impl<C: Capabilities> Session<'_, C> {
                 if let Some(state) = self.inspect_control()? {
                     return Ok(Missing::Found(state));
                 }
-                return Err(self.second_history(&cleaned));
+                return Err(self.second_history(&cleaned, "does not exist"));
             }
+            self.run.new_history_checked = true;
         }
         let replication = match options.replication_factor {
             Some(factor) => replication::explicit(factor),
             None => self.production_default()?,
         };
-        let replication_factor = replication.replication_factor;
         let new = NewControlTopic {
             topic: control.to_owned(),
             partitions: 1,
-            replication_factor,
+            replication_factor: replication.replication_factor,
             min_insync_replicas: replication.min_insync_replicas,
         };
         if options.dry_run {
-            // A dry run against a missing control topic sees an empty history.
             self.run.created = Some(new);
-            return Ok(Missing::DryRun);
+        } else {
+            self.run.pending = Some(new);
         }
+        Ok(Missing::New)
+    }
+
+    /// Creates the control topic the review announced, now that it was accepted; fences it and
+    /// reads its history (empty, or what a concurrent apply that created it first committed).
+    ///
+    /// The writer is fenced right after the creation is sent, before the new topic is
+    /// described: opening the transactional writer (a round trip to the transaction
+    /// coordinator, seconds on a busy cluster) overlaps the topic's propagation to every
+    /// broker, instead of both running in turn. Fencing writes nothing to the control topic,
+    /// and the history is still read after it: a topic that turns out not to be a valid control
+    /// topic ends the apply before anything is read.
+    fn create_control_topic(&mut self, new: NewControlTopic) -> Result<ControlHistory> {
+        let control = self.control;
         let compact = ConfigEntry {
             name: CLEANUP_POLICY.into(),
             value: Some("compact".into()),
@@ -493,17 +531,51 @@ impl<C: Capabilities> Session<'_, C> {
         };
         let created = self
             .kafka
-            .request_topic(control, 1, replication_factor, &[compact, min_isr])
+            .request_topic(control, 1, new.replication_factor, &[compact, min_isr])
             .map_err(CleanupError::Kafka)?;
         if created {
             self.run.created = Some(new);
         }
-        if fence {
-            self.kafka
-                .fence_control(control)
-                .map_err(CleanupError::Kafka)?;
+        self.kafka
+            .fence_control(control)
+            .map_err(CleanupError::Kafka)?;
+        let Some(state) = self.inspect_control()? else {
+            return Err(CleanupError::InvalidControlTopic(format!(
+                "Kafka cleanup control topic {control} was created but cannot be described"
+            )));
+        };
+        check_control_topic(control, &state.description, &state.configs)?;
+        self.check_replication(state.replication_factor);
+        self.read_history()
+    }
+
+    /// An existing control topic without a single record is a new history too: for a data
+    /// topic already cleaned it is refused like a missing one (`missing_control_topic`), unless
+    /// start-new-history. Returns whether `history` was read again (a concurrent first apply
+    /// committed meanwhile), so the caller decides on what it holds now.
+    fn guard_new_history(
+        &mut self,
+        history: &mut ControlHistory,
+        options: &ApplyOptions,
+    ) -> Result<bool> {
+        if options.start_new_history
+            || self.run.new_history_checked
+            || !history.operations().is_empty()
+        {
+            return Ok(false);
         }
-        Ok(Missing::Created(self.inspect_control()?))
+        let cleaned = self.cleaned_partitions()?;
+        if cleaned.is_empty() {
+            self.run.new_history_checked = true;
+            return Ok(false);
+        }
+        // Read again after the beginnings: a first apply commits before it deletes, so if a
+        // concurrent one cleaned the topic through this control topic, its commit shows now.
+        *history = self.read_history()?;
+        if history.operations().is_empty() {
+            return Err(self.second_history(&cleaned, "holds no cleanup history"));
+        }
+        Ok(true)
     }
 
     /// The cluster's brokers and default replication factor, read once per run.
@@ -570,7 +642,9 @@ impl<C: Capabilities> Session<'_, C> {
             .collect())
     }
 
-    fn second_history(&self, cleaned: &[(u32, u64)]) -> CleanupError {
+    /// The refusal of a new history for a data topic already cleaned; `found` says what the
+    /// control topic looks like ("does not exist", "holds no cleanup history").
+    fn second_history(&self, cleaned: &[(u32, u64)], found: &str) -> CleanupError {
         let shown = cleaned
             .iter()
             .take(5)
@@ -582,7 +656,7 @@ impl<C: Capabilities> Session<'_, C> {
             _ => String::new(),
         };
         CleanupError::InvalidControlTopic(format!(
-            "Kafka cleanup control topic {} does not exist, but data topic {} already begins past offset 0 (partition {shown}{more}), so records were deleted before: by an earlier cleanup whose history is in another control topic (check the name), or by retention before it was turned off; set start-new-history (CLI: --start-new-history) to begin a new history here",
+            "Kafka cleanup control topic {} {found}, but data topic {} already begins past offset 0 (partition {shown}{more}), so records were deleted before: by an earlier cleanup whose history is in another control topic (check the name), or by retention before it was turned off; set start-new-history (CLI: --start-new-history) to begin a new history here",
             self.control, self.plan.topic
         ))
     }

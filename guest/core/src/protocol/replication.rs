@@ -1,6 +1,8 @@
 //! The control topic's replication: the production default a cluster calls for, and the warning
 //! for a control topic that has fewer replicas. The component decides both; a host only reports
-//! the brokers and their `default.replication.factor` (`kafka-admin.describe-cluster`).
+//! the brokers and their `default.replication.factor` (`kafka-admin.describe-cluster`), and only
+//! the brokers decide: Kafka ships `default.replication.factor=1`, and a cluster left at it must
+//! not keep every committed boundary on one disk.
 
 use std::fmt::Write as _;
 
@@ -14,7 +16,8 @@ pub const MAX_REPLICATION_FACTOR: u16 = i16::MAX as u16;
 /// The broker configuration that holds the cluster's own default replication factor.
 pub const DEFAULT_REPLICATION_FACTOR: &str = "default.replication.factor";
 
-/// The most replicas the production default asks for. Three copies with `min.insync.replicas`
+/// The most replicas the production default asks for (on a cluster of at least that many
+/// brokers, whatever its `default.replication.factor`). Three copies with `min.insync.replicas`
 /// 2 keep every acknowledged COMMITTED record on two brokers while one broker may be down; more
 /// copies of a few small records add nothing an operator would pay for.
 pub const MAX_DEFAULT_REPLICATION_FACTOR: u16 = 3;
@@ -47,7 +50,8 @@ pub fn explicit(replication_factor: u16) -> Replication {
 pub struct ClusterFacts {
     /// Broker IDs, ascending.
     pub brokers: Vec<u32>,
-    /// The brokers' `default.replication.factor`.
+    /// The brokers' `default.replication.factor`: reported with a warning (it is why a control
+    /// topic made without a factor has too few replicas), never what the default follows.
     pub default_replication_factor: u16,
 }
 
@@ -85,17 +89,13 @@ impl ClusterFacts {
         u32::try_from(self.brokers.len()).unwrap_or(u32::MAX)
     }
 
-    /// The production default: the cluster's `default.replication.factor`, at most
-    /// `MAX_DEFAULT_REPLICATION_FACTOR` and at most the number of brokers (a factor above it
-    /// could not be created), with the `min.insync.replicas` that goes with it.
+    /// The production default: `MAX_DEFAULT_REPLICATION_FACTOR` replicas, or one per broker on a
+    /// smaller cluster (a factor above the broker count could not be created), with the
+    /// `min.insync.replicas` that goes with it; the cluster's `default.replication.factor` does
+    /// not lower it.
     pub fn production_default(&self) -> Replication {
         let brokers = u16::try_from(self.brokers.len()).unwrap_or(u16::MAX);
-        let factor = self
-            .default_replication_factor
-            .min(MAX_DEFAULT_REPLICATION_FACTOR)
-            .min(brokers)
-            .max(1);
-        explicit(factor)
+        explicit(MAX_DEFAULT_REPLICATION_FACTOR.min(brokers).max(1))
     }
 }
 
@@ -149,11 +149,10 @@ pub fn check(
     );
     let plural = |n: u16| if n == 1 { "" } else { "s" };
     let message = format!(
-        "Kafka cleanup control topic {control_topic} has {replication_factor} replica{} but this cluster's production default is {} ({} brokers, default.replication.factor={}): if the broker{} holding it fail{}, the committed boundaries every restore is checked against are lost. Nothing was refused; to add replicas, write {reassignment} to control-replicas.json and run kafka-reassign-partitions.sh --bootstrap-server <bootstrap> --reassignment-json-file control-replicas.json --execute, then kafka-configs.sh --bootstrap-server <bootstrap> --alter --entity-type topics --entity-name {control_topic} --add-config min.insync.replicas={} (add --command-config FILE on a secured cluster)",
+        "Kafka cleanup control topic {control_topic} has {replication_factor} replica{} but a control topic needs {} on this cluster ({} brokers: {MAX_DEFAULT_REPLICATION_FACTOR} replicas, or one per broker when there are fewer): if the broker{} holding it fail{}, the committed boundaries every restore is checked against are lost. Nothing was refused; to add replicas, write {reassignment} to control-replicas.json and run kafka-reassign-partitions.sh --bootstrap-server <bootstrap> --reassignment-json-file control-replicas.json --execute, then kafka-configs.sh --bootstrap-server <bootstrap> --alter --entity-type topics --entity-name {control_topic} --add-config min.insync.replicas={} (add --command-config FILE on a secured cluster)",
         plural(replication_factor),
         recommended.replication_factor,
         facts.broker_count(),
-        facts.default_replication_factor,
         plural(replication_factor),
         if replication_factor == 1 { "s" } else { "" },
         recommended.min_insync_replicas,
@@ -241,20 +240,13 @@ mod tests {
     }
 
     #[test]
-    fn the_production_default_follows_the_cluster_default_up_to_three_and_the_broker_count() {
-        // A cluster that asks for 3 replicas by default.
-        assert_eq!(default_for(1, 3), (1, 1));
-        assert_eq!(default_for(2, 3), (2, 1));
-        assert_eq!(default_for(3, 3), (3, 2));
-        assert_eq!(default_for(5, 3), (3, 2));
-        // Kafka's own default.replication.factor (1): the operator's cluster says one copy.
-        assert_eq!(default_for(1, 1), (1, 1));
-        assert_eq!(default_for(2, 1), (1, 1));
-        assert_eq!(default_for(3, 1), (1, 1));
-        assert_eq!(default_for(5, 1), (1, 1));
-        // A larger default is capped at 3.
-        assert_eq!(default_for(5, 5), (3, 2));
-        assert_eq!(default_for(2, 2), (2, 1));
+    fn the_production_default_is_three_or_one_per_broker_whatever_the_cluster_default() {
+        for default in [1, 2, 3, 5] {
+            assert_eq!(default_for(1, default), (1, 1), "default {default}");
+            assert_eq!(default_for(2, default), (2, 1), "default {default}");
+            assert_eq!(default_for(3, default), (3, 2), "default {default}");
+            assert_eq!(default_for(5, default), (3, 2), "default {default}");
+        }
     }
 
     #[test]
@@ -283,7 +275,7 @@ mod tests {
             r#"{"version":1,"partitions":[{"topic":"orders-cleanup","partition":0,"replicas":[1,2,3]}]}"#
         );
         for said in [
-            "control topic orders-cleanup has 1 replica but this cluster's production default is 3 (3 brokers, default.replication.factor=3)",
+            "control topic orders-cleanup has 1 replica but a control topic needs 3 on this cluster (3 brokers: 3 replicas, or one per broker when there are fewer)",
             "if the broker holding it fails",
             "Nothing was refused",
             "kafka-reassign-partitions.sh --bootstrap-server <bootstrap> --reassignment-json-file control-replicas.json --execute",
@@ -309,6 +301,11 @@ mod tests {
             warning.message
         );
         assert!(warning.message.contains("if the brokers holding it fail,"));
+        // A cluster whose default.replication.factor is 1 (Kafka's own) is no excuse: the
+        // warning comes, and reports that default for the operator.
+        let warning = check("c", 1, &facts(3, 1)).expect("RF 1 of 3 warns whatever the default");
+        assert_eq!(warning.recommended.replication_factor, 3);
+        assert_eq!(warning.cluster_default_replication_factor, 1);
     }
 
     #[test]
@@ -316,9 +313,8 @@ mod tests {
         assert_eq!(check("c", 3, &facts(3, 3)), None);
         assert_eq!(check("c", 3, &facts(5, 3)), None);
         assert_eq!(check("c", 5, &facts(5, 5)), None);
-        // The cluster asks for one copy: RF 1 is its production default.
-        assert_eq!(check("c", 1, &facts(3, 1)), None);
         assert_eq!(check("c", 1, &facts(1, 3)), None);
         assert_eq!(check("c", 2, &facts(2, 3)), None);
+        assert_eq!(check("c", 2, &facts(2, 1)), None);
     }
 }

@@ -148,8 +148,12 @@ impl<C: Capabilities> Policy<C> {
     ) -> PolicyResult<Vec<Option<TopicMetadata>>> {
         let mut deadline = Deadline::start(&mut self.caps);
         let what = format!("describing {}", topics.join(", "));
+        // A topic whose creation this run sent exists, whoever created it: a broker that knows
+        // its name but not yet its partitions answers unknown-topic (librdkafka's ListOffsets
+        // for the partition), which is propagation, asked again until the deadline.
+        let exists = topics.iter().any(|t| self.known.iter().any(|k| k == t));
         loop {
-            let answer = self.retry("describe", &what, |c| {
+            let answer = self.retry_on("describe", &what, exists, |c| {
                 c.describe(topics, names, with_offsets)
             })?;
             if answer.len() != topics.len() {

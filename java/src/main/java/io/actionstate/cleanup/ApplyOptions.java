@@ -9,8 +9,8 @@ import java.util.OptionalInt;
  *
  * @param controlTopic the control topic; must differ from the data topic
  * @param replicationFactor used only if apply creates the control topic (1 ..= 32767); empty:
- *     the production default the component reads from the cluster (the brokers'
- *     {@code default.replication.factor}, at most 3 and at most the number of brokers, with
+ *     the production default the component reads from the cluster (3, or the number of brokers
+ *     when there are fewer, whatever the brokers' {@code default.replication.factor} says, with
  *     {@code min.insync.replicas} 2 from 3 replicas on)
  * @param dryRun run every check and return the preview without committing anything
  * @param startNewHistory create a missing control topic even when the data topic was already

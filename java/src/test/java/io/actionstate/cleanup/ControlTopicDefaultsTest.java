@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The control topic's production defaults through the Java host on the test broker: the Java
  * host's {@code describe-cluster} and replica counts (the conformance suite checks them too), a
- * new control topic with the single broker's default (one replica, {@code min.insync.replicas}
- * 1), and {@link ApplyReport#warnings()} for a control topic with fewer replicas than the
- * production default.
+ * new control topic with the single broker's production default (one replica,
+ * {@code min.insync.replicas} 1), and {@link ApplyReport#warnings()} for a control topic with
+ * fewer replicas than the production default.
  */
 class ControlTopicDefaultsTest {
   /**
@@ -83,7 +83,7 @@ class ControlTopicDefaultsTest {
     String planJson;
     try (Cleanup cleanup = Cleanup.connect(Broker.client(), Duration.ofSeconds(30))) {
       planJson = plans.render(plans.fromMarkers("C1", List.of(cleanup.snapshotMarker(topic))));
-      // One broker that defaults to one replica: one replica, and nothing to warn about.
+      // One broker: one replica, and nothing to warn about.
       ApplyOptions dry = new ApplyOptions(topic + "-cleanup", java.util.OptionalInt.empty(), true, false);
       ApplyReport report = cleanup.apply(planJson, dry);
       assertEquals(
@@ -131,8 +131,8 @@ class ControlTopicDefaultsTest {
                       + "\",\"partition\":0,\"replicas\":[1,2,3]}]}")),
           warning.replication());
       assertTrue(
-          warning.message().contains("control topic " + control + " has 1 replica but this"
-              + " cluster's production default is 3")
+          warning.message().contains("control topic " + control + " has 1 replica but a control"
+              + " topic needs 3 on this cluster (3 brokers")
               && warning.message().contains("kafka-reassign-partitions.sh"),
           warning.message());
     } finally {

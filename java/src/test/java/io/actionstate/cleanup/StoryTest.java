@@ -40,6 +40,7 @@ class StoryTest {
         assertEquals(1, fromFiles.markers());
       }
       assertEquals(List.of(new PartitionOffset(0, 150), new PartitionOffset(1, 60)), plan.offsets());
+      List<java.util.Optional<ApplyReport.NewControlTopic>> announced = new ArrayList<>();
       ApplyReport declined =
           cleanup.apply(
               plans.render(plan),
@@ -50,6 +51,7 @@ class StoryTest {
                     String planId,
                     List<ApplyReport.PartitionPreview> preview,
                     java.util.Optional<ApplyReport.NewControlTopic> created) {
+                  announced.add(created);
                   return Review.DECLINE;
                 }
               });
@@ -89,8 +91,11 @@ class StoryTest {
           List.of(new PartitionOffset(0, 150), new PartitionOffset(1, 60)),
           report.beginningsAfter());
       assertTrue(
-          declined.createdControlTopic().isPresent(),
-          "the declined apply created the control topic (it stays, empty)");
+          declined.createdControlTopic().isEmpty(),
+          "the declined apply created nothing, not even the control topic");
+      assertEquals(1, announced.size());
+      assertTrue(
+          announced.get(0).isPresent(), "its review announced the control topic a yes creates");
 
       ApplyReport again = cleanup.apply(plans.render(plan), ApplyOptions.of(control));
       assertEquals(ApplyReport.Outcome.ALREADY_APPLIED, again.outcome());

@@ -116,7 +116,7 @@ public final class ReplayBench {
         long t0 = System.nanoTime();
         Process p =
             new ProcessBuilder(
-                    cli, "apply", "--plan", planFile.toString(), "--control-topic",
+                    cli, "apply", "--yes", "--plan", planFile.toString(), "--control-topic",
                     data + "-control", "--bootstrap-servers", bootstrap)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
