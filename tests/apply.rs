@@ -630,7 +630,7 @@ fn a_broker_without_topic_ids_is_refused_by_marker_and_named_by_apply_and_check_
     assert!(stderr(&marker).contains(why), "{}", stderr(&marker));
     assert!(stderr(&marker).contains(&topic), "{}", stderr(&marker));
 
-    let applied = apply_with(&plan, &control, &["--yes"], &no_ids);
+    let applied = apply_with(&plan, &control, &[], &no_ids);
     expect_code(&applied, 3);
     let checked = run(
         &[
