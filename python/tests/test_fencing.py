@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import List
+from typing import Callable, List
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -77,29 +77,40 @@ def story(bootstrap: str, admin: AdminClient):
     cleanup.close()
 
 
-def fenced_before_appends(cleanup: Cleanup, bootstrap: str, times: int) -> List[str]:
-    """Makes another apply fence the control topic right before each of this apply's next
-    `times` appends: after its writer was opened (since issue 34 item 5 a missing control topic
-    is created and fenced only after the operator's answer, so the answer's hook comes too
-    early). Returns the list the fences are counted in."""
+def before_each_append(cleanup: Cleanup, hook: Callable[[str], None]) -> Callable[[], None]:
+    """Calls `hook(key)` right before each append of every writer the apply opens from now on
+    (a hook that raises fails that append). Returns what undoes it."""
     kafka = cleanup.kafka
     real_open = kafka.open_writer
-    fences: List[str] = []
 
     def open_writer(transactional):
         writer = real_open(transactional)
         append = writer.append
 
-        def fenced_first(topic, partition, key, value):
-            if len(fences) < times:
-                fences.append(key)
-                transactional_producer(bootstrap, transactional_id(cleanup.control_topic))
+        def hooked(topic, partition, key, value):
+            hook(key)
             return append(topic, partition, key, value)
 
-        writer.append = fenced_first
+        writer.append = hooked
         return writer
 
-    kafka.open_writer = open_writer
+    kafka.open_writer = open_writer  # type: ignore[method-assign]
+    return lambda: setattr(kafka, "open_writer", real_open)
+
+
+def fenced_before_appends(cleanup: Cleanup, bootstrap: str, times: int) -> List[str]:
+    """Makes another apply fence the control topic right before each of this apply's next
+    `times` appends: after its writer was opened (since issue 34 item 5 a missing control topic
+    is created and fenced only after the operator's answer, so the answer's hook comes too
+    early). Returns the list the fences are counted in."""
+    fences: List[str] = []
+
+    def fence(key: str) -> None:
+        if len(fences) < times:
+            fences.append(key)
+            transactional_producer(bootstrap, transactional_id(cleanup.control_topic))
+
+    before_each_append(cleanup, fence)
     return fences
 
 
@@ -137,31 +148,21 @@ def test_an_apply_fenced_at_every_attempt_is_refused_with_fenced_and_commits_not
 
 def test_an_append_failing_after_committed_is_a_kafka_failure_and_the_plan_resumes(story):
     cleanup, data, plan_json = story
-    kafka = cleanup.kafka
-    real_open = kafka.open_writer
     appends: List[str] = []
 
-    def open_writer(transactional_id):
+    def refused_after_commit(key: str) -> None:
         # The first append (COMMITTED) works; every later one is refused by the cluster.
-        writer = real_open(transactional_id)
-        append = writer.append
+        appends.append(key)
+        if len(appends) > 1:
+            raise CapabilityError("append", "denied (test)", "authorization", 29, "TOPIC_AUTHORIZATION_FAILED")
 
-        def refused_after_commit(topic, partition, key, value):
-            appends.append(key)
-            if len(appends) > 1:
-                raise CapabilityError("append", "denied (test)", "authorization", 29, "TOPIC_AUTHORIZATION_FAILED")
-            return append(topic, partition, key, value)
-
-        writer.append = refused_after_commit
-        return writer
-
-    kafka.open_writer = open_writer  # type: ignore[method-assign]
+    undo = before_each_append(cleanup, refused_after_commit)
     with pytest.raises(KafkaFailure) as failed:
         cleanup.apply(plan_json)
     assert failed.value.status == "COMMITTED" and failed.value.retriable is False
     assert failed.value.cause == {"tag": "authorization", "payload": {"code": 29, "name": "TOPIC_AUTHORIZATION_FAILED", "message": "denied (test)"}}
     assert [op.status for op in cleanup.status().operations] == ["COMMITTED"]
-    kafka.open_writer = real_open  # type: ignore[method-assign]
+    undo()
     assert cleanup.apply(plan_json).outcome == "resumed"
 
 
