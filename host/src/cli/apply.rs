@@ -40,7 +40,13 @@ impl OperatorEvents for Reviewer {
         preview: &[PartitionPreview],
         created: Option<&NewControlTopic>,
     ) -> Review {
-        if self.show || self.ask {
+        // The operator answers the question from this review, so it is shown even with --json.
+        if self.ask {
+            promptln!(
+                "{}",
+                preview_text(plan_id, preview, created, self.dry_run, self.all)
+            );
+        } else if self.show {
             errln!(
                 "{}",
                 preview_text(plan_id, preview, created, self.dry_run, self.all)
@@ -87,7 +93,7 @@ pub fn question(plan_id: &str, topic: &str, preview: &[PartitionPreview]) -> Str
 
 /// Asks on stderr and reads one line of stdin: only "y" or "yes" proceeds (end of input: no).
 fn confirmed(question: &str) -> bool {
-    err!("{question}");
+    prompt!("{question}");
     let mut line = String::new();
     match std::io::stdin().lock().read_line(&mut line) {
         Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),

@@ -123,9 +123,14 @@ broker is started with scripts/kafka and stopped afterwards."
 /// Options shared by every command.
 #[derive(Debug, Args, Clone)]
 pub struct OutputArgs {
-    /// Print one JSON object on stdout instead of text (errors too, with the same exit codes).
+    /// Print one JSON document on stdout instead of text (errors too, with the same exit codes),
+    /// and nothing on stderr unless --verbose; its fields: README, "JSON output".
     #[arg(long, global = true)]
     pub json: bool,
+    /// With --json: also print the text a person reads on stderr (progress, warnings, reviews,
+    /// the error sentence); without it stderr stays empty and the JSON document says it all.
+    #[arg(long, global = true)]
+    pub verbose: bool,
     /// Print every partition's row and offset: without it, tables and offset maps of more than
     /// 20 partitions are summarised and show their first rows (--json always has every row).
     #[arg(long, global = true)]

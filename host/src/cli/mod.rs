@@ -62,7 +62,9 @@ pub fn run() -> ExitCode {
         Err(error) => {
             // A script that asked for --json gets its usage error as JSON too (the command line
             // did not parse, so the flag is looked for among the raw arguments).
-            if error.use_stderr() && std::env::args().any(|a| a == "--json") {
+            let json = std::env::args().any(|a| a == "--json");
+            let verbose = std::env::args().any(|a| a == "--verbose");
+            if error.use_stderr() && json {
                 let rendered = error.render().to_string();
                 let message = rendered
                     .lines()
@@ -74,22 +76,29 @@ pub fn run() -> ExitCode {
                     "error": { "kind": "usage", "message": message, "hint": "see --help", "exitCode": failure::USAGE }
                 }));
             }
-            // clap prints help and version to stdout with success, usage errors with code 2.
-            let _ = error.print();
+            // clap prints help and version to stdout with success, usage errors with code 2
+            // (on stderr, which a --json run keeps empty unless --verbose).
+            if !(error.use_stderr() && json && !verbose) {
+                let _ = error.print();
+            }
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
         }
     };
-    let json = match &cli.command {
-        Command::Plan(a) => a.out.json,
-        Command::Verify(a) => a.out.json,
-        Command::Snapshot(a) => a.out.json,
-        Command::Apply(a) => a.out.json,
-        Command::Status(a) => a.out.json,
-        Command::CheckRecovery(a) => a.out.json,
-        Command::Marker(a) => a.out.json,
-        Command::Recover(a) => a.out.json,
-        Command::Demo(a) => a.out.json,
+    let out = match &cli.command {
+        Command::Plan(a) => &a.out,
+        Command::Verify(a) => &a.out,
+        Command::Snapshot(a) => &a.out,
+        Command::Apply(a) => &a.out,
+        Command::Status(a) => &a.out,
+        Command::CheckRecovery(a) => &a.out,
+        Command::Marker(a) => &a.out,
+        Command::Recover(a) => &a.out,
+        Command::Demo(a) => &a.out,
     };
+    let json = out.json;
+    if out.json && !out.verbose {
+        output::quiet_stderr();
+    }
     let done = |result: Result<(), Failure>| result.map(|()| 0);
     let result = match cli.command {
         Command::Plan(args) => done(offline::plan(&args)),

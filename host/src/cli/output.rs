@@ -7,6 +7,7 @@
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use action_state_cleanup::kafka::config::redact;
 
@@ -35,8 +36,38 @@ macro_rules! err {
     ($($arg:tt)*) => { $crate::cli::output::write_err(format_args!($($arg)*)) };
 }
 
+/// `eprintln!` for what the operator must see to answer a question (`apply`'s review and
+/// confirmation on a terminal), even in a `--json` run that keeps stderr otherwise empty.
+macro_rules! promptln {
+    ($($arg:tt)*) => { $crate::cli::output::write_prompt(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprint!` for the confirmation question (see `promptln!`).
+macro_rules! prompt {
+    ($($arg:tt)*) => { $crate::cli::output::write_prompt(format_args!($($arg)*)) };
+}
+
 /// 128 + SIGPIPE: what a shell reports for a command whose output pipe closed.
 const READER_GONE: i32 = 141;
+
+/// The version of every `--json` document's shape (its `format` field, the first one). Adding a
+/// field keeps it; a field removed, renamed or changed in meaning or type bumps it (README,
+/// "JSON output"; the schemas in docs/json/).
+pub const JSON_FORMAT: u64 = 1;
+
+/// Set by `--json` without `--verbose`: stdout carries the one JSON document and stderr stays
+/// empty (no progress, warnings, reviews or the error sentence: the document has them).
+static QUIET_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// From now on nothing is written to stderr (see `QUIET_STDERR`).
+pub fn quiet_stderr() {
+    QUIET_STDERR.store(true, Ordering::SeqCst);
+}
+
+/// Whether stderr is silenced for a `--json` run.
+pub fn stderr_quiet() -> bool {
+    QUIET_STDERR.load(Ordering::SeqCst)
+}
 
 /// Configured secrets (passwords, keys, JAAS credentials) that no output may show.
 static SECRETS: OnceLock<Vec<String>> = OnceLock::new();
@@ -67,6 +98,14 @@ pub fn write_out(text: fmt::Arguments<'_>) {
 }
 
 pub fn write_err(text: fmt::Arguments<'_>) {
+    if !stderr_quiet() {
+        write_prompt(text);
+    }
+}
+
+/// stderr whether or not a `--json` run keeps it quiet: a question nobody could read would
+/// leave the operator waiting in front of a silent terminal.
+pub fn write_prompt(text: fmt::Arguments<'_>) {
     let mut stderr = io::stderr().lock();
     let written = match shown(text) {
         Some(text) => stderr.write_all(text.as_bytes()),
@@ -89,12 +128,24 @@ fn output_failed(error: &io::Error) -> ! {
     std::process::exit(4);
 }
 
+/// Prints one `--json` document: `format` first, then the command's fields in the order the
+/// command wrote them (serde_json's `preserve_order`).
 pub fn print_json(value: &Value) {
     // Serialising a Value cannot fail.
     outln!(
         "{}",
-        serde_json::to_string_pretty(value).unwrap_or_default()
+        serde_json::to_string_pretty(&versioned(value)).unwrap_or_default()
     );
+}
+
+/// The document with `"format": JSON_FORMAT` as its first field.
+fn versioned(value: &Value) -> Value {
+    let mut document = serde_json::Map::new();
+    document.insert("format".into(), json!(JSON_FORMAT));
+    if let Value::Object(fields) = value {
+        document.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    Value::Object(document)
 }
 
 /// Offsets as a JSON object keyed by partition, like the plan file.
