@@ -193,7 +193,13 @@ fn without_a_terminal_and_without_yes_apply_refuses_before_anything_durable_nami
         ("--json", without_terminal(&json, Stdio::null(), b"")),
     ] {
         expect_code(&output, 2);
-        let said = stderr(&output);
+        // --json: the sentence is the error document's (stderr stays empty without --verbose).
+        let said = if what == "--json" {
+            assert_eq!(stderr(&output), "", "{what}: stderr stays empty");
+            stdout(&output)
+        } else {
+            stderr(&output)
+        };
         assert!(
             said.contains("--yes") && said.contains("not a terminal"),
             "{what}: {said}"

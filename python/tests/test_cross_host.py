@@ -50,6 +50,7 @@ def python_status_json(cleanup: Cleanup) -> dict:
     status = cleanup.status()
     offsets = lambda o: {str(p): v for p, v in o.items()}  # noqa: E731
     return {
+        "format": 1,
         "controlTopic": status.control_topic,
         "topic": status.topic,
         "topicId": status.topic_id,

@@ -448,7 +448,7 @@ describe('browser plan validator in Chromium', () => {
 
     // The output of `action-state-cleanup status --json` works as well.
     const status = {
-      controlTopic: 'jobs-cleanup', topic: 'action-state', topicId: 'topic-id', liveTopicId: 'topic-id',
+      format: 1, controlTopic: 'jobs-cleanup', topic: 'action-state', topicId: 'topic-id', liveTopicId: 'topic-id',
       boundary: { 0: 4, 1: 7 },
       operations: [{ planId: 'a'.repeat(64), status: 'APPLIED', sourceRecoveryPoint: 'checkpoint-40', offsets: { 0: 4, 1: 7 } }],
       live: [{ partition: 0, beginning: 4, end: 30, boundary: 4 }, { partition: 1, beginning: 7, end: 30, boundary: 7 }],

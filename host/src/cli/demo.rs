@@ -23,14 +23,26 @@ fn kafka_script() -> PathBuf {
 }
 
 fn script(args: &[&str]) -> Result<String, Failure> {
+    // The script's own progress shows on stderr, except in a --json run that keeps it empty:
+    // there its last line goes into the error, if the script fails.
+    let quiet = super::output::stderr_quiet();
     let output = Command::new(kafka_script())
         .args(args)
-        .stderr(std::process::Stdio::inherit())
+        .stderr(if quiet {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::inherit()
+        })
         .output()
         .map_err(|e| Failure::failed(format!("cannot run {}: {e}", kafka_script().display())))?;
     if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        let last = said
+            .lines()
+            .last()
+            .map_or(String::new(), |line| format!(": {line}"));
         return Err(Failure::failed(format!(
-            "{} {} failed ({})",
+            "{} {} failed ({}){last}",
             kafka_script().display(),
             args.join(" "),
             output.status
