@@ -3,8 +3,16 @@
 //! fields in the schema's order, the marker in its own order, nothing on stderr unless
 //! `--verbose`, and every error document's `exitCode` equal to the process's exit code.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a panic is a failed test"
+)]
+
 #[path = "support/json_schema.rs"]
 mod json_schema;
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,13 @@
 //! `minimum` and `$ref` (to `#/$defs/NAME` of the same file or `FILE#/$defs/NAME` beside it).
 //! Any other keyword is refused, so a schema cannot quietly rely on a check nobody makes.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test support: a broken schema is a failed test"
+)]
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
