@@ -142,6 +142,31 @@ fn on_a_terminal_apply_asks_before_commit_and_anything_but_yes_commits_nothing()
 }
 
 #[test]
+fn with_json_on_a_terminal_the_question_is_still_asked_and_the_answer_is_a_document() {
+    // --json keeps stderr empty, except for what the operator must read to answer.
+    let dir = scratch("confirm-json");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let mut args = apply_args(&plan, &control);
+    args.push("--json");
+    let (shown, code) = on_terminal(&args, "[y/N]", "n\n");
+    assert_eq!(code, Some(1), "declined exits 1: {shown}");
+    assert!(
+        shown.contains("partition  beginning  boundary  end  to delete"),
+        "the review the question is about: {shown}"
+    );
+    assert!(
+        shown.contains("\"format\": 1") && shown.contains("\"kind\": \"declined\""),
+        "the declined apply is a --json document: {shown}"
+    );
+    assert!(
+        !shown.contains("error: "),
+        "the error sentence stays off stderr: {shown}"
+    );
+}
+
+#[test]
 fn yes_skips_the_question() {
     let dir = scratch("yes");
     let (topic, c0, _c1) = story(&dir);
