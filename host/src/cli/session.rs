@@ -93,7 +93,7 @@ fn check_client_properties(settings: &KafkaSettings) -> Result<(), Failure> {
     }
     config.create_native_config().map(|_| ()).map_err(|e| {
         Failure::usage(format!("Kafka client configuration is not valid: {e}"))
-            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN and SCRAM logins and PEM or PKCS#12 stores")
+            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN, SCRAM and Kerberos keytab logins and JKS, PKCS#12 or PEM stores")
     })
 }
 
