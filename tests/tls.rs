@@ -443,14 +443,15 @@ fn java_key_store(
     PathBuf::from(jks)
 }
 
-/// The Java client properties of the usual enterprise setup: JKS and PKCS#12 trust stores
-/// (keytool's, of the cluster's CA) are read with their passwords, and a JKS key store's client
-/// certificate is presented to the brokers (which ask for one and check it against their CA).
-/// A wrong store or key password is a usage error naming the file, and no store password
-/// ever shows.
+/// The Java client properties of the usual enterprise setup, on brokers that require a client
+/// certificate signed by their CA (mutual TLS): JKS and PKCS#12 trust stores (keytool's, of
+/// the cluster's CA) are read with their passwords, and so are a JKS key store's client key and
+/// certificate (a PKCS#12 key store goes to librdkafka). A client without a certificate, or
+/// with one the brokers do not trust, is refused by the brokers. A wrong store or key password
+/// is a usage error naming the file, and no store password ever shows.
 #[test]
 fn java_trust_and_key_stores_are_read_with_their_passwords() {
-    let cluster = Cluster::start_tls(1);
+    let cluster = Cluster::start_tls_client_certs(1);
     let dir = support::scratch("tls-stores");
     let topic = unique("tls-stores");
     let mut kafka = cluster.kafka();
@@ -475,19 +476,24 @@ fn java_trust_and_key_stores_are_read_with_their_passwords() {
         output
     };
 
+    // The script's PKCS#12 client key store, which librdkafka reads itself.
+    let client_p12 = [
+        format!(
+            "ssl.keystore.location={}",
+            cluster.state.join("tls").join("client.p12").display()
+        ),
+        "ssl.keystore.password=broker-secret".to_owned(),
+    ];
     let trust_stores = java_trust_stores(&cluster, &dir, store_password);
     for (store, kind) in &trust_stores {
         let location = store.display().to_string();
-        let trusted = java_client_properties(
-            &dir,
-            &format!("trusted-{kind}"),
-            "admin",
-            &[
-                format!("ssl.truststore.location={location}"),
-                format!("ssl.truststore.password={store_password}"),
-                format!("ssl.truststore.type={kind}"),
-            ],
-        );
+        let mut ssl = vec![
+            format!("ssl.truststore.location={location}"),
+            format!("ssl.truststore.password={store_password}"),
+            format!("ssl.truststore.type={kind}"),
+        ];
+        ssl.extend(client_p12.iter().cloned());
+        let trusted = java_client_properties(&dir, &format!("trusted-{kind}"), "admin", &ssl);
         let output = run(&trusted);
         expect_code(&output, 0);
         assert_eq!(
@@ -565,6 +571,8 @@ fn java_trust_and_key_stores_are_read_with_their_passwords() {
         "{message}"
     );
 
+    // Without a client certificate, or with one the brokers' CA did not sign, the brokers
+    // end the TLS handshake: they require one, so the certificates above were presented.
     let stranger = java_key_store(
         &cluster,
         &dir,
@@ -573,18 +581,25 @@ fn java_trust_and_key_stores_are_read_with_their_passwords() {
         "keystore-PLANTED-8",
         "key-PLANTED-9",
     );
-    let output = run(&java_client_properties(
-        &dir,
-        "stranger",
-        "admin",
-        &ssl(&stranger, "key-PLANTED-9"),
-    ));
-    expect_code(&output, 4);
-    let message = json(&output)["error"]["message"]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
-    assert!(message.contains("_SSL"), "the handshake fails: {message}");
+    let no_certificate = vec![
+        format!("ssl.truststore.location={}", trust.display()),
+        format!("ssl.truststore.password={store_password}"),
+    ];
+    for (name, ssl) in [
+        ("stranger", ssl(&stranger, "key-PLANTED-9")),
+        ("no-certificate", no_certificate),
+    ] {
+        let output = run(&java_client_properties(&dir, name, "admin", &ssl));
+        expect_code(&output, 4);
+        let message = json(&output)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(
+            message.contains("_SSL"),
+            "{name}: the handshake fails: {message}"
+        );
+    }
 
     let _ = std::fs::remove_dir_all(&dir);
 }
