@@ -595,10 +595,12 @@ fn java_trust_and_key_stores_are_read_with_their_passwords() {
             .as_str()
             .unwrap_or("")
             .to_owned();
+        // Java answers both with the TLS alert "bad certificate" (42).
         assert!(
-            message.contains("_SSL"),
-            "{name}: the handshake fails: {message}"
+            message.contains("SSL alert number"),
+            "{name}: the brokers end the handshake: {message}"
         );
+        eprintln!("{name}: {message}");
     }
 
     let _ = std::fs::remove_dir_all(&dir);
