@@ -266,3 +266,342 @@ fn markers_apply_and_restores_work_over_sasl_ssl_with_scram() {
 
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `program args` and panics with its output if it fails.
+fn run_ok(program: &str, args: &[&str]) {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+    assert!(
+        output.status.success(),
+        "{program} {args:?}\n{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+}
+
+/// Java trust stores of the cluster's CA made by keytool (Java's own tool, as the Confluent,
+/// AWS MSK and Strimzi guides make them): `trust.jks` and `trust.p12`, with `password`.
+fn java_trust_stores(
+    cluster: &Cluster,
+    dir: &Path,
+    password: &str,
+) -> [(PathBuf, &'static str); 2] {
+    ["JKS", "PKCS12"].map(|kind| {
+        let path = dir.join(format!("trust-{kind}"));
+        run_ok(
+            "keytool",
+            &[
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "cluster-ca",
+                "-file",
+                cluster.ca_path().to_str().unwrap(),
+                "-keystore",
+                path.to_str().unwrap(),
+                "-storetype",
+                kind,
+                "-storepass",
+                password,
+            ],
+        );
+        (path, kind)
+    })
+}
+
+/// A Java `client.properties` for SASL_SSL/SCRAM-SHA-512 as `user` with the given `ssl.*` lines.
+fn java_client_properties(dir: &Path, name: &str, user: &str, ssl: &[String]) -> PathBuf {
+    let path = dir.join(format!("{name}.properties"));
+    let mut text = format!(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"{user}\" password=\"{}\";\n",
+        cluster::password(user)
+    );
+    for line in ssl {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A client key and certificate for `cn`, signed by the cluster's CA (`ca_key` Some) or by
+/// itself, in a JKS key store made by keytool from PKCS#12 (store password `store`, key
+/// password `key`).
+fn java_key_store(
+    cluster: &Cluster,
+    dir: &Path,
+    cn: &str,
+    signed_by_cluster_ca: bool,
+    store: &str,
+    key: &str,
+) -> PathBuf {
+    let base = dir.join(cn);
+    let base = base.to_str().unwrap();
+    let (key_file, csr, crt, p12, jks) = (
+        format!("{base}.key"),
+        format!("{base}.csr"),
+        format!("{base}.crt"),
+        format!("{base}.p12"),
+        format!("{base}.jks"),
+    );
+    if signed_by_cluster_ca {
+        run_ok(
+            "openssl",
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                &format!("/CN={cn}"),
+                "-keyout",
+                &key_file,
+                "-out",
+                &csr,
+            ],
+        );
+        let ca_key = cluster.state.join("tls").join("ca.key");
+        run_ok(
+            "openssl",
+            &[
+                "x509",
+                "-req",
+                "-days",
+                "2",
+                "-in",
+                &csr,
+                "-CA",
+                cluster.ca_path().to_str().unwrap(),
+                "-CAkey",
+                ca_key.to_str().unwrap(),
+                "-set_serial",
+                "0x5eed",
+                "-out",
+                &crt,
+            ],
+        );
+    } else {
+        run_ok(
+            "openssl",
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN={cn}"),
+                "-keyout",
+                &key_file,
+                "-out",
+                &crt,
+            ],
+        );
+    }
+    run_ok(
+        "openssl",
+        &[
+            "pkcs12",
+            "-export",
+            "-name",
+            "client",
+            "-in",
+            &crt,
+            "-inkey",
+            &key_file,
+            "-passout",
+            &format!("pass:{store}"),
+            "-out",
+            &p12,
+        ],
+    );
+    run_ok(
+        "keytool",
+        &[
+            "-importkeystore",
+            "-noprompt",
+            "-srckeystore",
+            &p12,
+            "-srcstoretype",
+            "PKCS12",
+            "-srcstorepass",
+            store,
+            "-destkeystore",
+            &jks,
+            "-deststoretype",
+            "JKS",
+            "-deststorepass",
+            store,
+            "-destkeypass",
+            key,
+        ],
+    );
+    PathBuf::from(jks)
+}
+
+/// The Java client properties of the usual enterprise setup, on brokers that require a client
+/// certificate signed by their CA (mutual TLS): JKS and PKCS#12 trust stores (keytool's, of
+/// the cluster's CA) are read with their passwords, and so are a JKS key store's client key and
+/// certificate (a PKCS#12 key store goes to librdkafka). A client without a certificate, or
+/// with one the brokers do not trust, is refused by the brokers. A wrong store or key password
+/// is a usage error naming the file, and no store password ever shows.
+#[test]
+fn java_trust_and_key_stores_are_read_with_their_passwords() {
+    let cluster = Cluster::start_tls_client_certs(1);
+    let dir = support::scratch("tls-stores");
+    let topic = unique("tls-stores");
+    let mut kafka = cluster.kafka();
+    support::create_topic(&mut kafka, &topic, 1, &support::SAFE);
+    let store_password = "trust-PLANTED-7";
+    let marker = ["marker", "--topic", &topic, "--json", "--timeout", "60"];
+    let run = |config: &Path| {
+        let output = cli(
+            &marker,
+            &[
+                "--bootstrap-servers".to_owned(),
+                cluster.bootstrap.clone(),
+                "--kafka-config".to_owned(),
+                config.display().to_string(),
+            ],
+        );
+        let shown = format!("{}{}", stdout(&output), stderr(&output));
+        assert!(
+            !shown.contains("PLANTED"),
+            "a store password shows:\n{shown}"
+        );
+        output
+    };
+
+    // The script's PKCS#12 client key store, which librdkafka reads itself.
+    let client_p12 = [
+        format!(
+            "ssl.keystore.location={}",
+            cluster.state.join("tls").join("client.p12").display()
+        ),
+        "ssl.keystore.password=broker-secret".to_owned(),
+    ];
+    let trust_stores = java_trust_stores(&cluster, &dir, store_password);
+    for (store, kind) in &trust_stores {
+        let location = store.display().to_string();
+        let mut ssl = vec![
+            format!("ssl.truststore.location={location}"),
+            format!("ssl.truststore.password={store_password}"),
+            format!("ssl.truststore.type={kind}"),
+        ];
+        ssl.extend(client_p12.iter().cloned());
+        let trusted = java_client_properties(&dir, &format!("trusted-{kind}"), "admin", &ssl);
+        let output = run(&trusted);
+        expect_code(&output, 0);
+        assert_eq!(
+            json(&output)["marker"]["topic"],
+            topic.as_str(),
+            "{}",
+            stdout(&output)
+        );
+
+        let wrong = java_client_properties(
+            &dir,
+            &format!("wrong-{kind}"),
+            "admin",
+            &[
+                format!("ssl.truststore.location={location}"),
+                "ssl.truststore.password=not-the-PLANTED-one".to_owned(),
+            ],
+        );
+        let output = run(&wrong);
+        expect_code(&output, 2);
+        let message = json(&output)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(
+            message.contains(&format!("ssl.truststore.location {location}"))
+                && message.contains("password is wrong"),
+            "{message}"
+        );
+    }
+
+    // A JKS key store (key password apart from the store's): its certificate, signed by the
+    // cluster's CA, is accepted; one the brokers do not trust ends the TLS handshake, which
+    // shows the certificate is presented.
+    let (trust, _) = &trust_stores[0];
+    let ssl = |keystore: &Path, key_password: &str| {
+        vec![
+            format!("ssl.truststore.location={}", trust.display()),
+            format!("ssl.truststore.password={store_password}"),
+            format!("ssl.keystore.location={}", keystore.display()),
+            format!("ssl.keystore.password=keystore-PLANTED-8"),
+            format!("ssl.key.password={key_password}"),
+        ]
+    };
+    let signed = java_key_store(
+        &cluster,
+        &dir,
+        "signed",
+        true,
+        "keystore-PLANTED-8",
+        "key-PLANTED-9",
+    );
+    let output = run(&java_client_properties(
+        &dir,
+        "signed",
+        "admin",
+        &ssl(&signed, "key-PLANTED-9"),
+    ));
+    expect_code(&output, 0);
+
+    let output = run(&java_client_properties(
+        &dir,
+        "signed-wrong-key",
+        "admin",
+        &ssl(&signed, "not-PLANTED"),
+    ));
+    expect_code(&output, 2);
+    let message = json(&output)["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        message.contains(&format!("ssl.keystore.location {}", signed.display()))
+            && message.contains("does not open with ssl.key.password: the password is wrong"),
+        "{message}"
+    );
+
+    // Without a client certificate, or with one the brokers' CA did not sign, the brokers
+    // end the TLS handshake: they require one, so the certificates above were presented.
+    let stranger = java_key_store(
+        &cluster,
+        &dir,
+        "stranger",
+        false,
+        "keystore-PLANTED-8",
+        "key-PLANTED-9",
+    );
+    let no_certificate = vec![
+        format!("ssl.truststore.location={}", trust.display()),
+        format!("ssl.truststore.password={store_password}"),
+    ];
+    for (name, ssl) in [
+        ("stranger", ssl(&stranger, "key-PLANTED-9")),
+        ("no-certificate", no_certificate),
+    ] {
+        let output = run(&java_client_properties(&dir, name, "admin", &ssl));
+        expect_code(&output, 4);
+        let message = json(&output)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        // Java answers both with the TLS alert "bad certificate" (42).
+        assert!(
+            message.contains("SSL alert number"),
+            "{name}: the brokers end the handshake: {message}"
+        );
+        eprintln!("{name}: {message}");
+    }
+
+    let _ = std::fs::remove_dir_all(&dir);
+}

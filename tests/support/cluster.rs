@@ -138,6 +138,20 @@ impl Cluster {
         Self::launch_as(brokers, Security::Tls)
     }
 
+    /// `scripts/kafka start --brokers N --tls --client-certs --state-dir <fresh temp dir>`: as
+    /// `start_tls`, and clients must present a certificate the CA signed (mutual TLS); the
+    /// users' properties present `client_cert()`.
+    pub fn start_tls_client_certs(brokers: u32) -> Cluster {
+        Self::launch_with(brokers, Security::Tls, &["--client-certs"])
+    }
+
+    /// The client certificate and key (PEM) of a `--tls --client-certs` cluster, if it has one.
+    pub fn client_cert(&self) -> Option<(PathBuf, PathBuf)> {
+        let dir = self.state.join("tls");
+        let cert = dir.join("client.crt");
+        cert.exists().then(|| (cert, dir.join("client.key")))
+    }
+
     /// `scripts/kafka start --brokers N --kerberos --state-dir <fresh temp dir>`: SASL_PLAINTEXT
     /// with GSSAPI against the script's KDC, ACLs as `--sasl`.
     pub fn start_kerberos(brokers: u32) -> Cluster {
@@ -365,13 +379,18 @@ impl Cluster {
         if !self.tls {
             return Self::sasl_pairs(user);
         }
-        vec![
+        let mut pairs = vec![
             "security.protocol=SASL_SSL".to_owned(),
             "sasl.mechanism=SCRAM-SHA-512".to_owned(),
             format!("sasl.username={user}"),
             format!("sasl.password={}", password(user)),
             format!("ssl.ca.location={}", self.ca_path().display()),
-        ]
+        ];
+        if let Some((cert, key)) = self.client_cert() {
+            pairs.push(format!("ssl.certificate.location={}", cert.display()));
+            pairs.push(format!("ssl.key.location={}", key.display()));
+        }
+        pairs
     }
 
     /// CLI arguments `--bootstrap-servers B` plus `-X ...` logging in as `user` (if any).

@@ -149,7 +149,8 @@ pub struct KafkaArgs {
     pub properties: Vec<String>,
     /// A .properties file with client settings (key=value lines): librdkafka properties, or the
     /// Kafka tools' client.properties (--command-config works too): a sasl.jaas.config with
-    /// PlainLoginModule or ScramLoginModule and PEM or PKCS#12 stores are translated; anything
+    /// PlainLoginModule, ScramLoginModule or Krb5LoginModule (keytab or ticket cache), and JKS,
+    /// PKCS#12 or PEM trust and key stores (read with their passwords) are translated; anything
     /// else is refused with the exact property to use. No output ever shows a password or key.
     #[arg(long, value_name = "FILE", visible_alias = "command-config")]
     pub kafka_config: Option<PathBuf>,

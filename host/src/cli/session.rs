@@ -29,10 +29,17 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
             .properties
             .insert("bootstrap.servers".into(), servers.clone());
     }
-    // From here on no output shows a secret the operator configured, whatever echoes it.
-    super::output::hide_secrets(settings.secrets());
-    action_state_cleanup::kafka::java_client::translate(&mut settings.properties)
-        .map_err(|e| Failure::usage(format!("Kafka client configuration: {e}")))?;
+    // From here on no output shows a secret the operator configured, whatever echoes it: the
+    // Java properties' secrets, and those the translation derives from them (a JKS key as
+    // ssl.key.pem).
+    let mut secrets = settings.secrets();
+    let translated = action_state_cleanup::kafka::java_client::translate(&mut settings.properties);
+    secrets.extend(settings.secrets());
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    super::output::hide_secrets(secrets);
+    translated.map_err(|e| Failure::usage(format!("Kafka client configuration: {e}")))?;
+    kerberos_keytab_login(&mut settings)?;
     check_client_properties(&settings)?;
     if settings.bootstrap_servers().trim().is_empty() {
         return Err(Failure::usage(
@@ -46,6 +53,37 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
     Ok(settings)
 }
 
+/// A GSSAPI login from `sasl.kerberos.keytab` (a Java `Krb5LoginModule` line's keyTab): the
+/// keytab goes to the MIT Kerberos in this process through its environment, since librdkafka
+/// only hands the keytab to a kinit command (which is then not run).
+fn kerberos_keytab_login(settings: &mut KafkaSettings) -> Result<(), Failure> {
+    let properties = &mut settings.properties;
+    let gssapi = properties
+        .get("sasl.mechanism")
+        .or_else(|| properties.get("sasl.mechanisms"))
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("GSSAPI"));
+    let Some(keytab) = properties.get("sasl.kerberos.keytab").filter(|_| gssapi) else {
+        return Ok(());
+    };
+    let environment = action_state_cleanup::kafka::keytab::login_environment(
+        keytab,
+        properties
+            .get("sasl.kerberos.principal")
+            .map(String::as_str),
+    )
+    .map_err(|e| Failure::usage(format!("Kafka client configuration: {e}")))?;
+    properties
+        .entry("sasl.kerberos.min.time.before.relogin".to_owned())
+        .or_insert_with(|| "0".to_owned());
+    for (name, value) in environment {
+        // SAFETY: the CLI reads its Kafka settings before any thread of its own, of the
+        // component runtime or of librdkafka exists (see `interrupt::block` in apply), so no
+        // thread reads the environment meanwhile.
+        unsafe { std::env::set_var(name, value) };
+    }
+    Ok(())
+}
+
 /// librdkafka checks every property name and value now, so that a local configuration mistake
 /// is a usage error (exit 2) before any Kafka call, not a failed request.
 fn check_client_properties(settings: &KafkaSettings) -> Result<(), Failure> {
@@ -55,7 +93,7 @@ fn check_client_properties(settings: &KafkaSettings) -> Result<(), Failure> {
     }
     config.create_native_config().map(|_| ()).map_err(|e| {
         Failure::usage(format!("Kafka client configuration is not valid: {e}"))
-            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN and SCRAM logins and PEM or PKCS#12 stores")
+            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN, SCRAM and Kerberos keytab logins and JKS, PKCS#12 or PEM stores")
     })
 }
 

@@ -198,6 +198,16 @@ mod tests {
             redact(text, &secrets),
             "user alice, [redacted] [redacted] [redacted]"
         );
+        // Java store passwords, and the key a JKS key store becomes (ssl.key.pem), too.
+        for key in [
+            "ssl.truststore.password",
+            "ssl.keystore.password",
+            "ssl.key.password",
+            "ssl.key.pem",
+        ] {
+            assert!(is_secret(key), "{key}");
+        }
+        assert!(!is_secret("ssl.ca.pem") && !is_secret("ssl.certificate.pem"));
         let error = settings.set_pair("sasl.password:no-equals").unwrap_err();
         assert!(!error.contains("no-equals"), "{error}");
     }

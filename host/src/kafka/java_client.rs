@@ -1,22 +1,19 @@
 //! The Kafka tools' client properties (`client.properties` for `kafka-topics.sh`), translated to
 //! their librdkafka equivalents where one exists, refused with the exact translation where not.
-//! An operator's file works as it is for SASL/PLAIN and SCRAM logins and PEM or PKCS#12 stores;
-//! a JKS store or another login module gets the command that converts it.
+//! An operator's file works as it is for SASL/PLAIN and SCRAM logins, Kerberos logins from a
+//! keytab or the ticket cache, and JKS, PKCS#12 or PEM trust and key stores (read in-process,
+//! `java_stores`); another login module gets the properties to use instead.
 
 use std::collections::BTreeMap;
+
+use super::java_stores::{StoreFile, StoreFormat};
 
 /// Rewrites the Java-only properties of `properties` in place. Errors are one sentence that
 /// names the property and what to use instead, and never echo a secret value.
 pub fn translate(properties: &mut BTreeMap<String, String>) -> Result<(), String> {
     if let Some(jaas) = properties.remove("sasl.jaas.config") {
-        let login = parse_jaas(&jaas)?;
-        for (key, value) in [
-            ("sasl.username", login.username),
-            ("sasl.password", login.password),
-        ] {
-            if let Some(value) = value {
-                properties.entry(key.to_owned()).or_insert(value);
-            }
+        for (key, value) in parse_jaas(&jaas)? {
+            properties.entry(key.to_owned()).or_insert(value);
         }
     }
     translate_truststore(properties)?;
@@ -34,45 +31,69 @@ pub fn translate(properties: &mut BTreeMap<String, String>) -> Result<(), String
     Ok(())
 }
 
-/// The credentials of a `sasl.jaas.config` line.
-struct JaasLogin {
-    username: Option<String>,
-    password: Option<String>,
-}
-
+/// The librdkafka properties of a `sasl.jaas.config` line:
 /// `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`
-/// (or ScramLoginModule): the module must be one whose login librdkafka makes from
-/// `sasl.username` and `sasl.password`.
-fn parse_jaas(text: &str) -> Result<JaasLogin, String> {
+/// (or ScramLoginModule) gives `sasl.username` and `sasl.password`; `Krb5LoginModule` with
+/// `useKeyTab=true keyTab="…" principal="…"` gives `sasl.kerberos.keytab` and
+/// `sasl.kerberos.principal` (which `keytab` hands to MIT Kerberos), with `useTicketCache=true`
+/// the login of the ticket cache kinit filled; neither needs librdkafka's kinit command.
+fn parse_jaas(text: &str) -> Result<Vec<(&'static str, String)>, String> {
     let text = text.trim().trim_end_matches(';');
     let module = text.split_whitespace().next().unwrap_or("");
     let short = module.rsplit('.').next().unwrap_or(module);
-    match short {
-        "PlainLoginModule" | "ScramLoginModule" => {}
-        "Krb5LoginModule" => {
-            // The CLI's MIT Kerberos takes the ticket from a client keytab it finds in the
-            // environment (tests/kerberos.rs); no librdkafka property names that keytab.
-            return Err("sasl.jaas.config with Krb5LoginModule has no librdkafka form here: keep sasl.mechanism=GSSAPI and sasl.kerberos.service.name, set sasl.kerberos.min.time.before.relogin=0 instead, and give the login's keyTab in the environment: KRB5_CLIENT_KTNAME=<keyTab> KRB5CCNAME=MEMORY: (and KRB5_CONFIG=<krb5.conf> for the realm)".to_owned());
-        }
-        "OAuthBearerLoginModule" => {
-            return Err("sasl.jaas.config with OAuthBearerLoginModule has no librdkafka form here: set sasl.mechanism=OAUTHBEARER with sasl.oauthbearer.method=oidc, sasl.oauthbearer.client.id, sasl.oauthbearer.client.secret and sasl.oauthbearer.token.endpoint.url instead".to_owned());
-        }
-        _ => {
-            return Err(format!(
-                "sasl.jaas.config names login module {}, which has no librdkafka equivalent; for SASL/PLAIN or SCRAM use PlainLoginModule or ScramLoginModule with username and password, or set sasl.username and sasl.password",
-                if module.is_empty() { "(none)" } else { module }
-            ));
-        }
-    }
     let options = jaas_options(&text[module.len()..]);
-    let username = options.get("username").cloned();
-    let password = options.get("password").cloned();
-    if username.is_none() || password.is_none() {
-        return Err(format!(
-            "sasl.jaas.config with {short} needs username=\"…\" and password=\"…\" options"
-        ));
+    match short {
+        "PlainLoginModule" | "ScramLoginModule" => {
+            match (options.get("username"), options.get("password")) {
+                (Some(username), Some(password)) => Ok(vec![
+                    ("sasl.username", username.clone()),
+                    ("sasl.password", password.clone()),
+                ]),
+                _ => Err(format!(
+                    "sasl.jaas.config with {short} needs username=\"…\" and password=\"…\" options"
+                )),
+            }
+        }
+        "Krb5LoginModule" => kerberos_login(&options),
+        "OAuthBearerLoginModule" => Err("sasl.jaas.config with OAuthBearerLoginModule has no librdkafka form here: set sasl.mechanism=OAUTHBEARER with sasl.oauthbearer.method=oidc, sasl.oauthbearer.client.id, sasl.oauthbearer.client.secret and sasl.oauthbearer.token.endpoint.url instead".to_owned()),
+        _ => Err(format!(
+            "sasl.jaas.config names login module {}, which has no librdkafka equivalent; for SASL/PLAIN or SCRAM use PlainLoginModule or ScramLoginModule with username and password, or set sasl.username and sasl.password",
+            if module.is_empty() { "(none)" } else { module }
+        )),
     }
-    Ok(JaasLogin { username, password })
+}
+
+/// A `Krb5LoginModule` line's login: from a keytab, or from the ticket cache.
+fn kerberos_login(
+    options: &BTreeMap<String, String>,
+) -> Result<Vec<(&'static str, String)>, String> {
+    let flag = |name: &str| {
+        options.iter().any(|(key, value)| {
+            key.eq_ignore_ascii_case(name) && value.eq_ignore_ascii_case("true")
+        })
+    };
+    let option = |name: &str| {
+        options
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.clone())
+    };
+    // librdkafka would run `kinit` every minute otherwise; MIT Kerberos renews by itself.
+    let no_kinit = ("sasl.kerberos.min.time.before.relogin", "0".to_owned());
+    if flag("useKeyTab") {
+        return match (option("keyTab"), option("principal")) {
+            (Some(keytab), Some(principal)) => Ok(vec![
+                ("sasl.kerberos.keytab", keytab),
+                ("sasl.kerberos.principal", principal),
+                no_kinit,
+            ]),
+            _ => Err("sasl.jaas.config with Krb5LoginModule and useKeyTab=true needs keyTab=\"…\" and principal=\"…\" options".to_owned()),
+        };
+    }
+    if flag("useTicketCache") {
+        return Ok(vec![no_kinit]);
+    }
+    Err("sasl.jaas.config with Krb5LoginModule needs useKeyTab=true with keyTab=\"…\" and principal=\"…\", or useTicketCache=true (a ticket kinit got); a password prompt cannot be answered here".to_owned())
 }
 
 /// The option values of a `sasl.jaas.config` line that are secrets (password, secret, key…).
@@ -112,44 +133,55 @@ fn jaas_options(text: &str) -> BTreeMap<String, String> {
     options
 }
 
-/// The type a Java store property names, upper-cased; Java's default is JKS.
-fn store_type(properties: &BTreeMap<String, String>, key: &str) -> String {
-    properties
-        .get(key)
-        .map_or_else(|| "JKS".to_owned(), |t| t.trim().to_uppercase())
-}
-
+/// `ssl.truststore.*`: a PEM file stays a file (`ssl.ca.location`); the certificates of a JKS
+/// or PKCS#12 store become `ssl.ca.pem`. The store's first bytes tell its format, as Java's
+/// keystore compatibility mode does, so `ssl.truststore.type` is not needed.
 fn translate_truststore(properties: &mut BTreeMap<String, String>) -> Result<(), String> {
     let Some(location) = properties.remove("ssl.truststore.location") else {
         return Ok(());
     };
-    let kind = store_type(properties, "ssl.truststore.type");
     properties.remove("ssl.truststore.type");
-    properties.remove("ssl.truststore.password");
-    if kind == "PEM" {
+    let password = properties.remove("ssl.truststore.password");
+    let store = StoreFile::read("ssl.truststore", &location)?;
+    if store.format()? == StoreFormat::Pem {
         properties.insert("ssl.ca.location".to_owned(), location);
-        return Ok(());
+    } else {
+        let pem = store.trusted_pem(password.as_deref().filter(|p| !p.is_empty()))?;
+        properties.insert("ssl.ca.pem".to_owned(), pem);
     }
-    Err(format!(
-        "ssl.truststore.location {location} is a {kind} store, which librdkafka cannot read: export its CA certificate as PEM (keytool -exportcert -rfc -keystore {location} -alias <CA alias> -file ca.pem) and set ssl.ca.location=ca.pem instead"
-    ))
+    Ok(())
 }
 
+/// `ssl.keystore.*`: librdkafka reads a PKCS#12 key store itself (its password is checked here
+/// first, for a clear sentence); a JKS store's key and certificate chain become
+/// `ssl.key.pem` and `ssl.certificate.pem`.
 fn translate_keystore(properties: &mut BTreeMap<String, String>) -> Result<(), String> {
     let Some(location) = properties.get("ssl.keystore.location").cloned() else {
         return Ok(());
     };
-    let kind = store_type(properties, "ssl.keystore.type");
     properties.remove("ssl.keystore.type");
-    match kind.as_str() {
-        // librdkafka reads PKCS#12 keystores itself (ssl.keystore.location/.password).
-        "PKCS12" => Ok(()),
-        "PEM" => Err(format!(
+    let store = StoreFile::read("ssl.keystore", &location)?;
+    match store.format()? {
+        StoreFormat::Pkcs12 => {
+            let password = properties.get("ssl.keystore.password").cloned();
+            store.check_pkcs12_password(password.as_deref())
+        }
+        StoreFormat::Pem => Err(format!(
             "ssl.keystore.location {location} is a PEM keystore: set ssl.certificate.location (the client certificate) and ssl.key.location (its key, with ssl.key.password if encrypted) instead"
         )),
-        _ => Err(format!(
-            "ssl.keystore.location {location} is a {kind} store, which librdkafka cannot read: convert it to PKCS#12 (keytool -importkeystore -srckeystore {location} -destkeystore client.p12 -deststoretype PKCS12) and set ssl.keystore.location=client.p12 instead"
-        )),
+        StoreFormat::Jks => {
+            properties.remove("ssl.keystore.location");
+            let store_password = properties.remove("ssl.keystore.password");
+            let key_password = properties.remove("ssl.key.password");
+            let non_empty = |p: &Option<String>| p.clone().filter(|p| !p.is_empty());
+            let (chain, key) = store.key_pair_pem(
+                non_empty(&store_password).as_deref(),
+                non_empty(&key_password).as_deref(),
+            )?;
+            properties.insert("ssl.certificate.pem".to_owned(), chain);
+            properties.insert("ssl.key.pem".to_owned(), key);
+            Ok(())
+        }
     }
 }
 
@@ -183,37 +215,78 @@ mod tests {
     }
 
     #[test]
-    fn other_login_modules_and_jks_stores_are_refused_with_the_translation() {
-        let mut kerberos = props(&[(
+    fn kerberos_jaas_logins_become_librdkafka_properties_without_kinit() {
+        let mut keytab = props(&[(
             "sasl.jaas.config",
-            "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab=\"/k\";",
+            "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true keyTab=\"/k\" principal=\"alice@R\";",
         )]);
-        let error = translate(&mut kerberos).unwrap_err();
-        for said in [
-            "sasl.kerberos.min.time.before.relogin=0",
-            "KRB5_CLIENT_KTNAME=<keyTab>",
-        ] {
-            assert!(error.contains(said), "{said} in: {error}");
-        }
-        assert!(
-            !error.contains("/k"),
-            "the keytab path is not echoed: {error}"
+        translate(&mut keytab).unwrap();
+        assert_eq!(
+            keytab,
+            props(&[
+                ("sasl.kerberos.keytab", "/k"),
+                ("sasl.kerberos.principal", "alice@R"),
+                ("sasl.kerberos.min.time.before.relogin", "0"),
+            ])
         );
+        let mut cache = props(&[(
+            "sasl.jaas.config",
+            "com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true;",
+        )]);
+        translate(&mut cache).unwrap();
+        assert_eq!(
+            cache,
+            props(&[("sasl.kerberos.min.time.before.relogin", "0")])
+        );
+        for line in [
+            "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab=\"/k\";",
+            "com.sun.security.auth.module.Krb5LoginModule required;",
+        ] {
+            let mut p = props(&[("sasl.jaas.config", line)]);
+            let error = translate(&mut p).unwrap_err();
+            assert!(error.contains("useKeyTab=true"), "{error}");
+            assert!(
+                !error.contains("/k"),
+                "the keytab path is not echoed: {error}"
+            );
+        }
+    }
 
-        let mut jks = props(&[
-            ("ssl.truststore.location", "/etc/kafka/trust.jks"),
+    #[test]
+    fn stores_are_read_whatever_their_declared_type_and_missing_ones_named() {
+        let mut missing = props(&[
+            ("ssl.truststore.location", "/nonexistent/trust.jks"),
             ("ssl.truststore.password", "hidden"),
         ]);
-        let error = translate(&mut jks).unwrap_err();
-        assert!(error.contains("keytool -exportcert -rfc"), "{error}");
+        let error = translate(&mut missing).unwrap_err();
+        assert!(
+            error.starts_with("cannot read ssl.truststore.location /nonexistent/trust.jks"),
+            "{error}"
+        );
         assert!(!error.contains("hidden"), "{error}");
 
-        let mut pem = props(&[
-            ("ssl.truststore.location", "/ca.pem"),
-            ("ssl.truststore.type", "PEM"),
+        let dir = std::env::temp_dir().join(format!("asc-stores-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pem = dir.join("ca.pem");
+        std::fs::write(&pem, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        let pem = pem.to_str().unwrap();
+        let mut declared_jks = props(&[
+            ("ssl.truststore.location", pem),
+            ("ssl.truststore.type", "JKS"),
         ]);
-        translate(&mut pem).unwrap();
-        assert_eq!(pem, props(&[("ssl.ca.location", "/ca.pem")]));
+        translate(&mut declared_jks).unwrap();
+        assert_eq!(declared_jks, props(&[("ssl.ca.location", pem)]));
+
+        let junk = dir.join("junk");
+        std::fs::write(&junk, "junk").unwrap();
+        let junk = junk.to_str().unwrap();
+        let mut p = props(&[("ssl.keystore.location", junk)]);
+        let error = translate(&mut p).unwrap_err();
+        assert_eq!(
+            error,
+            format!("ssl.keystore.location {junk} is neither a JKS, a PKCS#12 nor a PEM store")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,6 +10,9 @@ pub mod consumer;
 pub mod errors;
 pub mod ffi;
 pub mod java_client;
+pub mod java_stores;
+mod jks;
+pub mod keytab;
 pub mod writer;
 
 use rdkafka::config::ClientConfig;
