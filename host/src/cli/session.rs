@@ -31,6 +31,9 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
     }
     // From here on no output shows a secret the operator configured, whatever echoes it.
     super::output::hide_secrets(settings.secrets());
+    if args.debug {
+        action_state_cleanup::kafka::client_log::show_client_logs(|line| errln!("{line}"));
+    }
     action_state_cleanup::kafka::java_client::translate(&mut settings.properties)
         .map_err(|e| Failure::usage(format!("Kafka client configuration: {e}")))?;
     check_client_properties(&settings)?;
@@ -93,6 +96,10 @@ impl OperatorEvents for Progress {
 
     fn retrying(&mut self, message: &str, remaining_ms: u64) {
         Progress::retrying(self, message, remaining_ms);
+    }
+
+    fn waiting(&mut self, what: &str, elapsed: std::time::Duration) {
+        Progress::waiting(self, what, elapsed);
     }
 }
 
