@@ -50,7 +50,8 @@ fn the_operator_workflow_runs_on_this_broker() {
         bootstrap(),
     ]);
     expect_code(&planned, 0);
-    assert!(stdout(&planned).contains("210 records"), "{}", stdout(&planned));
+    let review = format!("{}{}", stdout(&planned), stderr(&planned));
+    assert!(review.contains("210 records"), "{review}");
 
     // Apply it: the control topic is created, the plan committed, the records deleted.
     let applied = cli(&[
@@ -83,8 +84,9 @@ fn the_operator_workflow_runs_on_this_broker() {
     ]);
     expect_code(&status, 0);
     let status = json_of(&status);
-    assert_eq!(status["plans"].as_array().map(Vec::len), Some(1), "{status}");
-    assert_eq!(status["plans"][0]["state"], "APPLIED", "{status}");
+    assert_eq!(status["operations"].as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!(status["operations"][0]["status"], "APPLIED", "{status}");
+    assert_eq!(status["unfinished"], serde_json::json!([]), "{status}");
 
     // Restores: C1 is allowed, C0 (below the boundary) refused with exit 6.
     let check = |markers: &std::path::Path| {

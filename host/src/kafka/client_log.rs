@@ -10,6 +10,9 @@
 
 use std::sync::OnceLock;
 
+use std::ffi::{CStr, c_char};
+
+use rdkafka::bindings as rd;
 use rdkafka::client::ClientContext;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 
@@ -39,14 +42,49 @@ pub fn quiet_unless_shown(config: &mut ClientConfig) {
     }
 }
 
+/// One log line as the sink gets it: level, librdkafka's facility, its text.
+fn show(level: i32, facility: &str, line: &str) {
+    if let Some(sink) = SINK.get() {
+        const LEVELS: [&str; 8] = [
+            "EMERG", "ALERT", "CRIT", "ERROR", "WARNING", "NOTICE", "INFO", "DEBUG",
+        ];
+        let level = usize::try_from(level)
+            .ok()
+            .and_then(|l| LEVELS.get(l))
+            .unwrap_or(&"LOG");
+        sink(&format!("librdkafka {level} {facility}: {line}"));
+    }
+}
+
+/// A log event taken from a client's queue by this host's own polling (the admin client's main
+/// queue, which rdkafka's context never sees then): shown like the context's lines.
+pub(crate) fn log_event(event: *mut rd::rd_kafka_event_t) {
+    if !shown() {
+        return;
+    }
+    let (mut facility, mut text, mut level): (*const c_char, *const c_char, i32) =
+        (std::ptr::null(), std::ptr::null(), 0);
+    // SAFETY: `event` is a live log event; the strings it returns live as long as the event.
+    if unsafe { rd::rd_kafka_event_log(event, &mut facility, &mut text, &mut level) } != 0 {
+        return;
+    }
+    let text_of = |p: *const c_char| {
+        // SAFETY: null or a NUL-terminated string owned by the live event.
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    };
+    show(
+        level,
+        &text_of(facility).unwrap_or_default(),
+        &text_of(text).unwrap_or_default(),
+    );
+}
+
 /// The context of this host's admin client and producers: their log lines go to the sink.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClientLog;
 
 impl ClientContext for ClientLog {
     fn log(&self, level: RDKafkaLogLevel, facility: &str, line: &str) {
-        if let Some(sink) = SINK.get() {
-            sink(&format!("librdkafka {level:?} {facility}: {line}"));
-        }
+        show(level as i32, facility, line);
     }
 }

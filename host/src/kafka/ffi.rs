@@ -264,6 +264,11 @@ fn client_events(client: *mut rd::rd_kafka_t) -> ClientEvents {
                 rd::rd_kafka_event_error(event.0),
             )
         };
+        if kind == rd::RD_KAFKA_EVENT_LOG {
+            // The admin client's log lines come this way: shown only when asked for.
+            super::client_log::log_event(event.0);
+            continue;
+        }
         if kind != rd::RD_KAFKA_EVENT_ERROR {
             continue;
         }
