@@ -66,7 +66,12 @@ fn the_operator_workflow_runs_on_this_broker() {
         &control,
     ]);
     expect_code(&applied, 0);
-    assert_eq!(json_of(&applied)["outcome"], "applied", "{}", stdout(&applied));
+    assert_eq!(
+        json_of(&applied)["outcome"],
+        "applied",
+        "{}",
+        stdout(&applied)
+    );
     assert_eq!(
         beginnings(&mut kafka(), &topic, &[0, 1]),
         vec![(0, 150), (1, 60)],
@@ -84,7 +89,11 @@ fn the_operator_workflow_runs_on_this_broker() {
     ]);
     expect_code(&status, 0);
     let status = json_of(&status);
-    assert_eq!(status["operations"].as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!(
+        status["operations"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
     assert_eq!(status["operations"][0]["status"], "APPLIED", "{status}");
     assert_eq!(status["unfinished"], serde_json::json!([]), "{status}");
 

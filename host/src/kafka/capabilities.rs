@@ -76,7 +76,8 @@ impl<K> Drop for KafkaCapabilities<K> {
 /// What the client at `client` last said about a broker it could not reach, in librdkafka's
 /// words ("Connect to ipv4#127.0.0.1:1 failed: Connection refused").
 fn unreachable_now(client: usize) -> Option<String> {
-    ffi::unreachable_cause(client as *mut _).map(|e| format!("no broker reachable yet: {}", e.message))
+    ffi::unreachable_cause(client as *mut _)
+        .map(|e| format!("no broker reachable yet: {}", e.message))
 }
 
 /// A consumer that keeps the keys and values of its latest poll in the host: the guest names
@@ -150,9 +151,8 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
     ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
         let (topics, names) = (owned(topics), owned(config_names));
         let what = format!("describe of {}", topics.join(", "));
-        let answer = self.admin_request(&what, |admin| {
-            admin.describe(&topics, &names, with_offsets)
-        })?;
+        let answer =
+            self.admin_request(&what, |admin| admin.describe(&topics, &names, with_offsets))?;
         Ok(answer
             .into_iter()
             .map(|t| {

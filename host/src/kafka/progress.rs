@@ -5,7 +5,8 @@
 //!
 //! The request runs on a helper thread while the calling thread, which owns the operator's
 //! events (not `Send`), reports; without a reporter installed on the calling thread the request
-//! simply runs where it is.
+//! simply runs where it is. One reporter per thread: the latest installed (the CLI runs one
+//! instance; a program with several on one thread hears the latest one's events).
 
 use std::cell::RefCell;
 use std::rc::Rc;

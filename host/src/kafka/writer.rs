@@ -8,8 +8,8 @@ use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use rdkafka::util::Timeout;
 
 use super::client_log::ClientLog;
-use super::progress;
 use super::errors::{ErrorKind, KafkaError, KafkaResult, from_code, from_rd, invalid};
+use super::progress;
 
 /// One producer; transactional when opened with a transactional id.
 pub struct Writer {
