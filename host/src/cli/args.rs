@@ -159,6 +159,11 @@ pub struct KafkaArgs {
     /// DeleteRecords step gets 5 ms more per partition, an append 50 ms more per KiB of its record.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub timeout: u64,
+    /// Show librdkafka's own log lines on stderr (hidden otherwise: the CLI says in its own words
+    /// what it waits for and why a step failed); with -X debug=CONTEXTS (e.g. broker,protocol)
+    /// librdkafka adds its debug lines.
+    #[arg(long)]
+    pub debug: bool,
 }
 
 #[derive(Debug, Args)]

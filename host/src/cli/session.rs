@@ -33,6 +33,9 @@ pub fn kafka_settings(args: &KafkaArgs) -> Result<KafkaSettings, Failure> {
     // Java properties' secrets, and those the translation derives from them (a JKS key as
     // ssl.key.pem).
     let mut secrets = settings.secrets();
+    if args.debug {
+        action_state_cleanup::kafka::client_log::show_client_logs(|line| errln!("{line}"));
+    }
     let translated = action_state_cleanup::kafka::java_client::translate(&mut settings.properties);
     secrets.extend(settings.secrets());
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -131,6 +134,10 @@ impl OperatorEvents for Progress {
 
     fn retrying(&mut self, message: &str, remaining_ms: u64) {
         Progress::retrying(self, message, remaining_ms);
+    }
+
+    fn waiting(&mut self, what: &str, elapsed: std::time::Duration) {
+        Progress::waiting(self, what, elapsed);
     }
 }
 

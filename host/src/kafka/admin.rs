@@ -1,13 +1,13 @@
 //! `kafka-admin`: one request (or one batch of concurrent requests) per call, no retries.
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rdkafka::Offset;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::types::RDKafkaErrorCode;
 
+use super::client_log::ClientLog;
 use super::errors::{ErrorKind, KafkaResult, from_code, from_rd, invalid};
 use super::ffi;
 
@@ -39,11 +39,11 @@ pub struct ClusterInfo {
 
 /// The admin client and the runtime its futures run on.
 pub struct Admin {
-    pub(crate) client: AdminClient<DefaultClientContext>,
+    pub(crate) client: AdminClient<ClientLog>,
     pub(crate) runtime: tokio::runtime::Runtime,
     pub(crate) timeout: Duration,
     /// Set by an answer that said a partition's leader moved or could not be reached.
-    pub(crate) stale_leaders: Cell<bool>,
+    pub(crate) stale_leaders: AtomicBool,
 }
 
 impl Admin {
@@ -55,7 +55,7 @@ impl Admin {
     /// component's next attempt (it alone decides whether and when) then reaches the brokers the
     /// cluster has now. This is no retry: each call still sends its own request exactly once.
     fn refresh_if_stale(&self, topic: Option<&str>) -> KafkaResult<()> {
-        if self.stale_leaders.replace(false) {
+        if self.stale_leaders.swap(false, Ordering::Relaxed) {
             self.client
                 .inner()
                 .fetch_metadata(topic, self.timeout)
@@ -79,7 +79,7 @@ impl Admin {
             error.kind,
             ErrorKind::NotLeader | ErrorKind::Transport | ErrorKind::Timeout
         ) {
-            self.stale_leaders.set(true);
+            self.stale_leaders.store(true, Ordering::Relaxed);
         }
         error
     }

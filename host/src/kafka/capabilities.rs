@@ -5,6 +5,8 @@
 //! wait and meaning in the core.
 
 use std::borrow::BorrowMut;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use action_state_core::capabilities::{
@@ -14,18 +16,18 @@ use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec
 use action_state_core::offsets::PartitionOffsets;
 
 use super::consumer::{Columns, Consumer, HeldRecord};
+use super::progress::{self, SharedWaiting};
 use super::writer::Writer;
-use super::{KafkaClients, ffi};
+use super::{KafkaClients, KafkaResult as HostResult, admin::Admin, ffi};
 
-/// Hears, about every second, how long one request has been waiting for its answer.
-pub type Waiting = Box<dyn FnMut(&str, Duration)>;
+pub use super::progress::Waiting;
 
 /// `Capabilities` over one host's Kafka clients, owned (`KafkaClients`, a component's store) or
 /// borrowed (`&mut KafkaClients`, a native run that keeps the clients).
 pub struct KafkaCapabilities<K = KafkaClients> {
     kafka: K,
     started: Instant,
-    waiting: Waiting,
+    waiting: SharedWaiting,
 }
 
 impl<K: BorrowMut<KafkaClients>> KafkaCapabilities<K> {
@@ -33,20 +35,49 @@ impl<K: BorrowMut<KafkaClients>> KafkaCapabilities<K> {
         KafkaCapabilities {
             kafka,
             started: Instant::now(),
-            waiting: Box::new(|_, _| {}),
+            waiting: Rc::new(RefCell::new(Box::new(|_, _| {}))),
         }
     }
 
-    /// Reports every second of a DeleteRecords still waiting to `waiting` (a wide delete waits
-    /// for every replica; without a report that is silence).
+    /// Reports every second of a request still waiting for its answer to `waiting`: any admin
+    /// request, opening a writer or consumer, an append (a refused connection or a dead leader
+    /// makes a request wait for its whole timeout), and a DeleteRecords (a wide one waits for
+    /// every replica). Without a report that is silence. The reports come on this thread.
     pub fn reporting_waits(mut self, waiting: Waiting) -> Self {
-        self.waiting = waiting;
+        progress::uninstall(&self.waiting);
+        self.waiting = Rc::new(RefCell::new(waiting));
+        progress::install(&self.waiting);
         self
     }
 
     pub fn kafka(&mut self) -> &mut KafkaClients {
         self.kafka.borrow_mut()
     }
+
+    /// One admin request, reported while it waits (`progress`), naming the reason the client
+    /// last gave for a broker it cannot reach.
+    fn admin_request<T: Send>(
+        &mut self,
+        what: &str,
+        call: impl FnOnce(&Admin) -> HostResult<T> + Send,
+    ) -> HostResult<T> {
+        let admin = self.kafka().admin()?;
+        let client = admin.client.inner().native_ptr() as usize;
+        progress::watched(what, || unreachable_now(client), || call(admin))
+    }
+}
+
+impl<K> Drop for KafkaCapabilities<K> {
+    fn drop(&mut self) {
+        progress::uninstall(&self.waiting);
+    }
+}
+
+/// What the client at `client` last said about a broker it could not reach, in librdkafka's
+/// words ("Connect to ipv4#127.0.0.1:1 failed: Connection refused").
+fn unreachable_now(client: usize) -> Option<String> {
+    ffi::unreachable_cause(client as *mut _)
+        .map(|e| format!("no broker reachable yet: {}", e.message))
 }
 
 /// A consumer that keeps the keys and values of its latest poll in the host: the guest names
@@ -118,10 +149,10 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
         config_names: &[&str],
         with_offsets: bool,
     ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
+        let (topics, names) = (owned(topics), owned(config_names));
+        let what = format!("describe of {}", topics.join(", "));
         let answer =
-            self.kafka()
-                .admin()?
-                .describe(&owned(topics), &owned(config_names), with_offsets)?;
+            self.admin_request(&what, |admin| admin.describe(&topics, &names, with_offsets))?;
         Ok(answer
             .into_iter()
             .map(|t| {
@@ -146,10 +177,10 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
     }
 
     fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
-        let cluster = self
-            .kafka()
-            .admin()?
-            .describe_cluster(&owned(config_names))?;
+        let names = owned(config_names);
+        let cluster = self.admin_request("describe of the cluster", |admin| {
+            admin.describe_cluster(&names)
+        })?;
         Ok(ClusterDescription {
             brokers: cluster.brokers,
             configs: config_entries(cluster.configs),
@@ -168,9 +199,9 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
             .iter()
             .filter_map(|c| c.value.clone().map(|v| (c.name.clone(), v)))
             .collect();
-        self.kafka()
-            .admin()?
-            .create_topic(topic, partitions, replication_factor, &configs)
+        self.admin_request(&format!("creation of topic {topic}"), |admin| {
+            admin.create_topic(topic, partitions, replication_factor, &configs)
+        })
     }
 
     fn list_offsets(
@@ -183,7 +214,9 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
             OffsetSpec::Earliest => ffi::Spec::Earliest,
             OffsetSpec::Latest => ffi::Spec::Latest,
         };
-        self.kafka().admin()?.list_offsets(topic, partitions, spec)
+        self.admin_request(&format!("offsets of {topic}"), |admin| {
+            admin.list_offsets(topic, partitions, spec)
+        })
     }
 
     fn delete_records(
@@ -194,7 +227,11 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
         let before: Vec<(u32, u64)> = before.iter().collect();
         let what = format!("DeleteRecords on {} partitions of {topic}", before.len());
         let KafkaCapabilities { kafka, waiting, .. } = self;
-        let mut waited = |elapsed: Duration| waiting(&what, elapsed);
+        let mut waited = |elapsed: Duration| {
+            if let Ok(mut waiting) = waiting.try_borrow_mut() {
+                waiting(&what, elapsed);
+            }
+        };
         kafka
             .borrow_mut()
             .admin()?
@@ -202,10 +239,20 @@ impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
     }
 
     fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Writer> {
-        self.kafka().open_writer(transactional_id)
+        let what = match transactional_id {
+            Some(id) => format!("opening the writer with transactional id {id}"),
+            None => "opening a writer".to_owned(),
+        };
+        let kafka = self.kafka();
+        progress::watched(&what, || None, || kafka.open_writer(transactional_id))
     }
 
     fn open_consumer(&mut self, topic: &str) -> KafkaResult<Consumer> {
-        self.kafka().open_consumer(topic)
+        let kafka = self.kafka();
+        progress::watched(
+            &format!("opening a consumer of {topic}"),
+            || None,
+            || kafka.open_consumer(topic),
+        )
     }
 }

@@ -11,7 +11,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::time::Duration;
 
 use rdkafka::bindings as rd;
-use rdkafka::client::{Client, DefaultClientContext};
+use rdkafka::client::{Client, ClientContext};
 use rdkafka::{Offset, TopicPartitionList};
 
 /// One topic as DescribeTopics reports it; `None` from `describe_topics` means unknown topic.
@@ -264,6 +264,11 @@ fn client_events(client: *mut rd::rd_kafka_t) -> ClientEvents {
                 rd::rd_kafka_event_error(event.0),
             )
         };
+        if kind == rd::RD_KAFKA_EVENT_LOG {
+            // The admin client's log lines come this way: shown only when asked for.
+            super::client_log::log_event(event.0);
+            continue;
+        }
         if kind != rd::RD_KAFKA_EVENT_ERROR {
             continue;
         }
@@ -304,7 +309,7 @@ fn run_admin(
 
 /// Describes topics in one request; unknown topics come back as `None`.
 pub fn describe_topics(
-    client: &Client<DefaultClientContext>,
+    client: &Client<impl ClientContext>,
     topics: &[String],
     timeout: Duration,
 ) -> Result<Vec<Option<DescribedTopic>>, NativeError> {
@@ -410,7 +415,7 @@ pub fn describe_topics(
 
 /// The IDs of the brokers DescribeCluster lists, ascending and without duplicates.
 pub fn describe_cluster(
-    client: &Client<DefaultClientContext>,
+    client: &Client<impl ClientContext>,
     timeout: Duration,
 ) -> Result<Vec<u32>, NativeError> {
     let client = client.native_ptr();
@@ -448,7 +453,7 @@ pub fn describe_cluster(
 /// is the call's error: without DescribeConfigs on the cluster the broker answers the resource
 /// with CLUSTER_AUTHORIZATION_FAILED and no entries, which must not read as "no value".
 pub fn describe_broker_configs(
-    client: &Client<DefaultClientContext>,
+    client: &Client<impl ClientContext>,
     broker: u32,
     names: &[String],
     timeout: Duration,
@@ -571,7 +576,7 @@ pub fn partition_list(
 /// and per `PARTITIONS_PER_REQUEST` partitions, all in flight at once), with read_committed
 /// isolation so "latest" is the last stable offset under transactions. Ascending by partition.
 pub fn list_offsets(
-    client: &Client<DefaultClientContext>,
+    client: &Client<impl ClientContext>,
     topic: &str,
     partitions: &[u32],
     spec: Spec,
@@ -597,7 +602,7 @@ fn finish_all(pending: Vec<Pending>) -> Result<Vec<(u32, u64)>, NativeError> {
 
 /// Beginning and end of each partition: both ListOffsets requests are in flight at once.
 pub fn list_offset_range(
-    client: &Client<DefaultClientContext>,
+    client: &Client<impl ClientContext>,
     topic: &str,
     partitions: &[u32],
     timeout: Duration,

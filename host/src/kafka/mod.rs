@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod batch;
 pub mod capabilities;
+pub mod client_log;
 pub mod config;
 pub mod consumer;
 pub mod errors;
@@ -13,6 +14,7 @@ pub mod java_client;
 pub mod java_stores;
 mod jks;
 pub mod keytab;
+pub mod progress;
 pub mod writer;
 
 use rdkafka::config::ClientConfig;
@@ -75,6 +77,7 @@ impl KafkaClients {
         for (key, value) in properties {
             config.set(key, value);
         }
+        client_log::quiet_unless_shown(&mut config);
         config
     }
 
@@ -92,13 +95,13 @@ impl KafkaClients {
             let client = self
                 .client_config()
                 .set("allow.auto.create.topics", "false")
-                .create()
+                .create_with_context(client_log::ClientLog)
                 .map_err(|e| errors::from_rd(&e))?;
             self.admin = Some(admin::Admin {
                 client,
                 runtime,
                 timeout: self.settings.request_timeout(),
-                stale_leaders: std::cell::Cell::new(false),
+                stale_leaders: std::sync::atomic::AtomicBool::new(false),
             });
         }
         self.counts.admin += 1;

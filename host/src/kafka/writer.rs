@@ -7,11 +7,13 @@ use rdkafka::error::KafkaError as RdError;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use rdkafka::util::Timeout;
 
+use super::client_log::ClientLog;
 use super::errors::{ErrorKind, KafkaError, KafkaResult, from_code, from_rd, invalid};
+use super::progress;
 
 /// One producer; transactional when opened with a transactional id.
 pub struct Writer {
-    producer: FutureProducer,
+    producer: FutureProducer<ClientLog>,
     transactional: bool,
     timeout: Duration,
     runtime: tokio::runtime::Runtime,
@@ -42,7 +44,9 @@ impl Writer {
                     timeout.as_millis().clamp(10_000, 900_000).to_string(),
                 );
         }
-        let producer: FutureProducer = config.create().map_err(|e| from_rd(&e))?;
+        let producer: FutureProducer<ClientLog> = config
+            .create_with_context(ClientLog)
+            .map_err(|e| from_rd(&e))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -66,8 +70,17 @@ impl Writer {
         })
     }
 
-    /// Appends one record; a transactional writer wraps it in its own transaction.
+    /// Appends one record; a transactional writer wraps it in its own transaction. Reported
+    /// while it waits (`progress`): a leader that died keeps it waiting until its timeout.
     pub fn append(&self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
+        progress::watched(
+            &format!("append to {topic} partition {partition}"),
+            || None,
+            || self.append_once(topic, partition, key, value),
+        )
+    }
+
+    fn append_once(&self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
         let partition = i32::try_from(partition)
             .map_err(|_| invalid(format!("partition {partition} is out of Kafka's range")))?;
         if self.transactional {
@@ -109,7 +122,7 @@ impl Writer {
 
 /// A fenced transactional producer raises a fatal error and purges what it had queued, so a
 /// send may only report the purge: the fatal error says why.
-fn fenced_or(producer: &FutureProducer, error: &RdError) -> KafkaError {
+fn fenced_or(producer: &FutureProducer<ClientLog>, error: &RdError) -> KafkaError {
     if let Some((code, reason)) = producer.client().fatal_error() {
         return from_code(code, reason);
     }
