@@ -10,6 +10,7 @@
 #[macro_use]
 mod output;
 
+mod acl;
 mod apply;
 mod args;
 mod demo;
