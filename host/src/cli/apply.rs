@@ -407,6 +407,10 @@ fn never_applicable(failure: &Failure, plan: &Plan, control_topic: &str) -> Opti
             "{nothing}; this plan from {} can never be applied: the boundary committed in {control_topic} is already past it (`status --control-topic {control_topic}` shows the plan and recovery point that set it); plan again from a recovery point newer than that one",
             plan.source_recovery_point
         )),
+        "offsets-unavailable" => Some(format!(
+            "{nothing}; this plan from {} can never be applied: a plan offset lies outside what its partition holds now (the records before it were deleted since, or the topic was truncated); plan again from a newer recovery point",
+            plan.source_recovery_point
+        )),
         // The broker's missing topic IDs are a cluster to upgrade, not a plan to replace.
         "topic-changed" if !failure.message.contains("all-zero topic ID") => Some(format!(
             "{nothing}; this plan from {} can never be applied: it was made for topic {} with ID {} and its partitions, and the live topic is not that one (recreated, or its partitions changed); plan again from a recovery point taken since",

@@ -223,18 +223,25 @@ pub fn summary_json(location: &str, summary: &SnapshotSummary) -> serde_json::Va
 /// a checkpoint ID too, from the same counter): "checkpoint 12" for Flink's `chk-12`
 /// directories, "savepoint (checkpoint ID 3)" for `savepoint-…` ones, else the ID alone.
 fn snapshot_kind(location: &str, checkpoint_id: u64) -> String {
-    let named = |prefix: &str| {
-        std::path::Path::new(location)
-            .components()
-            .filter_map(|c| c.as_os_str().to_str())
-            .any(|name| name.starts_with(prefix))
-    };
-    if named("savepoint-") {
-        format!("savepoint (checkpoint ID {checkpoint_id})")
-    } else if named("chk-") {
-        format!("checkpoint {checkpoint_id}")
-    } else {
-        format!("checkpoint ID {checkpoint_id}")
+    // The innermost directory that says what it is decides (`…/savepoint-1a2b3c-…/` or
+    // `…/<job id>/chk-12/`).
+    let named = std::path::Path::new(location)
+        .components()
+        .rev()
+        .filter_map(|c| c.as_os_str().to_str())
+        .find_map(|name| {
+            if name.starts_with("savepoint-") {
+                Some(true)
+            } else if name.starts_with("chk-") {
+                Some(false)
+            } else {
+                None
+            }
+        });
+    match named {
+        Some(true) => format!("savepoint (checkpoint ID {checkpoint_id})"),
+        Some(false) => format!("checkpoint {checkpoint_id}"),
+        None => format!("checkpoint ID {checkpoint_id}"),
     }
 }
 
