@@ -253,6 +253,17 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
         hint.contains("nothing was committed"),
         "the hint says nothing durable happened: {hint}"
     );
+    // ...and who lacks which ACL, with the line that grants it (issue 38, item 2).
+    for said in [
+        "the principal this client authenticates as (User:alice)",
+        &format!("Delete on topic {topic}"),
+        &format!(
+            "kafka-acls.sh --bootstrap-server {} --command-config ADMIN.properties --add --allow-principal 'User:alice' --operation Delete --topic {topic}",
+            cluster.bootstrap
+        ),
+    ] {
+        assert!(hint.contains(said), "{said:?} in: {hint}");
+    }
     // The text output says the same on stderr.
     assert!(
         stderr(&refused).contains("permission probe"),
@@ -277,6 +288,10 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
     let refused = apply(&plan, &control, &from_file);
     let (kind, message, hint) = kafka_error(&refused, "alice without Delete (--kafka-config)");
     assert_eq!(kind, "kafka", "{message}");
+    assert!(
+        hint.contains("(User:alice)") && hint.contains("--operation Delete"),
+        "the principal comes from the properties file too: {hint}"
+    );
     assert!(
         message.contains("permission probe before commit")
             && message.to_lowercase().contains("authorization"),
@@ -323,12 +338,19 @@ fn without_delete_permission_apply_is_refused_before_commit_and_succeeds_once_gr
 
     // 3. bob has no ACL at all; a wrong password does not even authenticate.
     let bob = apply(&plan, &control, &cluster.cli_args(Some("bob")));
-    let (kind, message, _) = kafka_error(&bob, "bob without any ACL");
+    let (kind, message, hint) = kafka_error(&bob, "bob without any ACL");
     assert_eq!(kind, "kafka", "{message}");
     assert!(
         message.to_lowercase().contains("authorization"),
         "bob's error names the authorization failure: {message}"
     );
+    assert!(
+        hint.contains("(User:bob)")
+            && hint.contains("kafka-acls.sh")
+            && hint.contains("--allow-principal 'User:bob'"),
+        "bob's hint names him and the grant: {hint}"
+    );
+    eprintln!("bob's hint: {hint}");
     let mut wrong = cluster.cli_args(None);
     wrong.extend(
         [

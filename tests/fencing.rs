@@ -137,6 +137,21 @@ fn of_two_concurrent_applies_of_incomparable_plans_exactly_one_commits() {
             "round {round}: loser kind {kind}: {}",
             stderr(loser)
         );
+        // Its COMMITTED was fenced (aborted) and the history read after fencing again does not
+        // hold it: the loser says it committed nothing, never that this is unknown; and a plan
+        // overtaken by the winner's boundary is never sent back to "run the same apply again".
+        let error: serde_json::Value = serde_json::from_str(&stdout(loser)).unwrap();
+        let hint = error["error"]["hint"].as_str().unwrap_or("");
+        assert!(
+            hint.starts_with("nothing was committed") && !hint.contains("unknown"),
+            "round {round}: loser ({kind}) hint: {hint}"
+        );
+        if kind != "fenced" {
+            assert!(
+                hint.contains("plan again from") && !hint.contains("run the same apply again"),
+                "round {round}: loser ({kind}) hint: {hint}"
+            );
+        }
         // The control topic never holds incomparable boundaries: status replays and validates it.
         let status = cli(&[
             "status",

@@ -194,11 +194,26 @@ fn usage_errors_exit_2_and_help_teaches() {
     assert!(stderr(&missing_servers).contains("no Kafka bootstrap servers"));
 }
 
+/// A plan or marker file that is not there is the operator's input named wrongly: exit 3 (input
+/// rejected), not 4, which scripts read as "Kafka or I/O failed, try again" (issue 38, item 6).
 #[test]
-fn unreadable_plan_file_is_an_io_failure() {
+fn a_missing_input_file_is_rejected_input_not_a_failure() {
     let output = cli(&["verify", "--plan", "/nonexistent/plan.json"]);
-    expect_code(&output, 4);
-    assert!(stderr(&output).contains("/nonexistent/plan.json"));
+    expect_code(&output, 3);
+    assert!(stderr(&output).contains("cannot read plan file /nonexistent/plan.json"));
+    let output = cli(&[
+        "plan",
+        "--markers",
+        "/nonexistent/markers.json",
+        "--recovery-point",
+        "C1",
+    ]);
+    expect_code(&output, 3);
+    assert!(
+        stderr(&output).contains("/nonexistent/markers.json"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

@@ -321,6 +321,40 @@ fn plan_with_bootstrap_servers_shows_what_it_would_delete_and_without_says_how()
     );
 }
 
+/// A plan whose markers name a topic that was recreated since (another topic ID) can never be
+/// applied: `plan --bootstrap-servers` refuses it (exit 3) and writes no plan file, where it used
+/// to write it and exit 0 with a warning (issue 38, item 6).
+#[test]
+fn plan_with_bootstrap_servers_refuses_a_topic_recreated_since_the_markers() {
+    let dir = scratch("plan-recreated");
+    let (topic, _c0, c1) = story(&dir);
+    let mut kafka = kafka();
+    let old_id = topic_id(&mut kafka, &topic);
+    recreate_topic(&mut kafka, &topic, 2);
+    let output = dir.join("never.json");
+    let refused = cli(&[
+        "plan",
+        "--markers",
+        c1.to_str().unwrap(),
+        "--recovery-point",
+        "C1",
+        "--output",
+        output.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+    ]);
+    expect_code(&refused, 3);
+    let said = stderr(&refused);
+    assert!(
+        said.contains("may have been recreated")
+            && said.contains(&old_id)
+            && said.contains("hint: no plan was written")
+            && !said.contains("warning"),
+        "{said}"
+    );
+    assert!(!output.exists(), "no plan file");
+}
+
 /// `status` against `servers` with a 6 s timeout: the output and how long it took.
 fn status_against(servers: &str) -> (Output, Duration) {
     let started = Instant::now();

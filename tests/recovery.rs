@@ -90,14 +90,30 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
     let control = format!("{topic}-control");
     let mut kafka = kafka();
 
-    // Configured, but the control topic does not exist / holds no committed plan yet.
+    // Configured, but the control topic does not exist: a wrong --control-topic (or a deleted
+    // history), exit 3 like any input that names nothing, never "restore refused" (6); the same
+    // for check-recovery.
     let missing = recover(&[&c1], &["--control-topic", &control], &[]);
-    expect_code(&missing, 6);
-    assert!(
-        stderr(&missing).contains("does not exist"),
-        "{}",
-        stderr(&missing)
-    );
+    expect_code(&missing, 3);
+    let check = cli(&[
+        "check-recovery",
+        "--markers",
+        c1.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+    ]);
+    expect_code(&check, 3);
+    for output in [&missing, &check] {
+        let said = stderr(output);
+        assert!(
+            said.contains(&format!("control topic {control} does not exist"))
+                && !said.contains("restore refused"),
+            "{said}"
+        );
+    }
+    // Holds no committed plan yet: the restore is refused.
     create_topic(&mut kafka, &control, 1, &[("cleanup.policy", "compact")]);
     let empty = recover(&[&c1], &["--control-topic", &control], &[]);
     expect_code(&empty, 6);
@@ -110,16 +126,51 @@ fn decision_table_with_a_control_topic_refuses_what_it_must() {
     apply_plan(&dir, &c1, &control);
     // Committed boundary, versioned at or above it: replay.
     expect_code(&recover(&[&c1], &["--control-topic", &control], &[]), 0);
-    // Below it: refused, naming partition, requested offset and boundary.
+    // Below it: refused, naming partition, requested offset and boundary, every partition
+    // below it, and which plan and recovery point committed the boundary.
     let below = recover(&[&c0], &["--control-topic", &control], &[]);
     expect_code(&below, 6);
+    let said = stderr(&below);
     assert!(
-        stderr(&below).contains(&format!(
+        said.contains(&format!(
             "{topic}-0 from offset 100 because the committed cleanup boundary is 150"
-        )),
-        "{}",
-        stderr(&below)
+        )) && said.contains("every partition below the boundary")
+            && said.contains("hint: the boundary was committed by plan ")
+            && said.contains("from recovery point rp (APPLIED): restore from rp or a recovery point taken after it"),
+        "{said}"
     );
+    // --json: the same violations as check-recovery's, and the same hint.
+    let json_of = |output: &std::process::Output| -> serde_json::Value {
+        serde_json::from_str(&stdout(output)).unwrap()
+    };
+    let below = recover(&[&c0], &["--control-topic", &control, "--json"], &[]);
+    expect_code(&below, 6);
+    let checked = cli(&[
+        "check-recovery",
+        "--markers",
+        c0.to_str().unwrap(),
+        "--bootstrap-servers",
+        bootstrap(),
+        "--control-topic",
+        &control,
+        "--json",
+    ]);
+    expect_code(&checked, 6);
+    let (recovered, checked) = (json_of(&below), json_of(&checked));
+    assert_eq!(
+        recovered["error"]["violations"],
+        serde_json::json!([
+            {"topic": topic, "partition": 0, "requested": 100, "boundary": 150},
+            {"topic": topic, "partition": 1, "requested": 40, "boundary": 60},
+        ]),
+        "{recovered}"
+    );
+    assert_eq!(
+        recovered["error"]["violations"],
+        checked["error"]["violations"]
+    );
+    assert_eq!(recovered["error"]["hint"], checked["error"]["hint"]);
+    assert_eq!(recovered["error"]["kind"], "boundary-violation");
     // Legacy markers with a control topic: no physical identity, no comparable boundary.
     let legacy = legacy_of(&c1, &dir);
     let refused = recover(

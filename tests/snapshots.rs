@@ -144,6 +144,25 @@ fn plan_output(checkpoint: &str, expected: &Value) -> String {
     text(&output.stdout)
 }
 
+/// A savepoint is called one, not "checkpoint 1" (Flink gives savepoints a checkpoint ID from
+/// the same counter); a retained checkpoint's `chk-N` directory is checkpoint N.
+#[test]
+fn snapshot_names_a_savepoint_a_savepoint_and_a_checkpoint_by_its_number() {
+    for (dir, expected) in cases() {
+        let checkpoint = expected["checkpoint"].as_str().unwrap();
+        let output = cli(&["snapshot", checkpoint]);
+        assert_eq!(output.status.code(), Some(0), "{}", dir.display());
+        let first = text(&output.stdout).lines().next().unwrap_or("").to_owned();
+        let id = &expected["checkpointId"];
+        let said = if checkpoint.contains("/savepoint-") {
+            format!(": savepoint (checkpoint ID {id}),")
+        } else {
+            format!(": checkpoint {id},")
+        };
+        assert!(first.contains(&said), "{}: {first}", dir.display());
+    }
+}
+
 #[test]
 fn snapshot_lists_the_operators_flink_lists() {
     for (dir, expected) in cases() {
@@ -331,6 +350,24 @@ fn check_recovery_reads_the_markers_of_the_snapshot_the_job_would_restore() {
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(6), "{stderr}");
     assert!(stderr.contains(recorded_id), "{stderr}");
+    // `recover` reads the same snapshot the same way (issue 38, item 4: it took no --checkpoint).
+    let output = cli(&[
+        "recover",
+        "--checkpoint",
+        canonical,
+        "--operator-uid",
+        "agent-operator",
+        "--bootstrap-servers",
+        bootstrap,
+        "--timeout",
+        "15",
+    ]);
+    let recovered = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(6), "{recovered}");
+    assert!(
+        recovered.contains("restore refused") && recovered.contains(recorded_id),
+        "{recovered}"
+    );
 
     let legacy = "fixtures/snapshots/flink-2.2/savepoint-legacy/savepoint";
     let output = cli(&[

@@ -102,6 +102,9 @@ def test_plan_applied_by_python_is_enforced_by_cli(scene, cli: Path, bootstrap: 
     with pytest.raises(BoundaryViolation) as python_refused:
         cleanup.check_recovery([markers["c0"]])
     assert refused["error"]["message"] == f"restore refused: {python_refused.value.message}"
+    # Both hosts carry the component's hint: the plan and recovery point behind the boundary.
+    assert python_refused.value.hint and "from recovery point" in python_refused.value.hint
+    assert refused["error"]["hint"] == python_refused.value.hint
 
     code, allowed = run_cli(cli, "check-recovery", "--markers", str(files["c1"]), *kafka_args(bootstrap, control))
     assert code == 0, allowed

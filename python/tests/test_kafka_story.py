@@ -13,6 +13,7 @@ from action_state_cleanup import (
     Cleanup,
     ControlTopicReplication,
     InvalidArgument,
+    InvalidControlTopic,
     NewControlTopic,
     PartitionPreview,
     RecoveryRefused,
@@ -107,11 +108,16 @@ def test_dry_run_then_aborted_commit_then_apply(story, admin: AdminClient):
     assert report.outcome == "applied" and beginning_offsets(admin, data, [0]) == {0: 100}
 
 
-def test_recovery_without_committed_boundary_is_refused(story):
+def test_recovery_without_committed_boundary_is_refused(story, admin: AdminClient):
     cleanup, data, c0, _c1, _ = story
-    # Control topic configured but nothing committed yet.
+    # Control topic configured but never created (a dry run creates nothing): named as missing,
+    # not as a restore the boundary refuses.
     cleanup.apply(cleanup.render(cleanup.plan("C0", [c0])), dry_run=True)
-    with pytest.raises(RecoveryRefused):
+    with pytest.raises(InvalidControlTopic, match="does not exist"):
+        cleanup.check_recovery([c0])
+    # Created, but nothing committed yet: the restore is refused.
+    create_topic(admin, cleanup.control_topic, partitions=1, config={"cleanup.policy": "compact"})
+    with pytest.raises(RecoveryRefused, match="contains no committed boundary"):
         cleanup.check_recovery([c0])
     # Standard recovery (no control topic) is allowed and enforces nothing.
     standard = Cleanup(cleanup.kafka.properties["bootstrap.servers"])

@@ -34,6 +34,7 @@ impl Guest for Component {
                     boundary: v.boundary,
                 })
                 .collect(),
+            hint: refusal.hint,
         };
         let markers = core::planning::parse_markers(&markers)
             .map_err(|error| refused(Box::new(error.into())))?;

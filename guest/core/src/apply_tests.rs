@@ -620,6 +620,30 @@ fn concurrent_apply_that_fenced_us_wins_and_we_commit_nothing() {
 }
 
 #[test]
+fn the_loser_of_two_concurrent_applies_reports_that_it_committed_nothing() {
+    let kafka = FakeCaps::new();
+    let ours = plan("ours", 10, 30);
+    let theirs = plan("theirs", 20, 20);
+    let record = ControlRecord {
+        status: Status::Committed,
+        plan: theirs.clone(),
+    };
+    kafka.c().concurrent_commit = Some((theirs.plan_id.clone(), record.render()));
+    let failure =
+        crate::apply::apply_with_status(&mut kafka.policy(), &mut Silent, &ours, &options())
+            .unwrap_err();
+    assert!(
+        matches!(failure.error, CleanupError::BoundaryRegression(_)),
+        "{}",
+        failure.error
+    );
+    // Its COMMITTED was fenced, and the history read after fencing again does not hold it:
+    // "nothing was committed", not "unknown".
+    assert_eq!(failure.status, None);
+    assert!(!failure.commit_attempted, "the loser committed nothing");
+}
+
+#[test]
 fn concurrent_apply_of_the_same_plan_resumes_it_instead_of_failing() {
     let kafka = FakeCaps::new();
     let p = plan("same", 10, 20);
@@ -985,7 +1009,7 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
             crate::apply::Review::Proceed
         }
     }
-    let kafka = FakeCaps::new();
+    let kafka = cluster(3, "1");
     let dry = ApplyOptions {
         dry_run: true,
         replication_factor: Some(3),
@@ -1326,6 +1350,43 @@ fn a_refused_restore_lists_every_partition_below_the_boundary() {
     )
     .unwrap_err();
     assert!(refusal.violations.is_empty());
+    assert_eq!(refusal.hint, None);
+}
+
+#[test]
+fn a_refused_restore_names_the_plan_and_recovery_point_that_committed_the_boundary() {
+    let kafka = FakeCaps::new();
+    let c1 = plan("savepoint-c1", 150, 60);
+    run(&kafka, &plan("savepoint-c0", 100, 40)).unwrap();
+    run(&kafka, &c1).unwrap();
+    let refusal = crate::recovery::check_recovery_detailed(
+        &mut kafka.policy(),
+        &[marker(120, 70)],
+        &enforced(),
+    )
+    .unwrap_err();
+    let hint = refusal.hint.expect("a hint");
+    assert!(
+        hint.contains(&format!(
+            "committed by plan {} from recovery point savepoint-c1 (APPLIED)",
+            c1.plan_id
+        )) && hint.contains("restore from savepoint-c1 or a recovery point taken after it"),
+        "{hint}"
+    );
+    assert!(!hint.contains("savepoint-c0"), "{hint}");
+}
+
+#[test]
+fn a_control_topic_that_does_not_exist_is_named_as_such_not_as_a_refused_restore() {
+    let kafka = FakeCaps::new();
+    let error =
+        crate::recovery::check_recovery(&mut kafka.policy(), &[marker(150, 60)], &enforced())
+            .unwrap_err();
+    assert!(
+        matches!(&error, CleanupError::InvalidControlTopic(m)
+            if m.contains(&format!("control topic {CONTROL} does not exist"))),
+        "{error}"
+    );
 }
 
 /// Options that leave the control topic's replication to the production default.
@@ -1419,7 +1480,7 @@ fn a_dry_run_announces_the_production_default_and_creates_nothing() {
 #[test]
 fn an_explicit_factor_wins_over_the_production_default() {
     for (factor, min_isr) in [(1, 1), (2, 1), (3, 2), (5, 2)] {
-        let kafka = cluster(3, "3");
+        let kafka = cluster(u32::from(factor).max(3), "3");
         let opts = ApplyOptions {
             replication_factor: Some(factor),
             ..options()
@@ -1443,13 +1504,57 @@ fn an_explicit_factor_wins_over_the_production_default() {
             ),
             _ => {
                 assert_eq!(report.warnings, [], "{factor}");
-                assert!(
-                    !kafka.c().calls.contains_key("describe_cluster"),
-                    "a chosen factor of 3 or more needs no description of the cluster"
+                assert_eq!(
+                    kafka.c().calls.get("describe_cluster"),
+                    Some(&1),
+                    "one description of the cluster: its brokers, for the factor to fit"
                 );
             }
         }
     }
+}
+
+#[test]
+fn a_factor_the_cluster_cannot_hold_is_refused_in_a_dry_run_and_an_apply_before_anything_is_created()
+ {
+    for dry_run in [true, false] {
+        let kafka = cluster(2, "1");
+        let opts = ApplyOptions {
+            replication_factor: Some(3),
+            dry_run,
+            ..options()
+        };
+        let error =
+            apply(&mut kafka.policy(), &mut Silent, &plan("rp", 10, 20), &opts).unwrap_err();
+        assert!(
+            matches!(&error, CleanupError::InvalidArgument(m)
+                if m.contains("replication factor 3") && m.contains("2 brokers (ID 1, 2)")
+                    && m.contains("between 1 and 2")),
+            "dry run {dry_run}: {error}"
+        );
+        assert!(kafka.c().created_with.is_empty(), "nothing created");
+        assert!(
+            !kafka.c().events.iter().any(|e| e.starts_with("append")),
+            "nothing committed"
+        );
+    }
+    // Without DescribeConfigs on the cluster the broker list alone decides.
+    let kafka = cluster(1, "1");
+    kafka.fail_on("describe_cluster", 1, Fault::Unauthorized);
+    let error = apply(
+        &mut kafka.policy(),
+        &mut Silent,
+        &plan("rp", 10, 20),
+        &ApplyOptions {
+            replication_factor: Some(2),
+            ..options()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&error, CleanupError::InvalidArgument(m) if m.contains("1 broker (ID 1)")),
+        "{error}"
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal};
 
 use action_state_cleanup::cleanup::{
     ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
-    Review, Status,
+    Plan, Review, Status,
 };
 use serde_json::json;
 
@@ -87,7 +87,8 @@ pub fn question(plan_id: &str, topic: &str, preview: &[PartitionPreview]) -> Str
         _ => format!("partitions {}", losing.join(", ")),
     };
     format!(
-        "Commit plan {plan_id} and delete {total} records of topic {topic} ({shown})? This cannot be undone. [y/N] "
+        "Commit plan {plan_id} and delete {} of topic {topic} ({shown})? This cannot be undone. [y/N] ",
+        wide::records(total)
     )
 }
 
@@ -153,15 +154,17 @@ pub fn preview_text(
     let header = ["partition", "beginning", "boundary", "end", "to delete"];
     if wide::whole(preview.len(), all) {
         return format!(
-            "{creation}Plan {plan_id} passed every check. Per partition:\n{}\n{total} records below the boundary will be deleted.",
-            table(&header, &rows)
+            "{creation}Plan {plan_id} passed every check. Per partition:\n{}\n{} below the boundary will be deleted.",
+            table(&header, &rows),
+            wide::records(total)
         );
     }
     format!(
-        "{creation}Plan {plan_id} passed every check. {} partitions:\n{}\n{}\n{total} records below the boundary will be deleted.",
+        "{creation}Plan {plan_id} passed every check. {} partitions:\n{}\n{}\n{} below the boundary will be deleted.",
         wide::count(preview.len() as u64),
         preview_summary(preview),
-        wide::rows_table(&header, &rows, all)
+        wide::rows_table(&header, &rows, all),
+        wide::records(total)
     )
 }
 
@@ -184,8 +187,8 @@ fn preview_summary(preview: &[PartitionPreview]) -> String {
         )
     };
     format!(
-        "  to delete:  {} records on {} partitions ({untouched})\n  boundary:   offsets {}\n  beginning:  offsets {}\n  end:        offsets {}",
-        wide::count(total),
+        "  to delete:  {} on {} partitions ({untouched})\n  boundary:   offsets {}\n  beginning:  offsets {}\n  end:        offsets {}",
+        wide::counted_records(total),
         wide::count(losing as u64),
         wide::span(preview.iter().map(|p| p.boundary)),
         wide::span(preview.iter().map(|p| p.beginning)),
@@ -219,6 +222,10 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         .verify_plan(&plan_json)
         .ok()
         .and_then(Result::ok);
+    super::acl::set_topics(
+        plan.as_ref().map(|p| p.topic.as_str()),
+        Some(&args.control_topic),
+    );
     match &plan {
         Some(plan) => interrupt::watch(
             &plan.plan_id,
@@ -396,6 +403,29 @@ fn config_fix(failure: &Failure, topic: &str, bootstrap: &str) -> Option<String>
     ))
 }
 
+/// For a plan no apply can ever commit, since what it was made for is gone: running the same
+/// apply again cannot work, a plan from a newer recovery point can.
+fn never_applicable(failure: &Failure, plan: &Plan, control_topic: &str) -> Option<String> {
+    let nothing =
+        "nothing was committed: the apply stopped before its point of no return (COMMITTED)";
+    match failure.kind {
+        "boundary-regression" => Some(format!(
+            "{nothing}; this plan from {} can never be applied: the boundary committed in {control_topic} is already past it (`status --control-topic {control_topic}` shows the plan and recovery point that set it); plan again from a recovery point newer than that one",
+            plan.source_recovery_point
+        )),
+        "offsets-unavailable" => Some(format!(
+            "{nothing}; this plan from {} can never be applied: a plan offset lies outside what its partition holds now (the records before it were deleted since, or the topic was truncated); plan again from a newer recovery point",
+            plan.source_recovery_point
+        )),
+        // The broker's missing topic IDs are a cluster to upgrade, not a plan to replace.
+        "topic-changed" if !failure.message.contains("all-zero topic ID") => Some(format!(
+            "{nothing}; this plan from {} can never be applied: it was made for topic {} with ID {} and its partitions, and the live topic is not that one (recreated, or its partitions changed); plan again from a recovery point taken since",
+            plan.source_recovery_point, plan.topic, plan.topic_id
+        )),
+        _ => None,
+    }
+}
+
 /// After a failed apply, says whether the plan is COMMITTED (retry finishes it) or nothing was
 /// committed, from what the component reports with the failure: the status it last knew and
 /// whether it sent COMMITTED at all. The host reads nothing more (a second read of a cluster
@@ -427,7 +457,9 @@ fn explain_state(
         )),
         (None, false) => {
             let bootstrap = instance.settings().bootstrap_servers().to_owned();
-            let hint = config_fix(&failure, &plan.topic, &bootstrap).unwrap_or_else(|| {
+            let fix = config_fix(&failure, &plan.topic, &bootstrap)
+                .or_else(|| never_applicable(&failure, &plan, control_topic));
+            let hint = fix.unwrap_or_else(|| {
                 let before = "nothing was committed: the apply stopped before its point of no return (COMMITTED)";
                 match failure.hint.as_deref() {
                     Some(cause) => format!("{cause}; {before}"),

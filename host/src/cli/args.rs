@@ -92,8 +92,9 @@ group. A refused login ends at once with exit 4 naming the principal and SASL me
         long_about = "Would a restore from these markers be allowed now? Applies the decision \
 table of the cleanup boundary, topic identity and live ranges; replays nothing. Exit 0 when \
 allowed; 6 when the restore is refused (every partition below the committed boundary is listed, \
-and in --json as error.violations with partition, requested and boundary); 3 when the markers \
-or arguments are malformed; 4 when Kafka fails."
+and in --json as error.violations with partition, requested and boundary; the hint names the \
+plan and recovery point that committed the boundary); 3 when the markers or arguments are \
+malformed or the control topic does not exist; 4 when Kafka fails."
     )]
     CheckRecovery(CheckRecoveryArgs),
     /// Replay a restore as a dry run: the decision table, then every record of the range.
@@ -101,9 +102,13 @@ or arguments are malformed; 4 when Kafka fails."
         long_about = "Perform the full validated restore of a runtime as a dry run: the \
 decision table of the cleanup boundary, topic identity, live ranges, then a replay of exactly \
 [requested, captured end) per partition through the component, applying tombstones. Reports per \
-partition the replayed range, records and tombstones, and the number of states recovered. Exit 6 \
-when the restore is refused (the message names partition, requested offset and boundary), 3 for \
-malformed markers, 4 when Kafka fails or the replay stalls.\n\n\
+partition the replayed range, records and tombstones, and the number of states recovered. The \
+markers come from files (--markers) or straight from a Flink checkpoint or savepoint \
+(--checkpoint PATH with --operator-uid or --operator-uid-hash), as for check-recovery. Exit 6 \
+when the restore is refused (every partition below the committed boundary is listed, and in \
+--json as error.violations with partition, requested and boundary; the hint names the plan and \
+recovery point that committed the boundary), 3 for malformed markers or a control topic that \
+does not exist, 4 when Kafka fails or the replay stalls.\n\n\
 Kafka ACLs: Describe, DescribeConfigs and Read on the data topic and the control topic; no \
 consumer-group ACL (the consumers are assign-only and never join, commit or look up a group)."
     )]
@@ -305,10 +310,14 @@ pub struct CheckRecoveryArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint"])))]
 pub struct RecoverArgs {
     /// The markers of the recovery point to restore (same forms as `plan --markers`).
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub markers: Vec<PathBuf>,
+    /// Or read the markers from the Flink checkpoint or savepoint the job would restore.
+    #[command(flatten)]
+    pub snapshot: CheckpointArgs,
     /// The control topic the runtime is configured with; omit for standard recovery.
     #[arg(long, value_name = "TOPIC")]
     pub control_topic: Option<String>,

@@ -89,8 +89,9 @@ impl Failure {
         }
     }
 
-    /// A restore the recovery rules refuse (`RESTORE_REFUSED`); malformed markers or arguments
-    /// stay `REFUSED` (3) and Kafka failures `FAILED` (4).
+    /// A restore the recovery rules refuse (`RESTORE_REFUSED`, its message then begins "restore
+    /// refused: "); malformed markers or arguments, and a control topic that does not exist or is
+    /// not one, stay `REFUSED` (3) and Kafka failures `FAILED` (4).
     pub fn restore_refused(mut self) -> Self {
         let refusal = matches!(
             self.kind,
@@ -99,11 +100,13 @@ impl Failure {
                 | "conflicting-policies"
                 | "topic-changed"
                 | "offsets-unavailable"
-                | "invalid-control-topic"
                 | "control-topic-corrupt"
         );
+        // A control topic that does not exist or is not a control topic is a wrong
+        // --control-topic (exit 3): no boundary was checked, so nothing refused the restore.
         if refusal {
             self.code = RESTORE_REFUSED;
+            self.message = format!("restore refused: {}", self.message);
         }
         self
     }

@@ -40,7 +40,10 @@ pub fn read_text_into<'a>(
             .read_to_end(bytes)
             .map_err(cannot_read)?;
     } else {
-        let mut file = fs::File::open(path).map_err(cannot_read)?;
+        // A file that is not there (or not readable by us) is the operator's input, named
+        // wrongly: refused like a malformed one, not reported as a failing cluster or disk.
+        let mut file = fs::File::open(path)
+            .map_err(|e| Failure::refused(format!("cannot read {what} {}: {e}", path.display())))?;
         let length = file.metadata().map_err(cannot_read)?.len();
         if length > MAX_INPUT_BYTES {
             return Err(Failure::refused(format!(

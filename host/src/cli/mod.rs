@@ -15,6 +15,7 @@
 #[macro_use]
 mod output;
 
+mod acl;
 mod apply;
 mod args;
 mod demo;

@@ -43,7 +43,19 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let settings = wants_kafka(&args.kafka)
         .then(|| kafka_settings(&args.kafka))
         .transpose()?;
-    let review = settings.map(|settings| preview(settings, &text));
+    // A live topic that is not the one the markers were taken from (recreated: another ID;
+    // or other partitions) can never be cleaned by this plan: refused before a plan file
+    // exists, as apply would refuse it. Any other failure to review only warns.
+    super::acl::set_topics(Some(&plan.topic), None);
+    let review = match settings.map(|settings| preview(settings, &text)) {
+        Some(Err(failure)) if failure.kind == "topic-changed" => {
+            return Err(failure.with_hint(format!(
+                "no plan was written: the live topic is not the one the markers of {} were taken from, so no apply could ever use this plan; plan from a recovery point taken since the topic changed (or check --bootstrap-servers)",
+                plan.source_recovery_point
+            )));
+        }
+        review => review,
+    };
     let Some(output) = &args.output else {
         if args.out.json {
             print_json(
@@ -157,9 +169,10 @@ fn review_text(review: &Review, plan: &Plan, file: Option<&std::path::Path>, all
                 )
             };
             format!(
-                "On the live topic {} now:\n{summary}{}\nApplied now, this plan would delete {total} records (a control topic with a higher committed boundary would refuse it).",
+                "On the live topic {} now:\n{summary}{}\nApplied now, this plan would delete {} (a control topic with a higher committed boundary would refuse it).",
                 plan.topic,
-                wide::rows_table(&header, &cells, all)
+                wide::rows_table(&header, &cells, all),
+                wide::records(total)
             )
         }
         Some(Err(failure)) => {

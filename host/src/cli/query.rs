@@ -1,7 +1,7 @@
 //! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
 
 use action_state_cleanup::cleanup::{
-    LivePartition, RecoveryPolicy, RecoveryVerdict, Status, StatusReport,
+    BoundaryViolation, LivePartition, RecoveryPolicy, RecoveryVerdict, Status, StatusReport,
 };
 use serde_json::json;
 
@@ -19,6 +19,7 @@ use super::wide;
 /// is broken.
 pub fn status(args: &StatusArgs) -> Result<u8, Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
+    super::acl::set_topics(None, Some(&args.control_topic));
     let result = instance.status(&args.control_topic);
     let report = answer(&mut instance, result)?;
     let unfinished: Vec<&str> = report
@@ -177,36 +178,17 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
         control_topic: args.control_topic.clone(),
         tombstones_enabled: args.tombstones,
     };
-    let (result, violations) = match instance.check_recovery(&markers, &policy) {
-        Ok(Ok(verdict)) => (Ok(Ok(verdict)), Vec::new()),
-        Ok(Err(refusal)) => (Ok(Err(refusal.error)), refusal.violations),
-        Err(trap) => (Err(trap), Vec::new()),
+    super::acl::set_topics(
+        args.topic.as_deref().or(named_topic(&markers).as_deref()),
+        args.control_topic.as_deref(),
+    );
+    let (result, violations, hint) = match instance.check_recovery(&markers, &policy) {
+        Ok(Ok(verdict)) => (Ok(Ok(verdict)), Vec::new(), None),
+        Ok(Err(refusal)) => (Ok(Err(refusal.error)), refusal.violations, refusal.hint),
+        Err(trap) => (Err(trap), Vec::new(), None),
     };
-    let verdict = answer(&mut instance, result).map_err(|mut failure| {
-        failure.message = format!("restore refused: {}", failure.message);
-        if violations.len() > 1 {
-            let rows: Vec<Vec<String>> = violations
-                .iter()
-                .map(|v| vec![v.partition.to_string(), v.requested.to_string(), v.boundary.to_string()])
-                .collect();
-            let which = if wide::whole(rows.len(), args.out.all) {
-                "every partition below the boundary".to_owned()
-            } else {
-                format!("{} partitions are below the boundary", wide::count(rows.len() as u64))
-            };
-            failure.message.push_str(&format!(
-                "; {which}:\n{}",
-                wide::rows_table(&["partition", "requested", "boundary"], &rows, args.out.all)
-            ));
-        }
-        if !violations.is_empty() {
-            failure.violations = Some(json!(violations
-                .iter()
-                .map(|v| json!({ "topic": v.topic, "partition": v.partition, "requested": v.requested, "boundary": v.boundary }))
-                .collect::<Vec<_>>()));
-        }
-        failure.restore_refused()
-    })?;
+    let verdict = answer(&mut instance, result)
+        .map_err(|failure| refused_restore(failure, &violations, hint, args.out.all))?;
     if args.out.json {
         print_json(&json!({
             "allowed": true,
@@ -259,6 +241,61 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The topic the first versioned marker names (for the grant a refused read needs).
+fn named_topic(markers: &[String]) -> Option<String> {
+    markers.iter().find_map(|text| {
+        let value: serde_json::Value = serde_json::from_str(text).ok()?;
+        value.get("topic")?.as_str().map(str::to_owned)
+    })
+}
+
+/// A refused restore as `check-recovery` and `recover` report it: exit 6 with "restore refused"
+/// when the recovery rules refused it, every partition below the boundary (a table, and
+/// `error.violations` in `--json`), and the component's hint: which plan and recovery point
+/// committed the boundary.
+pub fn refused_restore(
+    failure: Failure,
+    violations: &[BoundaryViolation],
+    hint: Option<String>,
+    all: bool,
+) -> Failure {
+    let mut failure = failure.restore_refused();
+    if violations.len() > 1 {
+        let rows: Vec<Vec<String>> = violations
+            .iter()
+            .map(|v| {
+                vec![
+                    v.partition.to_string(),
+                    v.requested.to_string(),
+                    v.boundary.to_string(),
+                ]
+            })
+            .collect();
+        let which = if wide::whole(rows.len(), all) {
+            "every partition below the boundary".to_owned()
+        } else {
+            format!(
+                "{} partitions are below the boundary",
+                wide::count(rows.len() as u64)
+            )
+        };
+        failure.message.push_str(&format!(
+            "; {which}:\n{}",
+            wide::rows_table(&["partition", "requested", "boundary"], &rows, all)
+        ));
+    }
+    if !violations.is_empty() {
+        failure.violations = Some(json!(violations
+            .iter()
+            .map(|v| json!({ "topic": v.topic, "partition": v.partition, "requested": v.requested, "boundary": v.boundary }))
+            .collect::<Vec<_>>()));
+    }
+    match hint {
+        Some(hint) => failure.with_hint(hint),
+        None => failure,
+    }
+}
+
 /// A wide restore at a glance: the span of each column, what is replayed, and where the
 /// restore starts past the committed boundary (the partitions that differ from it).
 fn ranges_summary(verdict: &RecoveryVerdict) -> String {
@@ -268,12 +305,12 @@ fn ranges_summary(verdict: &RecoveryVerdict) -> String {
         .map(|r| r.end.saturating_sub(r.requested))
         .sum();
     let mut text = format!(
-        "  {} partitions; restore from offsets {}, beginning {}, end {}; {} records to replay",
+        "  {} partitions; restore from offsets {}, beginning {}, end {}; {} to replay",
         wide::count(ranges.len() as u64),
         wide::span(ranges.iter().map(|r| r.requested)),
         wide::span(ranges.iter().map(|r| r.beginning)),
         wide::span(ranges.iter().map(|r| r.end)),
-        wide::count(replay)
+        wide::counted_records(replay)
     );
     if let Some(boundary) = &verdict.boundary {
         let at: std::collections::HashMap<u32, u64> = boundary
@@ -304,6 +341,7 @@ fn ranges_summary(verdict: &RecoveryVerdict) -> String {
 
 pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
+    super::acl::set_topics(Some(&args.topic), None);
     let result = instance.snapshot_marker(&args.topic);
     let marker = answer(&mut instance, result)?;
     if args.out.json {

@@ -4,15 +4,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::cleanup::RecoveryMarker;
-use action_state_cleanup::cleanup::{RecoveryPolicy, ReplayOptions};
+use action_state_cleanup::cleanup::{
+    BoundaryViolation, CleanupError, CleanupInstance, RecoveryMarker, RecoveryPolicy, ReplayOptions,
+};
 use serde_json::json;
 
 use super::args::RecoverArgs;
 use super::failure::Failure;
 use super::inputs::load_markers;
 use super::output::{offsets_json, print_json};
+use super::query::refused_restore;
 use super::session::{self, answer, instance, kafka_settings};
+use super::snapshot::selected;
 
 /// Poll wait per consumer call; the stall window is a multiple of it.
 const POLL_TIMEOUT_MS: u32 = 500;
@@ -84,9 +87,40 @@ impl Progress {
     }
 }
 
+/// A restore refused below the boundary, reported as `check-recovery` reports it. The session's
+/// restore names the first partition below the boundary; the component's `check-recovery`,
+/// asked the same question, lists every one and names the plan and recovery point that
+/// committed the boundary (boundaries only grow, so a second answer refuses again; should it
+/// not, the first partition is reported alone).
+fn below_boundary(
+    instance: &mut CleanupInstance,
+    markers: &[String],
+    policy: &RecoveryPolicy,
+    first: BoundaryViolation,
+    all: bool,
+) -> Failure {
+    let (mut violations, hint) = match instance.check_recovery(markers, policy) {
+        Ok(Err(refusal)) if matches!(refusal.error, CleanupError::BoundaryViolation(_)) => {
+            (refusal.violations, refusal.hint)
+        }
+        _ => (Vec::new(), None),
+    };
+    if violations.is_empty() {
+        violations.push(first.clone());
+    }
+    let error = CleanupError::BoundaryViolation(first);
+    match answer(instance, Ok(Err::<(), _>(error))) {
+        Err(failure) => refused_restore(failure, &violations, hint, all),
+        Ok(()) => Failure::failed("the refused restore has no error"),
+    }
+}
+
 pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(session::Progress))?;
-    let markers = load_markers(&mut instance, &args.markers)?;
+    let markers = match selected(&args.snapshot)? {
+        Some((snapshot, operator)) => snapshot.marker_texts(&mut instance, operator)?,
+        None => load_markers(&mut instance, &args.markers)?,
+    };
     let topic = match &args.topic {
         Some(topic) => topic.clone(),
         None => {
@@ -108,18 +142,21 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
         control_topic: args.control_topic.clone(),
         tombstones_enabled: args.tombstones,
     };
-    let refused = |mut failure: Failure| {
-        failure.message = format!("restore refused: {}", failure.message);
-        failure.restore_refused()
-    };
+    super::acl::set_topics(Some(&topic), args.control_topic.as_deref());
+    let all = args.out.all;
+    let refused = |failure: Failure| refused_restore(failure, &[], None, all);
     let result = instance.start_session(&topic, &policy);
     let session = answer(&mut instance, result).map_err(refused)?;
     let options = ReplayOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,
         stall_timeout_ms: args.stall_timeout.saturating_mul(1000),
     };
-    let result = instance.restore(&session, &markers, options);
-    let verdict = answer(&mut instance, result).map_err(refused)?;
+    let verdict = match instance.restore(&session, &markers, options) {
+        Ok(Err(CleanupError::BoundaryViolation(first))) => {
+            return Err(below_boundary(&mut instance, &markers, &policy, first, all));
+        }
+        result => answer(&mut instance, result).map_err(refused)?,
+    };
 
     let mut partitions: BTreeMap<u32, PartitionReport> = verdict
         .ranges
@@ -199,7 +236,8 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
         "standard recovery, no boundary enforced"
     };
     outln!(
-        "Restore of {topic} allowed ({mode}); replayed {replayed} records in {:.2} s ({rate:.0} records/s).",
+        "Restore of {topic} allowed ({mode}); replayed {} in {:.2} s ({rate:.0} records/s).",
+        super::wide::records(replayed),
         elapsed.as_secs_f64()
     );
     let rows: Vec<Vec<String>> = partitions

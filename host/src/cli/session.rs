@@ -179,7 +179,12 @@ pub fn answer<T>(
                 message.push_str(&format!(" ({who})"));
             }
             let failure = Failure::from_component(&error, message);
-            Err(match unreachable(&error, instance.settings()) {
+            let hint = match &error {
+                CleanupError::Kafka(kafka) => unreachable(&error, instance.settings())
+                    .or_else(|| super::acl::hint(kafka, instance.settings())),
+                _ => None,
+            };
+            Err(match hint {
                 Some(hint) => failure.with_hint(hint),
                 None => failure,
             })

@@ -219,11 +219,37 @@ pub fn summary_json(location: &str, summary: &SnapshotSummary) -> serde_json::Va
     })
 }
 
+/// What the snapshot is, as far as its path says (its `_metadata` does not: a savepoint carries
+/// a checkpoint ID too, from the same counter): "checkpoint 12" for Flink's `chk-12`
+/// directories, "savepoint (checkpoint ID 3)" for `savepoint-…` ones, else the ID alone.
+fn snapshot_kind(location: &str, checkpoint_id: u64) -> String {
+    // The innermost directory that says what it is decides (`…/savepoint-1a2b3c-…/` or
+    // `…/<job id>/chk-12/`).
+    let named = std::path::Path::new(location)
+        .components()
+        .rev()
+        .filter_map(|c| c.as_os_str().to_str())
+        .find_map(|name| {
+            if name.starts_with("savepoint-") {
+                Some(true)
+            } else if name.starts_with("chk-") {
+                Some(false)
+            } else {
+                None
+            }
+        });
+    match named {
+        Some(true) => format!("savepoint (checkpoint ID {checkpoint_id})"),
+        Some(false) => format!("checkpoint {checkpoint_id}"),
+        None => format!("checkpoint ID {checkpoint_id}"),
+    }
+}
+
 /// `snapshot` for a person: one block per operator, markers summarised.
 pub fn summary_text(location: &str, summary: &SnapshotSummary) -> String {
     let mut out = format!(
-        "snapshot {location}: checkpoint {}, _metadata format version {} ({} operators)\n",
-        summary.checkpoint_id,
+        "snapshot {location}: {}, _metadata format version {} ({} operators)\n",
+        snapshot_kind(location, summary.checkpoint_id),
         summary.format_version,
         summary.operators.len()
     );

@@ -65,6 +65,24 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A number of records in a sentence: "1 record", "0 records", "1800 records".
+pub fn records(n: u64) -> String {
+    noun(n, n.to_string())
+}
+
+/// `records` with thousands separators, for the summaries of wide topics ("12,000 records").
+pub fn counted_records(n: u64) -> String {
+    noun(n, count(n))
+}
+
+fn noun(n: u64, shown: String) -> String {
+    if n == 1 {
+        format!("{shown} record")
+    } else {
+        format!("{shown} records")
+    }
+}
+
 /// An offset map as the Java tool prints it (`{0=10, 1=20}`) when it is short or `--all` asks,
 /// else its size, its span and its first entries.
 pub fn offsets_brief(offsets: &[PartitionOffset], all: bool) -> String {

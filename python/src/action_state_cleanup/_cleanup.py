@@ -323,6 +323,7 @@ class Cleanup:
             # A recovery-refusal: the error, and every partition below the boundary.
             error = self._error(value.error)
             error.violations = [convert.plain(v) for v in value.violations]
+            error.hint = field(value, "hint")
             raise error
         return convert.verdict_of(value)
 

@@ -25,12 +25,15 @@ class CleanupError(Exception):
         #: For a failed apply: the plan's status in the control topic as the run last knew it
         #: ("COMMITTED": a second apply finishes it, "APPLIED", or None).
         self.status: Optional[str] = None
-        #: For a failed apply: whether the run sent its COMMITTED record (False: this run
-        #: committed nothing).
+        #: For a failed apply: whether the run's COMMITTED record may have been written (False:
+        #: this run committed nothing: it sent none, or it was fenced by a concurrent apply).
         self.commit_attempted: bool = False
         #: For a refused check-recovery below the boundary: every violating partition, each a
         #: dict with topic, partition, requested, boundary.
         self.violations: list = []
+        #: For a refused check-recovery below the boundary: the component's sentence naming the
+        #: plan and recovery point that committed the boundary (None otherwise).
+        self.hint: Optional[str] = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, message={self.message!r})"

@@ -182,12 +182,15 @@ pub fn safe_topic(id: &str, partitions: &[u32], end: u64) -> FakeTopic {
 }
 
 impl Cluster {
-    /// An empty cluster whose operation timeout is one second.
+    /// An empty cluster of one broker (default replication factor 1) whose operation timeout
+    /// is one second.
     pub fn new() -> Shared {
-        Rc::new(RefCell::new(Cluster {
+        let mut cluster = Cluster {
             timeout_ms: 1_000,
             ..Cluster::default()
-        }))
+        };
+        cluster.brokers(1, "1");
+        Rc::new(RefCell::new(cluster))
     }
 
     pub fn topic(&mut self, name: &str, partitions: &[u32]) {

@@ -158,8 +158,10 @@ pub struct ApplyFailure {
     /// `Committed` when this run wrote or found COMMITTED; `None` when the plan was not found or
     /// the run stopped before reading the control topic.
     pub status: Option<Status>,
-    /// Whether this run sent its COMMITTED append. False: this run committed nothing, whatever
-    /// `status` says of earlier runs. True with `status` `None`: the append's outcome is unknown.
+    /// Whether this run's COMMITTED append may have been written. False: this run committed
+    /// nothing, whatever `status` says of earlier runs (it sent none, it was fenced, or the
+    /// history read after fencing again does not hold the plan). True with `status` `None`: the
+    /// append's outcome is unknown.
     pub commit_attempted: bool,
 }
 
@@ -193,7 +195,9 @@ struct RunState {
     status: Option<Status>,
     /// Set when a COMMITTED append failed without a definite answer.
     commit_in_doubt: bool,
-    /// Set once this run sent a COMMITTED append (whatever its outcome).
+    /// Set once this run sent a COMMITTED append whose outcome is not known to be a refusal;
+    /// cleared when the append was fenced, or a history read after fencing again shows the
+    /// plan was not committed.
     commit_attempted: bool,
     /// The control topic this run created (or, dry, would create).
     created: Option<NewControlTopic>,
@@ -338,6 +342,10 @@ fn decide_and_act<C: Capabilities>(
             Ok(done)
         }
         None => {
+            // Whatever COMMITTED an earlier attempt of this run sent, it is not in a history
+            // read after fencing (which settles any transaction the writer left open): this
+            // run committed nothing, so a refusal from here on must not call that unknown.
+            session.run.commit_attempted = false;
             if session.guard_new_history(&mut history, options)? {
                 // Read again: a concurrent first apply may have committed this very plan.
                 let known = history.find(&plan.plan_id).cloned();
@@ -493,7 +501,10 @@ impl<C: Capabilities> Session<'_, C> {
             self.run.new_history_checked = true;
         }
         let replication = match options.replication_factor {
-            Some(factor) => replication::explicit(factor),
+            Some(factor) => {
+                self.check_factor_fits(factor)?;
+                replication::explicit(factor)
+            }
             None => self.production_default()?,
         };
         let new = NewControlTopic {
@@ -599,6 +610,39 @@ impl<C: Capabilities> Session<'_, C> {
         }
     }
 
+    /// A factor the operator chose must fit the cluster: Kafka puts each replica on its own
+    /// broker and refuses to create the topic otherwise, which a dry run would not find out and
+    /// a real apply only after the review. Only the broker list is read (an explicit factor
+    /// needs no DescribeConfigs); a principal refused even that is left to the creation's own
+    /// answer rather than refused on a guess.
+    fn check_factor_fits(&mut self, factor: u16) -> Result<()> {
+        // The facts the replication check reads anyway (kept for it); without DescribeConfigs on
+        // the cluster, the broker list alone.
+        let brokers = match self.cluster_facts() {
+            Ok(facts) => facts.brokers.clone(),
+            Err(error) if refused_by_acl(&error) => match self.kafka.describe_cluster(&[]) {
+                Ok(cluster) => cluster.brokers,
+                Err(error) if refused_by_acl(&error) => return Ok(()),
+                Err(error) => return Err(CleanupError::Kafka(error)),
+            },
+            Err(error) => return Err(CleanupError::Kafka(error)),
+        };
+        if usize::from(factor) <= brokers.len() {
+            return Ok(());
+        }
+        let listed = brokers
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(CleanupError::InvalidArgument(format!(
+            "Kafka cleanup control topic {} cannot be created with replication factor {factor}: the cluster has {} (ID {listed}) and Kafka keeps each replica on its own broker; choose a replication factor between 1 and {}",
+            self.control,
+            count(brokers.len() as u64, "broker", "brokers"),
+            brokers.len()
+        )))
+    }
+
     /// Warns (once per run) when the control topic has fewer replicas than the production
     /// default. A topic with `MAX_DEFAULT_REPLICATION_FACTOR` replicas or more has enough on any
     /// cluster and costs no request; a cluster that cannot be described leaves a warning that
@@ -656,7 +700,7 @@ impl<C: Capabilities> Session<'_, C> {
             _ => String::new(),
         };
         CleanupError::InvalidControlTopic(format!(
-            "Kafka cleanup control topic {} {found}, but data topic {} already begins past offset 0 (partition {shown}{more}), so records were deleted before: by an earlier cleanup whose history is in another control topic (check the name), or by retention before it was turned off; set start-new-history (CLI: --start-new-history) to begin a new history here",
+            "Kafka cleanup control topic {} {found}, but data topic {} already begins past offset 0 (partition {shown}{more}), so records were deleted before: by an earlier cleanup whose history is in another control topic (check the name), or by retention before it was turned off; apply with start-new-history set only to begin a new history here on purpose",
             self.control, self.plan.topic
         ))
     }
@@ -719,6 +763,10 @@ impl<C: Capabilities> Session<'_, C> {
                 && matches!(&error, CleanupError::Kafka(kafka) if kafka.retriable)
             {
                 self.run.commit_in_doubt = true;
+            }
+            // A fenced append is aborted with its transaction: nothing of it was written.
+            if matches!(error, CleanupError::Fenced(_)) {
+                self.run.commit_attempted = false;
             }
             return Err(error);
         }
@@ -874,6 +922,23 @@ fn unavailable(
         beginning,
         end,
     })
+}
+
+/// Whether the brokers refused a step for want of an ACL.
+fn refused_by_acl(error: &KafkaFailure) -> bool {
+    error
+        .cause
+        .as_ref()
+        .is_some_and(|cause| cause.kind == crate::kafka_error::ErrorKind::Authorization)
+}
+
+/// "1 broker", "3 brokers".
+fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 impl From<KafkaFailure> for CleanupError {

@@ -274,6 +274,9 @@ pub struct RecoveryCheck {
 pub struct RecoveryRefusal {
     pub error: CleanupError,
     pub violations: Vec<BoundaryViolation>,
+    /// The way out, for a boundary violation: which plan, from which recovery point, committed
+    /// the boundary, and which recovery points a restore may use instead.
+    pub hint: Option<String>,
 }
 
 impl From<CleanupError> for RecoveryRefusal {
@@ -281,8 +284,57 @@ impl From<CleanupError> for RecoveryRefusal {
         RecoveryRefusal {
             error,
             violations: Vec::new(),
+            hint: None,
         }
     }
+}
+
+/// For a restore refused below the boundary: the plans that committed the boundary of the
+/// violating partitions (the first plan in the log to reach each one), with their recovery
+/// points, and the recovery points a restore may use instead.
+pub fn boundary_origin(
+    history: &ControlHistory,
+    violations: &[BoundaryViolation],
+) -> Option<String> {
+    let mut origins: Vec<&crate::control::ControlRecord> = Vec::new();
+    for violation in violations {
+        let origin = history
+            .operations()
+            .iter()
+            .find(|op| op.plan.offsets.get(violation.partition) == Some(violation.boundary));
+        if let Some(origin) = origin
+            && !origins
+                .iter()
+                .any(|o| o.plan.plan_id == origin.plan.plan_id)
+        {
+            origins.push(origin);
+        }
+    }
+    let named = origins
+        .iter()
+        .map(|op| {
+            format!(
+                "plan {} from recovery point {} ({})",
+                op.plan.plan_id,
+                op.plan.source_recovery_point,
+                op.status.as_str()
+            )
+        })
+        .collect::<Vec<_>>();
+    let (first, rest) = named.split_first()?;
+    let by = if rest.is_empty() {
+        first.clone()
+    } else {
+        format!("{first} and {}", rest.join(" and "))
+    };
+    let points = origins
+        .iter()
+        .map(|op| op.plan.source_recovery_point.as_str())
+        .collect::<Vec<_>>()
+        .join(" or ");
+    Some(format!(
+        "the boundary was committed by {by}: restore from {points} or a recovery point taken after it; the records this recovery point needs below the boundary are deleted, or will be when the plan is applied"
+    ))
 }
 
 /// `check_recovery`, refusing a restore below the boundary with every violating partition.
@@ -318,7 +370,14 @@ pub fn check_recovery_detailed<C: Capabilities>(
             (CleanupError::BoundaryViolation(first), None) => vec![first.clone()],
             _ => Vec::new(),
         };
-        Box::new(RecoveryRefusal { error, violations })
+        let hint = history
+            .as_ref()
+            .and_then(|history| boundary_origin(history, &violations));
+        Box::new(RecoveryRefusal {
+            error,
+            violations,
+            hint,
+        })
     })
 }
 
@@ -444,9 +503,11 @@ fn replay_described<C: Capabilities>(
     control: &str,
     state: Option<TopicState>,
 ) -> Result<ControlHistory> {
+    // A control topic that is not there is a wrong name (or a deleted history), not a restore
+    // the boundary refuses: nothing was checked against a boundary.
     let state = state.ok_or_else(|| {
-        CleanupError::RecoveryRefused(format!(
-            "Kafka cleanup control topic {control} does not exist; apply a cleanup plan before enabling checkpoint-aligned cleanup during recovery"
+        CleanupError::InvalidControlTopic(format!(
+            "Kafka cleanup control topic {control} does not exist: check the control topic name the runtime is configured with; if it is right, its history was deleted (restore it from its backup), or no cleanup plan was ever applied (apply one before enabling checkpoint-aligned cleanup during recovery)"
         ))
     })?;
     check_control_topic(control, &state.description, &state.configs)?;

@@ -229,7 +229,8 @@ public final class Cleanup implements AutoCloseable {
     for (Object item : (List<?>) refusal[1]) {
       violations.add(Wit.boundaryViolation(item));
     }
-    throw new RecoveryRefusalException(error, message(error), violations);
+    throw new RecoveryRefusalException(
+        error, message(error), violations, StatusReport.optionalString(refusal[2]));
   }
 
   /** The versioned marker of {@code topic} as of now, as compact JSON. */

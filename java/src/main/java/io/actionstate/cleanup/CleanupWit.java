@@ -108,7 +108,7 @@ final class CleanupWit {
               Prim.BOOL,
               new ListOf(RECOVERY_PARTITION_RANGE)));
   static final AbiType RECOVERY_REFUSAL =
-      new Record(List.of(Wit.CLEANUP_ERROR, new ListOf(Wit.BOUNDARY_VIOLATION)));
+      new Record(List.of(Wit.CLEANUP_ERROR, new ListOf(Wit.BOUNDARY_VIOLATION), OPTION_STRING));
   static final AbiType REPLAY_OPTIONS = new Record(List.of(Prim.U32, Prim.U32));
   static final AbiType PARTITION_PROGRESS = new Record(List.of(Prim.U32, Prim.U64, Prim.U64));
   static final AbiType REPLAY_BATCH =

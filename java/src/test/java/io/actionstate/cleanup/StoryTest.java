@@ -116,6 +116,11 @@ class StoryTest {
       assertTrue(
           refused.getMessage().contains("100") && refused.getMessage().contains("150"),
           refused.getMessage());
+      String hint = refused.hint().orElse("");
+      assertTrue(
+          hint.contains("committed by plan " + plan.planId() + " from recovery point C1")
+              && hint.contains("restore from C1 or a recovery point taken after it"),
+          hint);
 
       StatusReport status = cleanup.status(control);
       assertEquals(1, status.operations().size());
