@@ -420,12 +420,14 @@ type Leaders = HashMap<i32, i32>;
 /// The most partitions one DeleteRecords request carries. Each request waits at its leader
 /// until every replica moved its log start, and both ends do work per request that grows with
 /// the square of its partitions: librdkafka looks each partition up in the request's own list
-/// (sorting by leader, merging the answer), and the broker, on every replica's progress, checks
-/// every partition of each request waiting on it. Measured on 3 nodes (RF 3, 5,000 partitions,
-/// librdkafka 2.12, `bench/REPORT-wide.md`): one request per leader, as Kafka's Java
-/// AdminClient sends, took 23-41 s on the loaded machine; 500-partition slices over all leaders
-/// (ten requests per leader of about 167 partitions) 16-20 s; per leader in requests of at most
-/// 500, 11-14 s.
+/// (sorting by leader, merging the answer), and the broker (Kafka's `DelayedDeleteRecords`)
+/// checks every partition of a waiting request again whenever one of them progresses. Fewer
+/// requests are not faster either: a broker answers one request of a connection at a time,
+/// each after the followers' fetches caught up. Measured on 3 nodes (RF 3, 5,000 partitions,
+/// librdkafka 2.16 from Python, load 16-38 on 2 cores; `bench/REPORT-wide.md`), median of three calls:
+/// one request per leader, as Kafka's Java AdminClient sends, 14.2 s; 500-partition slices
+/// over all leaders (ten requests per leader of about 167 partitions) 13.9 s; per leader in
+/// requests of at most 1,000 12.3 s, of at most 250 10.2 s, of at most 500 9.9 s.
 pub const DELETE_PARTITIONS_PER_REQUEST: usize = 500;
 
 /// One DeleteRecords request: (partition, offset) pairs with one leader.
