@@ -161,7 +161,8 @@ pub struct KafkaArgs {
     pub kafka_config: Option<PathBuf>,
     /// How long one Kafka step may take, retries included, in seconds; each single request gets a
     /// third of it, so a request to a leader that died leaves time to ask the new one. A
-    /// DeleteRecords step gets 5 ms more per partition, an append 50 ms more per KiB of its record.
+    /// DeleteRecords step, and each of its requests, gets 5 ms more per partition, an append 50 ms
+    /// more per KiB of its record.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub timeout: u64,
     /// Show librdkafka's own log lines on stderr (hidden otherwise: the CLI says in its own words

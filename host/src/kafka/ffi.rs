@@ -544,7 +544,8 @@ pub enum Spec {
     Latest,
 }
 
-/// The most partitions one ListOffsets or DeleteRecords admin request carries. librdkafka
+/// The most partitions one ListOffsets admin request carries (DeleteRecords: see
+/// `admin::DELETE_PARTITIONS_PER_REQUEST`). librdkafka
 /// handles one admin request in steps that look each partition up in a list of the request's
 /// partitions: sorting them out by leader (`rd_kafka_topic_partition_list_get_leaders`) and
 /// merging each broker's answer (`rd_kafka_ListOffsets_response_merge`,

@@ -11,7 +11,7 @@ mod delete;
 mod replay;
 
 pub use control::{APPEND_MS_PER_KIB, transactional_id};
-pub use delete::DELETE_MS_PER_PARTITION;
+pub use delete::{DELETE_MS_PER_PARTITION, delete_request_bound_ms};
 pub use replay::ReplayPoll;
 
 use crate::capabilities::{Capabilities, ErrorKind, KafkaError, KafkaResult};
