@@ -6,6 +6,7 @@ use action_state_cleanup::cleanup::{
     PartitionPreview, Review,
 };
 use action_state_cleanup::engine::new_engine;
+use action_state_cleanup::trace;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
 
 use super::args::KafkaArgs;
@@ -101,14 +102,30 @@ pub fn instance(
     settings: KafkaSettings,
     events: Box<dyn OperatorEvents>,
 ) -> Result<CleanupInstance, Failure> {
-    let engine = new_engine().map_err(|e| Failure::internal(&e))?;
-    let component =
-        CleanupComponent::new(&engine, CLEANUP_COMPONENT).map_err(|e| Failure::internal(&e))?;
     let kafka = KafkaClients::new(settings)
         .map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
-    component
-        .instantiate(kafka, events)
-        .map_err(|e| Failure::internal(&e))
+    instance_with(kafka, events)
+}
+
+/// An instance of the embedded cleanup component over `kafka` (whose clients may already be
+/// warming up).
+pub fn instance_with(
+    kafka: KafkaClients,
+    events: Box<dyn OperatorEvents>,
+) -> Result<CleanupInstance, Failure> {
+    let engine = trace::timed("engine", new_engine, trace::outcome).map_err(|e| Failure::internal(&e))?;
+    let component = trace::timed(
+        "component load",
+        || CleanupComponent::new(&engine, CLEANUP_COMPONENT),
+        trace::outcome,
+    )
+    .map_err(|e| Failure::internal(&e))?;
+    trace::timed(
+        "component instantiate",
+        || component.instantiate(kafka, events),
+        trace::outcome,
+    )
+    .map_err(|e| Failure::internal(&e))
 }
 
 /// An instance for offline commands: its Kafka capabilities are never called.

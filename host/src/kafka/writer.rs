@@ -7,6 +7,8 @@ use rdkafka::error::KafkaError as RdError;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use rdkafka::util::Timeout;
 
+use crate::trace;
+
 use super::errors::{ErrorKind, KafkaError, KafkaResult, from_code, from_rd, invalid};
 
 /// One producer; transactional when opened with a transactional id.
@@ -19,10 +21,22 @@ pub struct Writer {
 
 impl Writer {
     pub fn open(
-        mut config: ClientConfig,
+        config: ClientConfig,
         transactional_id: Option<&str>,
         timeout: Duration,
     ) -> KafkaResult<Self> {
+        Writer::create(config, transactional_id, timeout)?.initialise()
+    }
+
+    /// The client alone: it connects to the cluster in the background but sends nothing on its
+    /// own that changes any state (a transactional producer fences nobody until `initialise`).
+    /// A host can make one ahead of time, while the component checks, and initialise it when
+    /// the component opens its writer.
+    pub fn create(
+        mut config: ClientConfig,
+        transactional_id: Option<&str>,
+        timeout: Duration,
+    ) -> KafkaResult<Unopened> {
         let millis = timeout.as_millis().max(1).to_string();
         config
             .set("enable.idempotence", "true")
@@ -42,27 +56,23 @@ impl Writer {
                     timeout.as_millis().clamp(10_000, 900_000).to_string(),
                 );
         }
-        let producer: FutureProducer = config.create().map_err(|e| from_rd(&e))?;
+        let producer: FutureProducer = trace::timed(
+            "writer: create producer",
+            || config.create().map_err(|e| from_rd(&e)),
+            trace::outcome,
+        )?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .map_err(|e| invalid(format!("cannot start the producer's runtime: {e}")))?;
-        if transactional_id.is_some() {
-            producer
-                .init_transactions(Timeout::After(timeout))
-                .map_err(|e| fenced_or(&producer, &e))?;
-        } else {
-            // The idempotent producer gets its producer id before the first append needs it.
-            producer
-                .client()
-                .fetch_metadata(None, Timeout::After(timeout))
-                .map_err(|e| from_rd(&e))?;
-        }
-        Ok(Writer {
-            producer,
-            transactional: transactional_id.is_some(),
-            timeout,
-            runtime,
+        Ok(Unopened {
+            writer: Writer {
+                producer,
+                transactional: transactional_id.is_some(),
+                timeout,
+                runtime,
+            },
+            transactional_id: transactional_id.map(str::to_owned),
         })
     }
 
@@ -71,23 +81,41 @@ impl Writer {
         let partition = i32::try_from(partition)
             .map_err(|_| invalid(format!("partition {partition} is out of Kafka's range")))?;
         if self.transactional {
-            self.producer
-                .begin_transaction()
-                .map_err(|e| fenced_or(&self.producer, &e))?;
+            trace::timed(
+                "writer: begin_transaction",
+                || self.producer.begin_transaction(),
+                trace::outcome,
+            )
+            .map_err(|e| fenced_or(&self.producer, &e))?;
         }
         let record = FutureRecord::to(topic)
             .partition(partition)
             .key(key)
             .payload(value);
+        let started = std::time::Instant::now();
         let delivery = self.producer.send(record, Timeout::After(self.timeout));
-        let offset = match self.runtime.block_on(delivery) {
+        let delivered = self.runtime.block_on(delivery);
+        trace::step("writer: produce until acknowledged", started, || {
+            let registered = if self.transactional {
+                " (AddPartitionsToTxn first)"
+            } else {
+                ""
+            };
+            format!("{topic}-{partition}{registered}")
+        });
+        let offset = match delivered {
             Ok(delivered) => u64::try_from(delivered.offset).unwrap_or(0),
             Err((error, _)) => return Err(self.abort(&error)),
         };
         if self.transactional
-            && let Err(error) = self
-                .producer
-                .commit_transaction(Timeout::After(self.timeout))
+            && let Err(error) = trace::timed(
+                "writer: commit_transaction (EndTxn)",
+                || {
+                    self.producer
+                        .commit_transaction(Timeout::After(self.timeout))
+                },
+                trace::outcome,
+            )
         {
             return Err(self.abort(&error));
         }
@@ -104,6 +132,47 @@ impl Writer {
                 .abort_transaction(Timeout::After(self.timeout));
         }
         failure
+    }
+}
+
+/// A producer client made by `Writer::create`, not opened yet.
+pub struct Unopened {
+    writer: Writer,
+    transactional_id: Option<String>,
+}
+
+impl Unopened {
+    /// The transactional id this producer is for (`None`: idempotent).
+    pub fn transactional_id(&self) -> Option<&str> {
+        self.transactional_id.as_deref()
+    }
+
+    /// Opens the writer: a transactional producer initialises its transactions (finds its
+    /// coordinator and fences every earlier producer of its id); an idempotent one gets its
+    /// producer id before the first append needs it.
+    pub fn initialise(self) -> KafkaResult<Writer> {
+        let Unopened {
+            writer,
+            transactional_id,
+        } = self;
+        let producer = &writer.producer;
+        let timeout = writer.timeout;
+        if let Some(id) = transactional_id {
+            trace::timed(
+                "writer: init_transactions (FindCoordinator, InitProducerId)",
+                || producer.init_transactions(Timeout::After(timeout)),
+                |answer| format!("{id}: {}", trace::outcome(answer)),
+            )
+            .map_err(|e| fenced_or(producer, &e))?;
+        } else {
+            trace::timed(
+                "writer: metadata (idempotent producer id)",
+                || producer.client().fetch_metadata(None, Timeout::After(timeout)),
+                trace::outcome,
+            )
+            .map_err(|e| from_rd(&e))?;
+        }
+        Ok(writer)
     }
 }
 
