@@ -1,5 +1,8 @@
 //! Building a cleanup-component instance with the operator's Kafka settings.
 
+use std::cell::OnceCell;
+use std::rc::Rc;
+
 use action_state_cleanup::CLEANUP_COMPONENT;
 use action_state_cleanup::cleanup::{
     CleanupComponent, CleanupError, CleanupInstance, NewControlTopic, OperatorEvents,
@@ -113,19 +116,36 @@ pub fn instance_with(
     kafka: KafkaClients,
     events: Box<dyn OperatorEvents>,
 ) -> Result<CleanupInstance, Failure> {
-    let engine = trace::timed("engine", new_engine, trace::outcome).map_err(|e| Failure::internal(&e))?;
-    let component = trace::timed(
-        "component load",
-        || CleanupComponent::new(&engine, CLEANUP_COMPONENT),
-        trace::outcome,
-    )
-    .map_err(|e| Failure::internal(&e))?;
+    let component = component()?;
     trace::timed(
         "component instantiate",
         || component.instantiate(kafka, events),
         trace::outcome,
     )
     .map_err(|e| Failure::internal(&e))
+}
+
+/// The engine and the compiled component, made once per process: `apply` instantiates it twice
+/// (first for an offline look at the plan), and a second engine would load the component and
+/// start an epoch ticker again.
+fn component() -> Result<Rc<CleanupComponent>, Failure> {
+    thread_local! {
+        static COMPONENT: OnceCell<Rc<CleanupComponent>> = const { OnceCell::new() };
+    }
+    if let Some(component) = COMPONENT.with(|c| c.get().cloned()) {
+        return Ok(component);
+    }
+    let engine =
+        trace::timed("engine", new_engine, trace::outcome).map_err(|e| Failure::internal(&e))?;
+    let component = trace::timed(
+        "component load",
+        || CleanupComponent::new(&engine, CLEANUP_COMPONENT),
+        trace::outcome,
+    )
+    .map_err(|e| Failure::internal(&e))?;
+    let component = Rc::new(component);
+    COMPONENT.with(|c| c.set(Rc::clone(&component)).ok());
+    Ok(component)
 }
 
 /// An instance for offline commands: its Kafka capabilities are never called.
