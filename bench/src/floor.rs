@@ -263,11 +263,7 @@ pub fn fresh(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> 
 
 /// A first apply's operations: the control topic's creation (one partition, compacted; not
 /// waited for: the producer's first send waits for its metadata), then a fresh apply's.
-pub fn fresh_creating(
-    settings: &KafkaSettings,
-    target: &Target<'_>,
-    step: &Step<'_>,
-) -> R<Timing> {
+pub fn fresh_creating(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> R<Timing> {
     let mut laps = Laps::start();
     let kafka = Clients::new(settings)?;
     kafka.create_control(target.control)?;
@@ -276,12 +272,7 @@ pub fn fresh_creating(
     Ok(laps.finish())
 }
 
-fn fresh_with(
-    kafka: &Clients,
-    laps: &mut Laps,
-    target: &Target<'_>,
-    step: &Step<'_>,
-) -> R<()> {
+fn fresh_with(kafka: &Clients, laps: &mut Laps, target: &Target<'_>, step: &Step<'_>) -> R<()> {
     let partitions = kafka.metadata(target)?;
     laps.lap("metadata");
     let range = kafka.offset_range(target.data, &partitions)?;

@@ -246,8 +246,8 @@ fn parse_args(args: &[String]) -> R<Option<(Vec<String>, PathBuf)>> {
     let mut only: Vec<String> = [
         "plan", "apply", "process", "replay", "startup", "python", "snapshot",
     ]
-        .map(String::from)
-        .to_vec();
+    .map(String::from)
+    .to_vec();
     let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {

@@ -168,7 +168,13 @@ fn floor_process(ctx: &Ctx, case: Case, p: &Prepared) -> R<Timing> {
     let exe = std::env::current_exe()?;
     let started = Instant::now();
     let output = Command::new(exe)
-        .args(["floor-process", case.arg(), &bootstrap(ctx)?, &p.data, &p.control])
+        .args([
+            "floor-process",
+            case.arg(),
+            &bootstrap(ctx)?,
+            &p.data,
+            &p.control,
+        ])
         .arg(&p.plan)
         .output()?;
     let elapsed = started.elapsed().as_secs_f64();
@@ -190,21 +196,25 @@ pub fn floor_child(args: &[String]) -> R<()> {
     };
     let plan = Plan::parse(&std::fs::read_to_string(plan)?).map_err(|e| fail(e.to_string()))?;
     let settings = KafkaSettings::new(bootstrap);
-    let target = floor::Target {
-        data,
-        control,
-    };
+    let target = floor::Target { data, control };
     let step = floor::Step {
         before: &plan.offsets,
         key: &plan.plan_id,
         committed: &render_value(Status::Committed, &plan),
         applied: &render_value(Status::Applied, &plan),
     };
-    match case.as_str() {
+    let timing = match case.as_str() {
         "existing" => floor::fresh(&settings, &target, &step)?,
         "creating" => floor::fresh_creating(&settings, &target, &step)?,
         other => return Err(fail(format!("unknown floor case {other:?}"))),
     };
+    // Where the floor's own time went, for a look by hand (the harness ignores it).
+    let phases: Vec<String> = timing
+        .phases
+        .iter()
+        .map(|(name, seconds)| format!("{name} {:.1} ms", seconds * 1000.0))
+        .collect();
+    eprintln!("floor: {}", phases.join(", "));
     // Exit at once, as the CLI does: the clients' threads are not waited for.
     std::process::exit(0);
 }
@@ -268,13 +278,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         results.push((case, ab, requests, timeline));
     }
     let load_after = load();
-    Ok(section(
-        report,
-        rounds,
-        &results,
-        &load_before,
-        &load_after,
-    ))
+    Ok(section(report, rounds, &results, &load_before, &load_after))
 }
 
 fn section(
@@ -358,10 +362,7 @@ fn common(requests: &[String]) -> String {
         }
     }
     counts.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-    let all: Vec<String> = counts
-        .iter()
-        .map(|(s, n)| format!("{s} (×{n})"))
-        .collect();
+    let all: Vec<String> = counts.iter().map(|(s, n)| format!("{s} (×{n})")).collect();
     all.join(", ")
 }
 

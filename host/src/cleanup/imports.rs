@@ -16,8 +16,8 @@ use super::bindings::action_state::cleanup::{
 use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
 use super::events::SharedEvents;
 use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Review};
-use crate::kafka::{RequestCounts, close_in_background};
 use crate::kafka::capabilities::HeldRecords;
+use crate::kafka::{RequestCounts, close_in_background};
 
 /// What a store's capabilities must be for the bindings: the core's seam, with writers and
 /// consumers the resource table can hold, and consumers that keep their records in the host.

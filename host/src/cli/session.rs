@@ -9,8 +9,8 @@ use action_state_cleanup::cleanup::{
     PartitionPreview, Review,
 };
 use action_state_cleanup::engine::new_engine;
-use action_state_cleanup::trace;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
+use action_state_cleanup::trace;
 
 use super::args::KafkaArgs;
 use super::failure::Failure;

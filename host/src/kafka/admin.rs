@@ -120,7 +120,7 @@ impl Admin {
                 trace::timed(
                     "admin: DescribeConfigs (rest of its wait)",
                     || self.runtime.block_on(future),
-                    |answer| trace::outcome(answer),
+                    trace::outcome,
                 )
                 .map_err(|e| self.noted(from_rd(&e)))?,
             ),
@@ -354,7 +354,11 @@ impl Admin {
     fn confirm_leaders(&self, topic: &str, before: &[(u32, u64)]) -> KafkaResult<()> {
         let metadata = trace::timed(
             "admin: Metadata (leaders before DeleteRecords)",
-            || self.client.inner().fetch_metadata(Some(topic), self.timeout),
+            || {
+                self.client
+                    .inner()
+                    .fetch_metadata(Some(topic), self.timeout)
+            },
             |answer| format!("{topic}: {}", trace::outcome(answer)),
         )
         .map_err(|e| self.noted(from_rd(&e)))?;

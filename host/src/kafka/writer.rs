@@ -40,6 +40,9 @@ impl Writer {
         let millis = timeout.as_millis().max(1).to_string();
         config
             .set("enable.idempotence", "true")
+            // A producer's metadata request may create a missing topic on a broker that allows
+            // it; a control topic is only ever created by the component, with its settings.
+            .set("allow.auto.create.topics", "false")
             .set("acks", "all")
             .set("linger.ms", "0")
             .set("request.timeout.ms", &millis)
@@ -147,6 +150,27 @@ impl Unopened {
         self.transactional_id.as_deref()
     }
 
+    /// Reads the metadata of `topic` into the client's cache (one Metadata request, which
+    /// changes nothing): the first record appended to it then finds its partition's leader at
+    /// once. Without it, librdkafka looks the topic up when the first record is queued and, when
+    /// that lookup is not answered in time, asks again only after its fast refresh interval
+    /// (100 ms): the slow mode of a first transaction. A failure is no error: the first append
+    /// looks the topic up as it always did.
+    pub fn learn_topic(&self, topic: &str) {
+        let producer = &self.writer.producer;
+        let timeout = self.writer.timeout;
+        trace::timed(
+            "writer: metadata of the topic it will write",
+            || {
+                producer
+                    .client()
+                    .fetch_metadata(Some(topic), Timeout::After(timeout))
+            },
+            |answer| format!("{topic}: {}", trace::outcome(answer)),
+        )
+        .ok();
+    }
+
     /// Opens the writer: a transactional producer initialises its transactions (finds its
     /// coordinator and fences every earlier producer of its id); an idempotent one gets its
     /// producer id before the first append needs it.
@@ -167,7 +191,11 @@ impl Unopened {
         } else {
             trace::timed(
                 "writer: metadata (idempotent producer id)",
-                || producer.client().fetch_metadata(None, Timeout::After(timeout)),
+                || {
+                    producer
+                        .client()
+                        .fetch_metadata(None, Timeout::After(timeout))
+                },
                 trace::outcome,
             )
             .map_err(|e| from_rd(&e))?;
