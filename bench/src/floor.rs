@@ -16,7 +16,7 @@ use action_state_cleanup::kafka::ffi;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
 use action_state_core::offsets::PartitionOffsets;
 use action_state_core::policy::transactional_id;
-use rdkafka::admin::{AdminClient, AdminOptions};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
@@ -88,6 +88,22 @@ impl Clients {
             Some(topic) => Ok(topic.partitions),
             None => Err(fail(format!("floor: topic {} is missing", target.data))),
         }
+    }
+
+    /// Creates a control topic as an apply does (one partition, compacted, replication factor
+    /// 1), without waiting for its metadata to propagate.
+    fn create_control(&self, topic: &str) -> R<()> {
+        let new = NewTopic::new(topic, 1, TopicReplication::Fixed(1))
+            .set("cleanup.policy", "compact")
+            .set("min.insync.replicas", "1");
+        let options = AdminOptions::new().request_timeout(Some(self.timeout));
+        let results = self
+            .runtime
+            .block_on(self.admin.create_topics([&new], &options))?;
+        for result in results {
+            result.map_err(|(topic, code)| fail(format!("floor: creating {topic}: {code}")))?;
+        }
+        Ok(())
     }
 
     /// (partition, beginning, end) of every partition.
@@ -241,6 +257,22 @@ pub fn leave_committed(
 pub fn fresh(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> R<Timing> {
     let mut laps = Laps::start();
     let kafka = Clients::new(settings)?;
+    fresh_with(&kafka, &mut laps, target, step)?;
+    Ok(laps.finish())
+}
+
+/// A first apply's operations: the control topic's creation (one partition, compacted; not
+/// waited for: the producer's first send waits for its metadata), then a fresh apply's.
+pub fn fresh_creating(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> R<Timing> {
+    let mut laps = Laps::start();
+    let kafka = Clients::new(settings)?;
+    kafka.create_control(target.control)?;
+    laps.lap("create-topic");
+    fresh_with(&kafka, &mut laps, target, step)?;
+    Ok(laps.finish())
+}
+
+fn fresh_with(kafka: &Clients, laps: &mut Laps, target: &Target<'_>, step: &Step<'_>) -> R<()> {
     let partitions = kafka.metadata(target)?;
     laps.lap("metadata");
     let range = kafka.offset_range(target.data, &partitions)?;
@@ -254,7 +286,7 @@ pub fn fresh(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -> 
     // The second record through the producer already open, as the apply writes it.
     kafka.transaction(&fenced, target.control, (step.key, step.applied))?;
     laps.lap("record");
-    Ok(laps.finish())
+    Ok(())
 }
 
 /// An already-applied apply's operations: metadata, offsets, and the control log read to its

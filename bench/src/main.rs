@@ -6,6 +6,7 @@ mod broker;
 mod floor;
 mod native;
 mod plan;
+mod process;
 mod python;
 mod replay;
 mod report;
@@ -112,11 +113,11 @@ fn env_usize(name: &str, default: usize) -> R<usize> {
 }
 
 const USAGE: &str =
-    "usage: action-state-bench [--only plan,apply,replay,startup,python,snapshot,wide] [--report FILE]
+    "usage: action-state-bench [--only plan,apply,process,replay,startup,python,snapshot,wide] [--report FILE]
 Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
-ASC_BENCH_REPLAY_ROUNDS (5), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_VERIFY_RUNS (30),
+ASC_BENCH_REPLAY_ROUNDS (5), ASC_BENCH_APPLY_ROUNDS (5), ASC_BENCH_PROCESS_ROUNDS (10), ASC_BENCH_VERIFY_RUNS (30),
 ASC_BENCH_KAFKA_PROPERTIES (k=v,… librdkafka properties for every harness client; experiments),
 ASC_BENCH_SNAPSHOT_LINES (flink-2.2,flink-1.20), ASC_BENCH_SNAPSHOT_CLI_RUNS (60),
 ASC_BENCH_SNAPSHOT_JVM_RUNS (3; 0 skips the JVM side), ASC_BENCH_WIDE_BOOTSTRAP (the 3-node
@@ -131,6 +132,14 @@ fn main() {
     if args.get(1).is_some_and(|a| a.starts_with("probe-")) {
         if let Err(e) = startup::probe(&args[1..]) {
             eprintln!("probe failed: {e:?}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    // The floor of the process benchmark: one apply's Kafka work in a fresh process.
+    if args.get(1).is_some_and(|a| a == "floor-process") {
+        if let Err(e) = process::floor_child(&args[2..]) {
+            eprintln!("floor-process failed: {e:?}");
             std::process::exit(1);
         }
         return;
@@ -234,9 +243,11 @@ fn run(args: &[String]) -> R<()> {
 
 /// `--only` and `--report`; `None` for `--help`.
 fn parse_args(args: &[String]) -> R<Option<(Vec<String>, PathBuf)>> {
-    let mut only: Vec<String> = ["plan", "apply", "replay", "startup", "python", "snapshot"]
-        .map(String::from)
-        .to_vec();
+    let mut only: Vec<String> = [
+        "plan", "apply", "process", "replay", "startup", "python", "snapshot",
+    ]
+    .map(String::from)
+    .to_vec();
     let mut report_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("REPORT.md");
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -273,7 +284,7 @@ fn sections(ctx: &Ctx, only: &[String], report: &mut Report) -> R<Vec<String>> {
     if wants("wide") {
         sections.push((7, wide::run(ctx, report)?));
     }
-    for (name, number) in [("apply", 2), ("replay", 3)] {
+    for (name, number) in [("apply", 2), ("process", 2), ("replay", 3)] {
         if !wants(name) {
             continue;
         }
@@ -284,10 +295,10 @@ fn sections(ctx: &Ctx, only: &[String], report: &mut Report) -> R<Vec<String>> {
             ));
             continue;
         }
-        let text = if name == "apply" {
-            apply::run(ctx, report)?
-        } else {
-            replay::run(ctx, report)?
+        let text = match name {
+            "apply" => apply::run(ctx, report)?,
+            "process" => process::run(ctx, report)?,
+            _ => replay::run(ctx, report)?,
         };
         sections.push((number, text));
     }

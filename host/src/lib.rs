@@ -8,6 +8,7 @@ pub mod kafka;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;
+pub mod trace;
 pub mod validator;
 
 /// The validator component built by `build.rs`, as a file path (it is not embedded).

@@ -6,5 +6,12 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    cli::run()
+    // First: the timeline (`--trace`, `ASC_TRACE`) measures every step from here.
+    action_state_cleanup::trace::start();
+    let code = cli::run();
+    action_state_cleanup::trace::mark("exit", || {
+        "main returns; the process exits (clients still closing in the background are not waited for)"
+            .to_owned()
+    });
+    code
 }

@@ -1270,6 +1270,29 @@ fn an_empty_control_topic_of_a_cleaned_data_topic_is_refused_like_a_missing_one(
 }
 
 #[test]
+fn an_empty_control_topic_is_guarded_from_the_describe_the_permission_probe_follows() {
+    // Issue 40: the beginnings the new-history guard needs come from the preview's describe,
+    // not from a describe of their own: 1 both topics, 2 the control range (the history), 3
+    // the preview's (the probe follows it), 4 before commit, 5 before delete, 6 after.
+    let fresh = FakeCaps::new();
+    existing_control_topic(&fresh, 1);
+    assert_eq!(
+        run(&fresh, &plan("first", 10, 20)),
+        Ok(ApplyOutcome::Applied)
+    );
+    assert_eq!(fresh.c().count("describe"), 6);
+    // A cleaned data topic is refused before the probe is sent.
+    let cleaned = FakeCaps::new();
+    existing_control_topic(&cleaned, 1);
+    cleaned.data().beginnings = [(0, 398), (1, 0)].into_iter().collect();
+    assert!(matches!(
+        run(&cleaned, &plan("typo", 400, 20)),
+        Err(CleanupError::InvalidControlTopic(_))
+    ));
+    assert!(cleaned.c().probes.is_empty(), "{:?}", cleaned.c().probes);
+}
+
+#[test]
 fn an_empty_control_topic_whose_first_apply_commits_and_deletes_meanwhile_is_used() {
     // Two first applies share an existing empty control topic: the other one commits and
     // deletes after this one read the empty history. Its beginnings are read before the

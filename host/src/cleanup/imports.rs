@@ -16,8 +16,8 @@ use super::bindings::action_state::cleanup::{
 use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
 use super::events::SharedEvents;
 use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Review};
-use crate::kafka::RequestCounts;
 use crate::kafka::capabilities::HeldRecords;
+use crate::kafka::{RequestCounts, close_in_background};
 
 /// What a store's capabilities must be for the bindings: the core's seam, with writers and
 /// consumers the resource table can hold, and consumers that keep their records in the host.
@@ -62,39 +62,30 @@ fn answer<T, U: From<T>>(result: Result<T, crate::kafka::KafkaError>) -> Answer<
     Ok(result.map(U::from).map_err(KafkaError::from))
 }
 
-/// Closes a client the component is done with on a thread of its own. librdkafka's close waits
-/// for its threads (about 100 ms per consumer or producer, measured), time in which nothing is
-/// pending: every append was acknowledged before it returned, and consumers commit nothing. The
-/// component's call returns without that wait; a process that exits first loses nothing.
-fn close_in_background<T: Send + 'static>(client: T) {
-    let spawned = std::thread::Builder::new()
-        .name("kafka-close".into())
-        .spawn(move || drop(client));
-    // Without a thread (resource exhaustion), the client was moved into the failed closure and
-    // is closed there, on this thread.
-    drop(spawned);
-}
-
-/// With `ASC_TRACE_KAFKA=1`, every capability call is reported on stderr with its duration
-/// and outcome: where the wall clock goes when a cluster misbehaves.
+/// Reports a capability call on the process's timeline (`crate::trace`): where the wall clock
+/// goes when a cluster misbehaves, or when an apply is slower than its Kafka requests.
 fn traced<T, E: std::fmt::Debug>(
     call: impl FnOnce() -> String,
     started: Instant,
     answer: wasmtime::Result<Result<T, E>>,
 ) -> wasmtime::Result<Result<T, E>> {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var("ASC_TRACE_KAFKA").is_ok_and(|v| v == "1")) {
-        let outcome = match &answer {
-            Ok(Ok(_)) => "ok".to_owned(),
-            Ok(Err(error)) => format!("{error:?}"),
-            Err(trap) => format!("trap: {trap}"),
-        };
+    let legacy = crate::trace::kafka_calls();
+    if !legacy && !crate::trace::on() {
+        return answer;
+    }
+    let outcome = match &answer {
+        Ok(Ok(_)) => "ok".to_owned(),
+        Ok(Err(error)) => format!("{error:?}"),
+        Err(trap) => format!("trap: {trap}"),
+    };
+    let call = call();
+    if legacy {
         eprintln!(
-            "kafka: {} {} ms: {outcome}",
-            call(),
+            "kafka: {call} {} ms: {outcome}",
             started.elapsed().as_millis()
         );
     }
+    crate::trace::step("kafka", started, || format!("{call}: {outcome}"));
     answer
 }
 
@@ -106,7 +97,11 @@ impl<C: StoreCapabilities> clock::Host for HostState<C> {
     }
 
     fn sleep_ms(&mut self, ms: u32) -> wasmtime::Result<()> {
+        let started = Instant::now();
         self.caps.sleep_ms(ms);
+        crate::trace::step("wait", started, || {
+            format!("the component waits {ms} ms (back-off or pause)")
+        });
         Ok(())
     }
 
@@ -240,10 +235,12 @@ impl<C: StoreCapabilities> kafka_consumer::Host for HostState<C> {}
 
 impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
     fn open(&mut self, topic: String) -> Answer<Resource<kafka_consumer::Consumer>> {
-        match self.caps.open_consumer(&topic) {
+        let started = Instant::now();
+        let answer = match self.caps.open_consumer(&topic) {
             Ok(consumer) => Ok(Ok(owned(&self.table.push(consumer)?))),
             Err(error) => Ok(Err(error.into())),
-        }
+        };
+        traced(|| format!("consumer.open {topic}"), started, answer)
     }
 
     fn assign(
@@ -251,17 +248,21 @@ impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
         consumer: Resource<kafka_consumer::Consumer>,
         start: Vec<PartitionOffset>,
     ) -> Answer<()> {
+        let started = Instant::now();
         let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
-        answer(consumer.assign(&partition_offsets(&start)))
+        let answer = answer(consumer.assign(&partition_offsets(&start)));
+        traced(|| "consumer.assign".to_owned(), started, answer)
     }
 
     fn position(
         &mut self,
         consumer: Resource<kafka_consumer::Consumer>,
     ) -> Answer<Vec<PartitionOffset>> {
+        let started = Instant::now();
         let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
         let result = consumer.position().map(|p| offset_list(p.iter()));
-        Ok(result.map_err(KafkaError::from))
+        let answer = Ok(result.map_err(KafkaError::from));
+        traced(|| "consumer.position".to_owned(), started, answer)
     }
 
     fn poll(
@@ -277,11 +278,15 @@ impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
             self.counts.consumer_polls += 1;
         }
         self.last_poll = Some(consumer.rep());
+        let started = Instant::now();
         let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
         let result = consumer.poll(max_records, timeout_ms, with_data);
-        Ok(result
+        let records = result.as_ref().map_or(0, |batch| batch.len());
+        let answer = Ok(result
             .map(|batch| polled(batch, with_data))
-            .map_err(KafkaError::from))
+            .map_err(KafkaError::from));
+        let call = || format!("consumer.poll (up to {timeout_ms} ms): {records} records,");
+        traced(call, started, answer)
     }
 
     fn drop(&mut self, consumer: Resource<kafka_consumer::Consumer>) -> wasmtime::Result<()> {

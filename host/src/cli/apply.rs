@@ -7,6 +7,9 @@ use action_state_cleanup::cleanup::{
     ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
     Plan, Review, Status,
 };
+use action_state_cleanup::kafka::{KafkaClients, WarmWriter};
+use action_state_cleanup::trace;
+use action_state_core::policy::transactional_id;
 use serde_json::json;
 
 use super::args::ApplyArgs;
@@ -14,7 +17,7 @@ use super::failure::{DECLINED, Failure};
 use super::inputs::read_text;
 use super::interrupt::{self, Stage};
 use super::output::{offsets_json, print_json, table};
-use super::session::{Progress, answer, instance, kafka_settings};
+use super::session::{Progress, answer, instance_with, kafka_settings};
 use super::wide;
 
 /// Shows the review on stderr (stdout stays clean for `--json`) and, on a terminal, asks
@@ -216,6 +219,15 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     consent(args)?;
     let plan_json = read_text(&args.plan, "plan file")?;
     let settings = kafka_settings(&args.kafka)?;
+    let mut kafka = KafkaClients::new(settings)
+        .map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
+    // The clients connect while the component starts and checks; the transactional writer's
+    // producer is made too (not initialised: that fences, and only the component decides when).
+    let id = transactional_id(&args.control_topic);
+    kafka.warm_up((!args.dry_run).then(|| WarmWriter {
+        transactional_id: &id,
+        topic: &args.control_topic,
+    }));
     // The plan's ID and topic, for the question and the interruption message (a plan the
     // component refuses is refused by the apply below, with its message).
     let plan = super::session::offline_instance()?
@@ -245,14 +257,22 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         dry_run: args.dry_run,
         progress: Progress,
     };
-    let mut instance = instance(settings, Box::new(events))?;
+    let mut instance = instance_with(kafka, Box::new(events))?;
     let options = ApplyOptions {
         control_topic: args.control_topic.clone(),
         replication_factor: args.replication_factor,
         dry_run: args.dry_run,
         start_new_history: args.start_new_history,
     };
-    let result = instance.apply(&plan_json, &options);
+    let result = trace::timed(
+        "apply (the component, every Kafka step above included)",
+        || instance.apply(&plan_json, &options),
+        |answer| match answer {
+            Ok(Ok(report)) => format!("{:?}", report.outcome),
+            Ok(Err(failed)) => format!("failed: {:?}", failed.error),
+            Err(trap) => format!("trap: {trap}"),
+        },
+    );
     let report = match result {
         Ok(Ok(report)) => report,
         Ok(Err(failed)) => {
@@ -285,6 +305,12 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         });
     }
     let counts = instance.counts();
+    // The clients close with the instance (librdkafka's destroy waits for its threads).
+    trace::timed(
+        "close the component and its Kafka clients",
+        || drop(instance),
+        |_| String::new(),
+    );
     if args.out.json {
         print_json(&json!({
             "planId": report.plan_id,

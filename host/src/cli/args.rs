@@ -28,6 +28,11 @@ recover: the restore is refused; 130 apply interrupted (^C), after saying where 
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print a timeline on stderr: when each step started (ms since the process started) and
+    /// how long it took — each Kafka request and client set-up, each wait and poll, the
+    /// component's start. `--trace=json`: one JSON object per line. Same as ASC_TRACE=1 / json.
+    #[arg(long, global = true, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "text", value_parser = ["text", "json"])]
+    pub trace: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -90,6 +90,10 @@ pub fn run() -> ExitCode {
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
         }
     };
+    if let Some(format) = &cli.trace {
+        action_state_cleanup::trace::enable(format == "json");
+    }
+    action_state_cleanup::trace::mark("command line parsed", String::new);
     let out = match &cli.command {
         Command::Plan(a) => &a.out,
         Command::Verify(a) => &a.out,

@@ -1,5 +1,8 @@
 //! Building a cleanup-component instance with the operator's Kafka settings.
 
+use std::cell::OnceCell;
+use std::rc::Rc;
+
 use action_state_cleanup::CLEANUP_COMPONENT;
 use action_state_cleanup::cleanup::{
     CleanupComponent, CleanupError, CleanupInstance, NewControlTopic, OperatorEvents,
@@ -7,6 +10,7 @@ use action_state_cleanup::cleanup::{
 };
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
+use action_state_cleanup::trace;
 
 use super::args::KafkaArgs;
 use super::failure::Failure;
@@ -146,14 +150,47 @@ pub fn instance(
     settings: KafkaSettings,
     events: Box<dyn OperatorEvents>,
 ) -> Result<CleanupInstance, Failure> {
-    let engine = new_engine().map_err(|e| Failure::internal(&e))?;
-    let component =
-        CleanupComponent::new(&engine, CLEANUP_COMPONENT).map_err(|e| Failure::internal(&e))?;
     let kafka = KafkaClients::new(settings)
         .map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
-    component
-        .instantiate(kafka, events)
-        .map_err(|e| Failure::internal(&e))
+    instance_with(kafka, events)
+}
+
+/// An instance of the embedded cleanup component over `kafka` (whose clients may already be
+/// warming up).
+pub fn instance_with(
+    kafka: KafkaClients,
+    events: Box<dyn OperatorEvents>,
+) -> Result<CleanupInstance, Failure> {
+    let component = component()?;
+    trace::timed(
+        "component instantiate",
+        || component.instantiate(kafka, events),
+        trace::outcome,
+    )
+    .map_err(|e| Failure::internal(&e))
+}
+
+/// The engine and the compiled component, made once per process: `apply` instantiates it twice
+/// (first for an offline look at the plan), and a second engine would load the component and
+/// start an epoch ticker again.
+fn component() -> Result<Rc<CleanupComponent>, Failure> {
+    thread_local! {
+        static COMPONENT: OnceCell<Rc<CleanupComponent>> = const { OnceCell::new() };
+    }
+    if let Some(component) = COMPONENT.with(|c| c.get().cloned()) {
+        return Ok(component);
+    }
+    let engine =
+        trace::timed("engine", new_engine, trace::outcome).map_err(|e| Failure::internal(&e))?;
+    let component = trace::timed(
+        "component load",
+        || CleanupComponent::new(&engine, CLEANUP_COMPONENT),
+        trace::outcome,
+    )
+    .map_err(|e| Failure::internal(&e))?;
+    let component = Rc::new(component);
+    COMPONENT.with(|c| c.set(Rc::clone(&component)).ok());
+    Ok(component)
 }
 
 /// An instance for offline commands: its Kafka capabilities are never called.

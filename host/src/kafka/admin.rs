@@ -1,6 +1,5 @@
 //! `kafka-admin`: one request (or one batch of concurrent requests) per call, no retries.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -12,6 +11,8 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, Top
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::client_log::ClientLog;
+use crate::trace;
+
 use super::errors::{ErrorKind, KafkaResult, from_code, from_rd, invalid};
 use super::ffi;
 
@@ -125,15 +126,22 @@ impl Admin {
         // DescribeTopics runs.
         let configs =
             (!names.is_empty()).then(|| self.client.describe_configs(specifiers.iter(), &options));
-        let described = ffi::describe_topics(self.client.inner(), topics, self.timeout)
-            .map_err(|e| self.noted(e.into()))?;
+        let described = trace::timed(
+            "admin: DescribeTopics",
+            || ffi::describe_topics(self.client.inner(), topics, self.timeout),
+            |answer| format!("{topics:?}: {}", trace::outcome(answer)),
+        )
+        .map_err(|e| self.noted(e.into()))?;
         // Only now wait for the configuration: when DescribeTopics failed (an authentication
         // failure is seen there at once), its answer is the one to report.
         let configs = match configs {
             Some(future) => Some(
-                self.runtime
-                    .block_on(future)
-                    .map_err(|e| self.noted(from_rd(&e)))?,
+                trace::timed(
+                    "admin: DescribeConfigs (rest of its wait)",
+                    || self.runtime.block_on(future),
+                    trace::outcome,
+                )
+                .map_err(|e| self.noted(from_rd(&e)))?,
             ),
             None => None,
         };
@@ -158,11 +166,17 @@ impl Admin {
             };
             let offsets = if with_offsets && !description.partitions.is_empty() {
                 self.refresh_if_stale(Some(topic))?;
-                ffi::list_offset_range(
-                    self.client.inner(),
-                    topic,
-                    &description.partitions,
-                    self.timeout,
+                trace::timed(
+                    "admin: ListOffsets earliest + latest",
+                    || {
+                        ffi::list_offset_range(
+                            self.client.inner(),
+                            topic,
+                            &description.partitions,
+                            self.timeout,
+                        )
+                    },
+                    |answer| format!("{topic}: {}", trace::outcome(answer)),
                 )
                 .map_err(|e| self.noted(e.into()))?
             } else {
@@ -245,8 +259,12 @@ impl Admin {
         spec: ffi::Spec,
     ) -> KafkaResult<Vec<(u32, u64)>> {
         self.refresh_if_stale(Some(topic))?;
-        ffi::list_offsets(self.client.inner(), topic, partitions, spec, self.timeout)
-            .map_err(|e| self.noted(self.reason_for_no_entry(topic, e.into())))
+        trace::timed(
+            "admin: ListOffsets",
+            || ffi::list_offsets(self.client.inner(), topic, partitions, spec, self.timeout),
+            |answer| format!("{topic} {spec:?}: {}", trace::outcome(answer)),
+        )
+        .map_err(|e| self.noted(self.reason_for_no_entry(topic, e.into())))
     }
 
     /// librdkafka answers a partition request for a topic the principal may not describe with
@@ -315,6 +333,7 @@ impl Admin {
             .collect();
         let started = std::time::Instant::now();
         let mut beginnings = Vec::with_capacity(before.len());
+        let traced_start = started;
         let mut failed = Vec::new();
         for mut future in futures {
             let answer = loop {
@@ -337,6 +356,9 @@ impl Admin {
                 }
             }
         }
+        trace::step("admin: DeleteRecords", traced_start, || {
+            format!("{topic}, {} partitions", before.len())
+        });
         if let Some(error) = partitions_failed(topic, before.len(), &failed) {
             return Err(self.noted(self.reason_for_no_entry(topic, error)));
         }
@@ -357,11 +379,16 @@ impl Admin {
     /// decides what follows (it confirms the topic ID again before any new attempt).
     /// Returns each partition's leader, for `delete_requests`.
     fn confirm_leaders(&self, topic: &str, before: &[(u32, u64)]) -> KafkaResult<Leaders> {
-        let metadata = self
-            .client
-            .inner()
-            .fetch_metadata(Some(topic), self.timeout)
-            .map_err(|e| self.noted(from_rd(&e)))?;
+        let metadata = trace::timed(
+            "admin: Metadata (leaders before DeleteRecords)",
+            || {
+                self.client
+                    .inner()
+                    .fetch_metadata(Some(topic), self.timeout)
+            },
+            |answer| format!("{topic}: {}", trace::outcome(answer)),
+        )
+        .map_err(|e| self.noted(from_rd(&e)))?;
         let missing = || {
             from_code(
                 RDKafkaErrorCode::UnknownTopicOrPartition,

@@ -30,6 +30,12 @@ pub struct NativeError {
     pub message: String,
 }
 
+impl std::fmt::Display for NativeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 impl NativeError {
     fn new(code: rd::rd_kafka_resp_err_t, detail: Option<String>) -> Self {
         // SAFETY: rd_kafka_err2name returns a static string for every code.

@@ -8,6 +8,8 @@ use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use rdkafka::util::Timeout;
 
 use super::client_log::ClientLog;
+use crate::trace;
+
 use super::errors::{ErrorKind, KafkaError, KafkaResult, from_code, from_rd, invalid};
 use super::progress;
 
@@ -21,13 +23,28 @@ pub struct Writer {
 
 impl Writer {
     pub fn open(
-        mut config: ClientConfig,
+        config: ClientConfig,
         transactional_id: Option<&str>,
         timeout: Duration,
     ) -> KafkaResult<Self> {
+        Writer::create(config, transactional_id, timeout)?.initialise()
+    }
+
+    /// The client alone: it connects to the cluster in the background but sends nothing on its
+    /// own that changes any state (a transactional producer fences nobody until `initialise`).
+    /// A host can make one ahead of time, while the component checks, and initialise it when
+    /// the component opens its writer.
+    pub fn create(
+        mut config: ClientConfig,
+        transactional_id: Option<&str>,
+        timeout: Duration,
+    ) -> KafkaResult<Unopened> {
         let millis = timeout.as_millis().max(1).to_string();
         config
             .set("enable.idempotence", "true")
+            // A producer's metadata request may create a missing topic on a broker that allows
+            // it; a control topic is only ever created by the component, with its settings.
+            .set("allow.auto.create.topics", "false")
             .set("acks", "all")
             .set("linger.ms", "0")
             .set("request.timeout.ms", &millis)
@@ -44,29 +61,23 @@ impl Writer {
                     timeout.as_millis().clamp(10_000, 900_000).to_string(),
                 );
         }
-        let producer: FutureProducer<ClientLog> = config
-            .create_with_context(ClientLog)
-            .map_err(|e| from_rd(&e))?;
+        let producer: FutureProducer<ClientLog> = trace::timed(
+            "writer: create producer",
+            || config.create_with_context(ClientLog).map_err(|e| from_rd(&e)),
+            trace::outcome,
+        )?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .map_err(|e| invalid(format!("cannot start the producer's runtime: {e}")))?;
-        if transactional_id.is_some() {
-            producer
-                .init_transactions(Timeout::After(timeout))
-                .map_err(|e| fenced_or(&producer, &e))?;
-        } else {
-            // The idempotent producer gets its producer id before the first append needs it.
-            producer
-                .client()
-                .fetch_metadata(None, Timeout::After(timeout))
-                .map_err(|e| from_rd(&e))?;
-        }
-        Ok(Writer {
-            producer,
-            transactional: transactional_id.is_some(),
-            timeout,
-            runtime,
+        Ok(Unopened {
+            writer: Writer {
+                producer,
+                transactional: transactional_id.is_some(),
+                timeout,
+                runtime,
+            },
+            transactional_id: transactional_id.map(str::to_owned),
         })
     }
 
@@ -84,23 +95,41 @@ impl Writer {
         let partition = i32::try_from(partition)
             .map_err(|_| invalid(format!("partition {partition} is out of Kafka's range")))?;
         if self.transactional {
-            self.producer
-                .begin_transaction()
-                .map_err(|e| fenced_or(&self.producer, &e))?;
+            trace::timed(
+                "writer: begin_transaction",
+                || self.producer.begin_transaction(),
+                trace::outcome,
+            )
+            .map_err(|e| fenced_or(&self.producer, &e))?;
         }
         let record = FutureRecord::to(topic)
             .partition(partition)
             .key(key)
             .payload(value);
+        let started = std::time::Instant::now();
         let delivery = self.producer.send(record, Timeout::After(self.timeout));
-        let offset = match self.runtime.block_on(delivery) {
+        let delivered = self.runtime.block_on(delivery);
+        trace::step("writer: produce until acknowledged", started, || {
+            let registered = if self.transactional {
+                " (AddPartitionsToTxn first)"
+            } else {
+                ""
+            };
+            format!("{topic}-{partition}{registered}")
+        });
+        let offset = match delivered {
             Ok(delivered) => u64::try_from(delivered.offset).unwrap_or(0),
             Err((error, _)) => return Err(self.abort(&error)),
         };
         if self.transactional
-            && let Err(error) = self
-                .producer
-                .commit_transaction(Timeout::After(self.timeout))
+            && let Err(error) = trace::timed(
+                "writer: commit_transaction (EndTxn)",
+                || {
+                    self.producer
+                        .commit_transaction(Timeout::After(self.timeout))
+                },
+                trace::outcome,
+            )
         {
             return Err(self.abort(&error));
         }
@@ -117,6 +146,72 @@ impl Writer {
                 .abort_transaction(Timeout::After(self.timeout));
         }
         failure
+    }
+}
+
+/// A producer client made by `Writer::create`, not opened yet.
+pub struct Unopened {
+    writer: Writer,
+    transactional_id: Option<String>,
+}
+
+impl Unopened {
+    /// The transactional id this producer is for (`None`: idempotent).
+    pub fn transactional_id(&self) -> Option<&str> {
+        self.transactional_id.as_deref()
+    }
+
+    /// Reads the metadata of `topic` into the client's cache (one Metadata request, which
+    /// changes nothing): the first record appended to it then finds its partition's leader at
+    /// once. Without it, librdkafka looks the topic up when the first record is queued and, when
+    /// that lookup is not answered in time, asks again only after its fast refresh interval
+    /// (100 ms): the slow mode of a first transaction. A failure is no error: the first append
+    /// looks the topic up as it always did.
+    pub fn learn_topic(&self, topic: &str) {
+        let producer = &self.writer.producer;
+        let timeout = self.writer.timeout;
+        trace::timed(
+            "writer: metadata of the topic it will write",
+            || {
+                producer
+                    .client()
+                    .fetch_metadata(Some(topic), Timeout::After(timeout))
+            },
+            |answer| format!("{topic}: {}", trace::outcome(answer)),
+        )
+        .ok();
+    }
+
+    /// Opens the writer: a transactional producer initialises its transactions (finds its
+    /// coordinator and fences every earlier producer of its id); an idempotent one gets its
+    /// producer id before the first append needs it.
+    pub fn initialise(self) -> KafkaResult<Writer> {
+        let Unopened {
+            writer,
+            transactional_id,
+        } = self;
+        let producer = &writer.producer;
+        let timeout = writer.timeout;
+        if let Some(id) = transactional_id {
+            trace::timed(
+                "writer: init_transactions (FindCoordinator, InitProducerId)",
+                || producer.init_transactions(Timeout::After(timeout)),
+                |answer| format!("{id}: {}", trace::outcome(answer)),
+            )
+            .map_err(|e| fenced_or(producer, &e))?;
+        } else {
+            trace::timed(
+                "writer: metadata (idempotent producer id)",
+                || {
+                    producer
+                        .client()
+                        .fetch_metadata(None, Timeout::After(timeout))
+                },
+                trace::outcome,
+            )
+            .map_err(|e| from_rd(&e))?;
+        }
+        Ok(writer)
     }
 }
 

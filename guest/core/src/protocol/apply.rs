@@ -346,13 +346,21 @@ fn decide_and_act<C: Capabilities>(
             // read after fencing (which settles any transaction the writer left open): this
             // run committed nothing, so a refusal from here on must not call that unknown.
             session.run.commit_attempted = false;
-            if session.guard_new_history(&mut history, options)? {
-                // Read again: a concurrent first apply may have committed this very plan.
-                let known = history.find(&plan.plan_id).cloned();
-                return decide_and_act(session, observer, history, known, options);
-            }
             check_advances(plan, &history.boundary())?;
-            let preview = session.preview(&history)?;
+            let guard = session.needs_new_history_guard(&history, options);
+            let preview = match session.preview(&history, guard)? {
+                Previewed::Preview(preview) => preview,
+                Previewed::Cleaned(cleaned) => {
+                    session.guard_new_history(&mut history, &cleaned)?;
+                    // A concurrent first apply committed meanwhile (this very plan, perhaps):
+                    // decide on the history it left.
+                    let known = history.find(&plan.plan_id).cloned();
+                    return decide_and_act(session, observer, history, known, options);
+                }
+            };
+            if guard {
+                session.run.new_history_checked = true;
+            }
             let review = if session.run.accepted {
                 Review::Proceed
             } else {
@@ -562,31 +570,28 @@ impl<C: Capabilities> Session<'_, C> {
 
     /// An existing control topic without a single record is a new history too: for a data
     /// topic already cleaned it is refused like a missing one (`missing_control_topic`), unless
-    /// start-new-history. Returns whether `history` was read again (a concurrent first apply
-    /// committed meanwhile), so the caller decides on what it holds now.
+    /// start-new-history. Whether this run must ask: the beginnings come from the describe the
+    /// permission probe follows (`preview`), so the guard costs no request of its own.
+    fn needs_new_history_guard(&self, history: &ControlHistory, options: &ApplyOptions) -> bool {
+        !(options.start_new_history
+            || self.run.new_history_checked
+            || !history.operations().is_empty())
+    }
+
+    /// The data topic was found `cleaned` while the control topic holds no record: read the
+    /// history again (a first apply commits before it deletes, so if a concurrent one cleaned
+    /// the topic through this control topic, its commit shows now). Refuses a second history
+    /// when it still holds none; otherwise the caller decides on what it holds now.
     fn guard_new_history(
         &mut self,
         history: &mut ControlHistory,
-        options: &ApplyOptions,
-    ) -> Result<bool> {
-        if options.start_new_history
-            || self.run.new_history_checked
-            || !history.operations().is_empty()
-        {
-            return Ok(false);
-        }
-        let cleaned = self.cleaned_partitions()?;
-        if cleaned.is_empty() {
-            self.run.new_history_checked = true;
-            return Ok(false);
-        }
-        // Read again after the beginnings: a first apply commits before it deletes, so if a
-        // concurrent one cleaned the topic through this control topic, its commit shows now.
+        cleaned: &[(u32, u64)],
+    ) -> Result<()> {
         *history = self.read_history()?;
         if history.operations().is_empty() {
-            return Err(self.second_history(&cleaned, "holds no cleanup history"));
+            return Err(self.second_history(cleaned, "holds no cleanup history"));
         }
-        Ok(true)
+        Ok(())
     }
 
     /// The cluster's brokers and default replication factor, read once per run.
@@ -679,11 +684,7 @@ impl<C: Capabilities> Session<'_, C> {
             .kafka
             .offset_range(&plan.topic, &plan.offsets.partitions())
             .map_err(CleanupError::Kafka)?;
-        Ok(ranges
-            .iter()
-            .filter(|r| r.beginning > 0)
-            .map(|r| (r.partition, r.beginning))
-            .collect())
+        Ok(cleaned_of(plan, &ranges))
     }
 
     /// The refusal of a new history for a data topic already cleaned; `found` says what the
@@ -726,22 +727,34 @@ impl<C: Capabilities> Session<'_, C> {
 
     /// Every plan offset must lie within what Kafka can serve now: [beginning, end]. The
     /// ranges come from the describe the permission probe follows, so one request both shows
-    /// them and confirms the identity the probe needs.
-    fn preview(&mut self, history: &ControlHistory) -> Result<Vec<PartitionPreview>> {
+    /// them and confirms the identity the probe needs. With `guard`, the same ranges first say
+    /// whether the data topic was already cleaned (`needs_new_history_guard`): then nothing is
+    /// probed and the cleaned partitions are returned for the guard to decide on.
+    fn preview(&mut self, history: &ControlHistory, guard: bool) -> Result<Previewed> {
         let plan = self.plan;
         let mut target = history.boundary();
         for (partition, offset) in plan.offsets.iter() {
             target.insert(partition, target.get(partition).unwrap_or(0).max(offset));
         }
         let mut preview = Vec::new();
+        let mut cleaned = Vec::new();
         // A user who cannot finish an apply must never leave a binding boundary behind: probe
         // the DeleteRecords permission now, with a delete at the current beginnings (it
         // deletes nothing), before anything durable happens.
         let mut probe = |state: Option<&TopicState>| -> Result<PartitionOffsets> {
-            preview = partition_previews(plan, &target, state.map_or(&[], |s| &s.ranges))?;
+            let ranges = state.map_or(&[][..], |s| s.ranges.as_slice());
+            if guard {
+                cleaned = cleaned_of(plan, ranges);
+                if !cleaned.is_empty() {
+                    // Not sent: the guard decides first (its own error, if it refuses).
+                    return Err(CleanupError::InvalidControlTopic(String::new()));
+                }
+            }
+            preview = partition_previews(plan, &target, ranges)?;
             Ok(preview.iter().map(|p| (p.partition, p.beginning)).collect())
         };
-        self.kafka
+        let probed = self
+            .kafka
             .delete_described(&self.identity(), &[], true, &mut probe)
             .map_err(|error| match error {
                 CleanupError::Kafka(error) => CleanupError::Kafka(KafkaFailure {
@@ -749,8 +762,12 @@ impl<C: Capabilities> Session<'_, C> {
                     ..error
                 }),
                 other => other,
-            })?;
-        Ok(preview)
+            });
+        match probed {
+            Err(_) if !cleaned.is_empty() => Ok(Previewed::Cleaned(cleaned)),
+            Err(error) => Err(error),
+            Ok(_) => Ok(Previewed::Preview(preview)),
+        }
     }
 
     fn append(&mut self, history: &mut ControlHistory, status: Status) -> Result<()> {
@@ -869,6 +886,22 @@ impl<C: Capabilities> Session<'_, C> {
             warnings: Vec::new(),
         })
     }
+}
+
+/// What the preview found: the review, or (while the new-history guard is pending) a data
+/// topic already cleaned, whose partitions the guard decides on before anything is probed.
+enum Previewed {
+    Preview(Vec<PartitionPreview>),
+    Cleaned(Vec<(u32, u64)>),
+}
+
+/// (partition, beginning) of every plan partition of `ranges` that no longer begins at 0.
+fn cleaned_of(plan: &Plan, ranges: &[PartitionRange]) -> Vec<(u32, u64)> {
+    ranges
+        .iter()
+        .filter(|r| r.beginning > 0 && plan.offsets.get(r.partition).is_some())
+        .map(|r| (r.partition, r.beginning))
+        .collect()
 }
 
 /// Each plan partition as the review shows it, from the data topic's live `ranges`; refused

@@ -22,9 +22,9 @@ use crate::kafka_types::PolicyResult;
 /// First back-off after a transient error; it doubles up to `MAX_BACKOFF_MS`.
 const FIRST_BACKOFF_MS: u32 = 20;
 /// The first wait for a committed record to become visible: the transaction's markers usually
-/// land within a few milliseconds of the commit, so a 20 ms first wait would be most of an
-/// apply's time on a healthy cluster.
-const STABLE_FIRST_BACKOFF_MS: u32 = 2;
+/// land within a millisecond or two of the commit, so a 20 ms first wait would be most of an
+/// apply's time on a healthy cluster (it doubles from here).
+const STABLE_FIRST_BACKOFF_MS: u32 = 1;
 const MAX_BACKOFF_MS: u32 = 500;
 
 /// How long a failing step stays quiet before the operator hears that it is being retried,

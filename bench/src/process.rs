@@ -1,0 +1,376 @@
+//! Benchmark 2b: apply as an operator runs it — one `action-state-cleanup apply --plan F
+//! --control-topic C --bootstrap-servers B --yes --json` process per apply, timed from spawn to
+//! exit — against a floor process doing the same Kafka work with no checks (this binary's
+//! `floor-process` mode, `floor::fresh`: describe, list earliest and latest offsets,
+//! `init_transactions`, one transaction with the COMMITTED record, DeleteRecords, the APPLIED
+//! record), spawned and timed the same way. Two cases: the control topic already exists and is
+//! empty; and the first apply, which creates its control topic (the floor creates it too).
+//!
+//! Every apply gets a data topic of its own (8 partitions, 120 records each, a plan at offset
+//! 100 + partition), all made before the first timed run: making topics and producing records
+//! right before a timed run would load the broker during it.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use action_state_cleanup::kafka::KafkaSettings;
+use action_state_core::control::{Status, render_value};
+use action_state_core::offsets::PartitionOffsets;
+use action_state_core::plan::Plan;
+
+use crate::floor;
+use crate::native::BulkProducer;
+use crate::report::{Goal, Report, table};
+use crate::stats::{Ab, Timing, dur, ratio};
+use crate::{Ctx, R, env_usize, fail};
+
+const PARTITIONS: u32 = 8;
+const RECORDS: u64 = 120;
+const PLAN_AT: u64 = 100;
+/// The issue's goal: the CLI process within this factor of the floor process (1.5 is its aim).
+const PROCESS_FACTOR: f64 = 2.0;
+
+/// The two cases: whether the control topic exists (empty) before the apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Case {
+    Existing,
+    Creating,
+}
+
+impl Case {
+    fn label(self) -> &'static str {
+        match self {
+            Case::Existing => "control topic exists (empty)",
+            Case::Creating => "first apply: creates the control topic",
+        }
+    }
+
+    fn arg(self) -> &'static str {
+        match self {
+            Case::Existing => "existing",
+            Case::Creating => "creating",
+        }
+    }
+}
+
+/// One apply's topics and plan file.
+struct Prepared {
+    control: String,
+    data: String,
+    plan: PathBuf,
+}
+
+/// What one CLI apply printed.
+struct CliRun {
+    timing: Timing,
+    requests: String,
+}
+
+fn prepare(ctx: &Ctx, case: Case, name: &str) -> R<Prepared> {
+    let mut kafka = ctx.kafka()?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis();
+    let data = format!("asc-bench-process-{name}-{stamp}");
+    let safe = [
+        ("cleanup.policy", "compact,delete"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()));
+    kafka.create_topic_and_wait(&data, PARTITIONS, 1, &safe)?;
+    let producer = BulkProducer::new(ctx)?;
+    for p in 0..PARTITIONS {
+        for n in 0..RECORDS {
+            let value = format!("{{\"step\":{n},\"status\":\"done\"}}");
+            producer.send(&data, p as i32, &format!("action-{p}-{n}"), Some(&value))?;
+        }
+    }
+    producer.flush()?;
+    let control = format!("{data}-control");
+    if case == Case::Existing {
+        let configs = [("cleanup.policy", "compact"), ("min.insync.replicas", "1")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        kafka.create_topic_and_wait(&control, 1, 1, &configs)?;
+    }
+    let topic_id = kafka
+        .describe_topics(std::slice::from_ref(&data))?
+        .into_iter()
+        .next()
+        .flatten()
+        .ok_or_else(|| fail(format!("topic {data} vanished")))?
+        .topic_id;
+    let offsets: PartitionOffsets = (0..PARTITIONS)
+        .map(|p| (p, PLAN_AT + u64::from(p)))
+        .collect();
+    let plan = Plan::new(&format!("chk-{name}"), &data, &topic_id, offsets)
+        .map_err(|e| fail(e.to_string()))?;
+    let path = ctx.out.join("process").join(format!("{name}.json"));
+    std::fs::write(&path, plan.render_pretty())?;
+    Ok(Prepared {
+        control,
+        data,
+        plan: path,
+    })
+}
+
+fn bootstrap(ctx: &Ctx) -> R<String> {
+    ctx.bootstrap.clone().ok_or_else(|| fail("no broker"))
+}
+
+/// One CLI apply process, spawn to exit; `trace` adds `--trace` (its timeline on stderr).
+fn cli_apply(ctx: &Ctx, p: &Prepared, trace: bool) -> R<(CliRun, String)> {
+    let mut command = Command::new(&ctx.cli);
+    command.args(["apply", "--plan"]).arg(&p.plan).args([
+        "--control-topic",
+        &p.control,
+        "--bootstrap-servers",
+        &bootstrap(ctx)?,
+        "--yes",
+        "--json",
+    ]);
+    if trace {
+        command.arg("--trace");
+    }
+    let started = Instant::now();
+    let output = command.output()?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        return Err(fail(format!(
+            "CLI apply of {} failed ({}): {stdout}{stderr}",
+            p.plan.display(),
+            output.status
+        )));
+    }
+    let report: serde_json::Value = serde_json::from_str(stdout.trim())?;
+    if report["outcome"] != "applied" {
+        return Err(fail(format!("CLI apply did not apply: {stdout}")));
+    }
+    let k = &report["kafkaRequests"];
+    let requests = format!(
+        "{} / {} / {}",
+        k["admin"], k["controlReads"], k["controlWrites"]
+    );
+    Ok((
+        CliRun {
+            timing: Timing::total(elapsed),
+            requests,
+        },
+        stderr,
+    ))
+}
+
+/// One floor process, spawn to exit.
+fn floor_process(ctx: &Ctx, case: Case, p: &Prepared) -> R<Timing> {
+    let exe = std::env::current_exe()?;
+    let started = Instant::now();
+    let output = Command::new(exe)
+        .args([
+            "floor-process",
+            case.arg(),
+            &bootstrap(ctx)?,
+            &p.data,
+            &p.control,
+        ])
+        .arg(&p.plan)
+        .output()?;
+    let elapsed = started.elapsed().as_secs_f64();
+    if !output.status.success() {
+        return Err(fail(format!(
+            "floor process failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(Timing::total(elapsed))
+}
+
+/// The child mode: `floor-process existing|creating BOOTSTRAP DATA CONTROL PLAN_FILE`.
+pub fn floor_child(args: &[String]) -> R<()> {
+    let [case, bootstrap, data, control, plan] = args else {
+        return Err(fail(
+            "usage: floor-process existing|creating BOOTSTRAP DATA CONTROL PLAN_FILE",
+        ));
+    };
+    let plan = Plan::parse(&std::fs::read_to_string(plan)?).map_err(|e| fail(e.to_string()))?;
+    let settings = KafkaSettings::new(bootstrap);
+    let target = floor::Target { data, control };
+    let step = floor::Step {
+        before: &plan.offsets,
+        key: &plan.plan_id,
+        committed: &render_value(Status::Committed, &plan),
+        applied: &render_value(Status::Applied, &plan),
+    };
+    let timing = match case.as_str() {
+        "existing" => floor::fresh(&settings, &target, &step)?,
+        "creating" => floor::fresh_creating(&settings, &target, &step)?,
+        other => return Err(fail(format!("unknown floor case {other:?}"))),
+    };
+    // Where the floor's own time went, for a look by hand (the harness ignores it).
+    let phases: Vec<String> = timing
+        .phases
+        .iter()
+        .map(|(name, seconds)| format!("{name} {:.1} ms", seconds * 1000.0))
+        .collect();
+    eprintln!("floor: {}", phases.join(", "));
+    // Exit at once, as the CLI does: the clients' threads are not waited for.
+    std::process::exit(0);
+}
+
+fn load() -> String {
+    crate::load_average()
+}
+
+pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
+    let rounds = env_usize("ASC_BENCH_PROCESS_ROUNDS", 10)?;
+    std::fs::create_dir_all(ctx.out.join("process"))?;
+    let cases = [Case::Existing, Case::Creating];
+    eprintln!(
+        "bench: process: making {} data topics ({PARTITIONS} partitions × {RECORDS} records)",
+        cases.len() * (2 * rounds + 2)
+    );
+    let mut prepared: Vec<Vec<(Prepared, Prepared)>> = Vec::new();
+    for case in cases {
+        let mut sets = Vec::new();
+        // One extra pair warms the component cache and the broker; one more is traced.
+        for round in 0..rounds + 2 {
+            let name = format!("{}-{round}", case.arg());
+            sets.push((
+                prepare(ctx, case, &format!("c-{name}"))?,
+                prepare(ctx, case, &format!("f-{name}"))?,
+            ));
+        }
+        prepared.push(sets);
+    }
+    let load_before = load();
+    let mut results: Vec<(Case, Ab, Vec<String>, String)> = Vec::new();
+    for (case, sets) in cases.into_iter().zip(&prepared) {
+        let mut sets = sets.iter();
+        let (warm_cli, warm_floor) = sets.next().ok_or_else(|| fail("no topics"))?;
+        cli_apply(ctx, warm_cli, false)?;
+        floor_process(ctx, case, warm_floor)?;
+        let mut ab = Ab::default();
+        let mut requests = Vec::new();
+        for round in 0..rounds {
+            let (cli, floor_topics) = sets.next().ok_or_else(|| fail("too few topics"))?;
+            // A = floor, B = CLI; which goes first alternates.
+            let floor_first = round % 2 == 0;
+            if floor_first {
+                ab.a.0.push(floor_process(ctx, case, floor_topics)?);
+            }
+            let (run, _) = cli_apply(ctx, cli, false)?;
+            ab.b.0.push(run.timing);
+            requests.push(run.requests);
+            if !floor_first {
+                ab.a.0.push(floor_process(ctx, case, floor_topics)?);
+            }
+        }
+        let (traced, _) = sets.next().ok_or_else(|| fail("too few topics"))?;
+        let (_, timeline) = cli_apply(ctx, traced, true)?;
+        eprintln!(
+            "bench: process: {}: CLI {} vs floor {}",
+            case.label(),
+            ab.b.summary(),
+            ab.a.summary()
+        );
+        results.push((case, ab, requests, timeline));
+    }
+    let load_after = load();
+    Ok(section(report, rounds, &results, &load_before, &load_after))
+}
+
+fn section(
+    report: &mut Report,
+    rounds: usize,
+    results: &[(Case, Ab, Vec<String>, String)],
+    load_before: &str,
+    load_after: &str,
+) -> String {
+    let mut out = String::from(
+        "## 2b. Apply as the operator runs it: one CLI process per apply vs a floor process\n\n",
+    );
+    out.push_str(&format!(
+        "Each apply is one `action-state-cleanup apply --plan F --control-topic C \
+         --bootstrap-servers B --yes --json` process (the release CLI, warm component cache), \
+         timed from spawn to exit, on a data topic of its own ({PARTITIONS} partitions, {RECORDS} \
+         records each, the plan at offset {PLAN_AT} + partition). F = a process of this harness \
+         (`action-state-bench floor-process`) doing the same Kafka work with fresh clients and \
+         no checks (`floor::fresh`: describe both topics, earliest and latest offsets, \
+         `init_transactions`, one transaction with the COMMITTED record, DeleteRecords, the \
+         APPLIED record; in the first case it creates the control topic first), spawned and \
+         timed alike. All topics are made before the first timed run; one unrecorded pair warms \
+         up first. {rounds} rounds, F and the CLI alternating which goes first. Load average \
+         (1, 5, 15 min): {load_before} before, {load_after} after.\n\n"
+    ));
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|(case, ab, requests, _)| {
+            vec![
+                case.label().to_owned(),
+                ab.b.summary(),
+                ab.a.summary(),
+                ratio(ab.ratio()),
+                common(requests),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "case",
+            "CLI process",
+            "F floor process",
+            "CLI/F",
+            "CLI requests (admin / reads / writes)",
+        ],
+        &rows,
+    ));
+    for (case, ab, _, timeline) in results {
+        let r = ab.ratio();
+        if *case == Case::Existing {
+            report.goals.push(Goal {
+                goal: "Fresh apply as a CLI process within 2× of its floor process (aim 1.5×)"
+                    .into(),
+                measured: format!(
+                    "{} vs {} ({})",
+                    dur(ab.b.median()),
+                    dur(ab.a.median()),
+                    ratio(r)
+                ),
+                met: Some(r <= PROCESS_FACTOR),
+                analysis: String::new(),
+            });
+        }
+        out.push_str(&format!(
+            "\nTimeline of one more CLI apply ({}), `--trace`: when each step started (ms since \
+             `main`) and how long it took:\n\n```\n{}```\n",
+            case.label(),
+            trace_lines(timeline)
+        ));
+    }
+    out
+}
+
+/// The most frequent request count (they should all be the same).
+fn common(requests: &[String]) -> String {
+    let mut counts: Vec<(&String, usize)> = Vec::new();
+    for r in requests {
+        match counts.iter_mut().find(|(s, _)| *s == r) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((r, 1)),
+        }
+    }
+    counts.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let all: Vec<String> = counts.iter().map(|(s, n)| format!("{s} (×{n})")).collect();
+    all.join(", ")
+}
+
+fn trace_lines(stderr: &str) -> String {
+    let mut out = String::new();
+    for line in stderr.lines().filter(|l| l.starts_with("trace:")) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
