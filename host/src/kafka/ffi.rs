@@ -704,7 +704,8 @@ fn finish_list_offsets(event: Event) -> Result<Vec<(u32, u64)>, NativeError> {
             return Err(NativeError::new(
                 rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
                 Some(format!(
-                    "partition {} reported offset {}",
+                    "partition {} has no leader that answered with an offset (the answer held \
+                     {}); its leader may have just moved",
                     partition.partition, partition.offset
                 )),
             ));

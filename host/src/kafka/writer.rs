@@ -63,7 +63,11 @@ impl Writer {
         }
         let producer: FutureProducer<ClientLog> = trace::timed(
             "writer: create producer",
-            || config.create_with_context(ClientLog).map_err(|e| from_rd(&e)),
+            || {
+                config
+                    .create_with_context(ClientLog)
+                    .map_err(|e| from_rd(&e))
+            },
             trace::outcome,
         )?;
         let runtime = tokio::runtime::Builder::new_current_thread()
