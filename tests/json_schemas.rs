@@ -219,7 +219,7 @@ fn every_command_prints_the_document_its_schema_describes() {
     run(with(&["status"], &kafka), 2, "error.schema.json");
     run(
         with(&["verify", "--plan", "/nonexistent/plan.json"], &[]),
-        4,
+        3,
         "error.schema.json",
     );
     run(
@@ -277,8 +277,9 @@ fn verbose_shows_the_human_text_on_stderr_beside_the_document() {
         "--json",
         "--verbose",
     ]);
-    expect_code(&output, 4);
-    assert_eq!(document(&output)["error"]["exitCode"], 4);
+    // A missing input file is bad input (exit 3), not an unreachable Kafka (issue 38, item 6).
+    expect_code(&output, 3);
+    assert_eq!(document(&output)["error"]["exitCode"], 3);
     assert!(
         stderr(&output).starts_with("error: "),
         "--verbose keeps the error sentence on stderr: {}",

@@ -7,7 +7,7 @@ use action_state_cleanup::cleanup::{
     ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
     Plan, Review, Status,
 };
-use action_state_cleanup::kafka::{KafkaClients, WarmWriter};
+use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::trace;
 use action_state_core::policy::transactional_id;
 use serde_json::json;
@@ -223,11 +223,8 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
     // The clients connect while the component starts and checks; the transactional writer's
     // producer is made too (not initialised: that fences, and only the component decides when).
-    let id = transactional_id(&args.control_topic);
-    kafka.warm_up((!args.dry_run).then(|| WarmWriter {
-        transactional_id: &id,
-        topic: &args.control_topic,
-    }));
+    let writer = (!args.dry_run).then(|| transactional_id(&args.control_topic));
+    kafka.warm_up(writer.as_deref());
     // The plan's ID and topic, for the question and the interruption message (a plan the
     // component refuses is refused by the apply below, with its message).
     let plan = super::session::offline_instance()?

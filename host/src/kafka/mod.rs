@@ -56,12 +56,6 @@ pub struct KafkaClients {
     pub counts: RequestCounts,
 }
 
-/// The transactional writer `warm_up` prepares: its id, and the topic it will write.
-pub struct WarmWriter<'a> {
-    pub transactional_id: &'a str,
-    pub topic: &'a str,
-}
-
 /// What `warm_up` made: each client, or why it could not be made (then it is made again on
 /// first use, where its error is reported as it always was).
 struct Warmed {
@@ -85,30 +79,29 @@ impl KafkaClients {
     }
 
     /// Starts making, on a thread of its own, the clients an operation is about to need: the
-    /// admin client and, for `writer`, the producer client of that transactional writer, which
-    /// also reads the metadata of the topic it will write (`Unopened::learn_topic`). Making a client connects it to the cluster (its bootstrap, API versions and
+    /// admin client and, for `transactional_id`, the producer client of that transactional
+    /// writer. Making a client connects it to the cluster (its bootstrap, API versions and
     /// metadata requests run in librdkafka's threads): a CLI process that makes them while the
     /// component starts and checks does not wait for those round trips later. Nothing is sent
     /// that changes anything: the producer fences nobody until the component opens its writer
     /// (`open_writer` initialises it then, as it would a new one), and a client nobody takes is
     /// closed unused.
-    pub fn warm_up(&mut self, writer: Option<WarmWriter<'_>>) {
+    pub fn warm_up(&mut self, transactional_id: Option<&str>) {
         if self.warming.is_some() || self.admin.is_some() {
             return;
         }
         let config = self.client_config();
         let timeout = self.settings.request_timeout();
-        let writer = writer.map(|w| (w.transactional_id.to_owned(), w.topic.to_owned()));
+        let id = transactional_id.map(str::to_owned);
         let spawned = std::thread::Builder::new()
             .name("kafka-warm-up".into())
             .spawn(move || {
                 let started = std::time::Instant::now();
                 let admin = admin_client(config.clone(), timeout);
-                let writer = writer.map(|(id, topic)| {
-                    let unopened = writer::Writer::create(config, Some(&id), timeout)?;
-                    unopened.learn_topic(&topic);
-                    Ok(unopened)
-                });
+                // Nothing that waits on the cluster here: `take_warmed` joins this thread, and a
+                // blocking request (a metadata lookup) would hold the operation for as long as
+                // it waits (a refused password: the whole request timeout).
+                let writer = id.map(|id| writer::Writer::create(config, Some(&id), timeout));
                 crate::trace::step("warm-up: clients made", started, String::new);
                 Warmed { admin, writer }
             });

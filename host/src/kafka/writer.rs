@@ -165,27 +165,6 @@ impl Unopened {
         self.transactional_id.as_deref()
     }
 
-    /// Reads the metadata of `topic` into the client's cache (one Metadata request, which
-    /// changes nothing): the first record appended to it then finds its partition's leader at
-    /// once. Without it, librdkafka looks the topic up when the first record is queued and, when
-    /// that lookup is not answered in time, asks again only after its fast refresh interval
-    /// (100 ms): the slow mode of a first transaction. A failure is no error: the first append
-    /// looks the topic up as it always did.
-    pub fn learn_topic(&self, topic: &str) {
-        let producer = &self.writer.producer;
-        let timeout = self.writer.timeout;
-        trace::timed(
-            "writer: metadata of the topic it will write",
-            || {
-                producer
-                    .client()
-                    .fetch_metadata(Some(topic), Timeout::After(timeout))
-            },
-            |answer| format!("{topic}: {}", trace::outcome(answer)),
-        )
-        .ok();
-    }
-
     /// Opens the writer: a transactional producer initialises its transactions (finds its
     /// coordinator and fences every earlier producer of its id); an idempotent one gets its
     /// producer id before the first append needs it.
