@@ -184,6 +184,15 @@ fn floor_process(ctx: &Ctx, case: Case, p: &Prepared) -> R<Timing> {
             String::from_utf8_lossy(&output.stderr)
         )));
     }
+    // The floor's own phases, for a look by hand at where its time goes (the log, not the report).
+    for line in String::from_utf8_lossy(&output.stderr).lines() {
+        if line.starts_with("floor: ") {
+            eprintln!(
+                "bench: process: {} {line} (process {elapsed:.3} s)",
+                case.arg()
+            );
+        }
+    }
     Ok(Timing::total(elapsed))
 }
 
