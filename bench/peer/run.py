@@ -10,6 +10,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 B = sys.argv[1]; CLI = sys.argv[2]; ROUNDS = int(sys.argv[3]); OUT = sys.argv[4]
 PY = sys.executable
+os.makedirs(OUT, exist_ok=True)
 admin = AdminClient({"bootstrap.servers": B})
 stamp = str(int(time.time()))
 def topic(name):
