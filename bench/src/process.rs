@@ -6,11 +6,17 @@
 //! record), spawned and timed the same way. Two cases: the control topic already exists and is
 //! empty; and the first apply, which creates its control topic (the floor creates it too).
 //!
+//! P, the peer the issue measured against, is the same floor written with confluent-kafka
+//! (`bench/peer/confluent_floor.py`), one Python process per apply, spawned and timed alike; it
+//! runs when `ASC_BENCH_PYTHON` names a Python that imports confluent_kafka (`scripts/bench`
+//! makes one, `bench/out/peer-venv`) and only in the first case (it does not create topics).
+//! In each round the three sides take turns at going first.
+//!
 //! Every apply gets a data topic of its own (8 partitions, 120 records each, a plan at offset
 //! 100 + partition), all made before the first timed run: making topics and producing records
 //! right before a timed run would load the broker during it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -163,6 +169,38 @@ fn cli_apply(ctx: &Ctx, p: &Prepared, trace: bool) -> R<(CliRun, String)> {
     ))
 }
 
+/// The Python that runs the confluent-kafka peer (`ASC_BENCH_PYTHON`), if one is set.
+fn peer_python() -> Option<PathBuf> {
+    std::env::var_os("ASC_BENCH_PYTHON")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// One confluent-kafka floor process (`bench/peer/confluent_floor.py`), spawn to exit.
+fn peer_process(ctx: &Ctx, python: &Path, p: &Prepared) -> R<Timing> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peer/confluent_floor.py");
+    let started = Instant::now();
+    let output = Command::new(python)
+        .arg(&script)
+        .args([&bootstrap(ctx)?, &p.data, &p.control])
+        .arg(&p.plan)
+        .output()?;
+    let elapsed = started.elapsed().as_secs_f64();
+    if !output.status.success() {
+        return Err(fail(format!(
+            "confluent-kafka floor process failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    for line in String::from_utf8_lossy(&output.stderr).lines() {
+        if line.starts_with("floor: ") {
+            eprintln!("bench: process: peer {line} (process {elapsed:.3} s)");
+        }
+    }
+    Ok(Timing::total(elapsed))
+}
+
 /// One floor process, spawn to exit.
 fn floor_process(ctx: &Ctx, case: Case, p: &Prepared) -> R<Timing> {
     let exe = std::env::current_exe()?;
@@ -232,59 +270,122 @@ fn load() -> String {
     crate::load_average()
 }
 
+/// One round's topics: the CLI's, the floor's, and the peer's (when the peer runs).
+struct RoundTopics {
+    cli: Prepared,
+    floor: Prepared,
+    peer: Option<Prepared>,
+}
+
+/// What one case measured: CLI (B) vs floor (A), the CLI vs the peer (A = peer) when it ran.
+struct CaseResult {
+    case: Case,
+    floor: Ab,
+    peer: Option<Ab>,
+    requests: Vec<String>,
+    timeline: String,
+}
+
+#[derive(Clone, Copy)]
+enum Who {
+    Cli,
+    Floor,
+    Peer,
+}
+
 pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let rounds = env_usize("ASC_BENCH_PROCESS_ROUNDS", 10)?;
     std::fs::create_dir_all(ctx.out.join("process"))?;
+    let python = peer_python();
     let cases = [Case::Existing, Case::Creating];
+    let with_peer = |case: Case| python.is_some() && case == Case::Existing;
     eprintln!(
-        "bench: process: making {} data topics ({PARTITIONS} partitions × {RECORDS} records)",
-        cases.len() * (2 * rounds + 2)
+        "bench: process: making data topics ({PARTITIONS} partitions × {RECORDS} records){}",
+        if python.is_some() {
+            ", with the confluent-kafka peer"
+        } else {
+            "; no confluent-kafka peer (ASC_BENCH_PYTHON unset)"
+        }
     );
-    let mut prepared: Vec<Vec<(Prepared, Prepared)>> = Vec::new();
+    let mut prepared: Vec<Vec<RoundTopics>> = Vec::new();
     for case in cases {
         let mut sets = Vec::new();
-        // One extra pair warms the component cache and the broker; one more is traced.
+        // One extra set warms the component cache and the broker; one more is traced.
         for round in 0..rounds + 2 {
             let name = format!("{}-{round}", case.arg());
-            sets.push((
-                prepare(ctx, case, &format!("c-{name}"))?,
-                prepare(ctx, case, &format!("f-{name}"))?,
-            ));
+            sets.push(RoundTopics {
+                cli: prepare(ctx, case, &format!("c-{name}"))?,
+                floor: prepare(ctx, case, &format!("f-{name}"))?,
+                peer: if with_peer(case) {
+                    Some(prepare(ctx, case, &format!("p-{name}"))?)
+                } else {
+                    None
+                },
+            });
         }
         prepared.push(sets);
     }
     let load_before = load();
-    let mut results: Vec<(Case, Ab, Vec<String>, String)> = Vec::new();
+    let mut results: Vec<CaseResult> = Vec::new();
     for (case, sets) in cases.into_iter().zip(&prepared) {
         let mut sets = sets.iter();
-        let (warm_cli, warm_floor) = sets.next().ok_or_else(|| fail("no topics"))?;
-        cli_apply(ctx, warm_cli, false)?;
-        floor_process(ctx, case, warm_floor)?;
-        let mut ab = Ab::default();
+        let warm = sets.next().ok_or_else(|| fail("no topics"))?;
+        cli_apply(ctx, &warm.cli, false)?;
+        floor_process(ctx, case, &warm.floor)?;
+        if let (Some(python), Some(peer)) = (&python, &warm.peer) {
+            peer_process(ctx, python, peer)?;
+        }
+        let mut floor = Ab::default();
+        let mut peer = with_peer(case).then(Ab::default);
         let mut requests = Vec::new();
         for round in 0..rounds {
-            let (cli, floor_topics) = sets.next().ok_or_else(|| fail("too few topics"))?;
-            // A = floor, B = CLI; which goes first alternates.
-            let floor_first = round % 2 == 0;
-            if floor_first {
-                ab.a.0.push(floor_process(ctx, case, floor_topics)?);
+            let topics = sets.next().ok_or_else(|| fail("too few topics"))?;
+            // Each side takes its turn at going first: F, CLI, P; then CLI, P, F; …
+            let mut order = vec![Who::Floor, Who::Cli];
+            if topics.peer.is_some() {
+                order.push(Who::Peer);
             }
-            let (run, _) = cli_apply(ctx, cli, false)?;
-            ab.b.0.push(run.timing);
-            requests.push(run.requests);
-            if !floor_first {
-                ab.a.0.push(floor_process(ctx, case, floor_topics)?);
+            let turn = round % order.len();
+            order.rotate_left(turn);
+            for who in order {
+                match who {
+                    Who::Floor => floor.a.0.push(floor_process(ctx, case, &topics.floor)?),
+                    Who::Cli => {
+                        let (run, _) = cli_apply(ctx, &topics.cli, false)?;
+                        floor.b.0.push(run.timing.clone());
+                        if let Some(peer) = peer.as_mut() {
+                            peer.b.0.push(run.timing);
+                        }
+                        requests.push(run.requests);
+                    }
+                    Who::Peer => {
+                        if let (Some(python), Some(p), Some(ab)) =
+                            (&python, &topics.peer, peer.as_mut())
+                        {
+                            ab.a.0.push(peer_process(ctx, python, p)?);
+                        }
+                    }
+                }
             }
         }
-        let (traced, _) = sets.next().ok_or_else(|| fail("too few topics"))?;
-        let (_, timeline) = cli_apply(ctx, traced, true)?;
+        let traced = sets.next().ok_or_else(|| fail("too few topics"))?;
+        let (_, timeline) = cli_apply(ctx, &traced.cli, true)?;
         eprintln!(
-            "bench: process: {}: CLI {} vs floor {}",
+            "bench: process: {}: CLI {} vs floor {}{}",
             case.label(),
-            ab.b.summary(),
-            ab.a.summary()
+            floor.b.summary(),
+            floor.a.summary(),
+            peer.as_ref()
+                .map(|p| format!(" vs confluent-kafka peer {}", p.a.summary()))
+                .unwrap_or_default()
         );
-        results.push((case, ab, requests, timeline));
+        results.push(CaseResult {
+            case,
+            floor,
+            peer,
+            requests,
+            timeline,
+        });
     }
     let load_after = load();
     Ok(section(report, rounds, &results, &load_before, &load_after))
@@ -293,7 +394,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
 fn section(
     report: &mut Report,
     rounds: usize,
-    results: &[(Case, Ab, Vec<String>, String)],
+    results: &[CaseResult],
     load_before: &str,
     load_after: &str,
 ) -> String {
@@ -309,19 +410,27 @@ fn section(
          no checks (`floor::fresh`: describe both topics, earliest and latest offsets, \
          `init_transactions`, one transaction with the COMMITTED record, DeleteRecords, the \
          APPLIED record; in the first case it creates the control topic first), spawned and \
-         timed alike. All topics are made before the first timed run; one unrecorded pair warms \
-         up first. {rounds} rounds, F and the CLI alternating which goes first. Load average \
+         timed alike. P = the issue's peer: the same floor in Python with confluent-kafka \
+         (`bench/peer/confluent_floor.py`, a Python process per apply, its import included), \
+         first case only. All topics are made before the first timed run; one unrecorded set \
+         warms up first. {rounds} rounds, the sides taking turns at going first. Load average \
          (1, 5, 15 min): {load_before} before, {load_after} after.\n\n"
     ));
     let rows: Vec<Vec<String>> = results
         .iter()
-        .map(|(case, ab, requests, _)| {
+        .map(|r| {
+            let (peer, vs_peer) = r.peer.as_ref().map_or_else(
+                || ("—".to_owned(), "—".to_owned()),
+                |p| (p.a.summary(), ratio(p.ratio())),
+            );
             vec![
-                case.label().to_owned(),
-                ab.b.summary(),
-                ab.a.summary(),
-                ratio(ab.ratio()),
-                common(requests),
+                r.case.label().to_owned(),
+                r.floor.b.summary(),
+                r.floor.a.summary(),
+                ratio(r.floor.ratio()),
+                peer,
+                vs_peer,
+                common(&r.requests),
             ]
         })
         .collect();
@@ -331,16 +440,32 @@ fn section(
             "CLI process",
             "F floor process",
             "CLI/F",
+            "P confluent-kafka process",
+            "CLI/P",
             "CLI requests (admin / reads / writes)",
         ],
         &rows,
     ));
-    for (case, ab, _, timeline) in results {
-        let r = ab.ratio();
+    for CaseResult {
+        case,
+        floor,
+        peer,
+        timeline,
+        ..
+    } in results
+    {
         if *case == Case::Existing {
+            // The issue's floor is the confluent-kafka process; without it, this harness's.
+            let (ab, whose) = match peer {
+                Some(p) => (p, "the confluent-kafka floor process"),
+                None => (
+                    floor,
+                    "its floor process (F; the confluent-kafka peer did not run)",
+                ),
+            };
+            let r = ab.ratio();
             report.goals.push(Goal {
-                goal: "Fresh apply as a CLI process within 2× of its floor process (aim 1.5×)"
-                    .into(),
+                goal: format!("Fresh apply as a CLI process within 2× of {whose} (aim 1.5×)"),
                 measured: format!(
                     "{} vs {} ({})",
                     dur(ab.b.median()),

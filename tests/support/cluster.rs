@@ -158,6 +158,21 @@ impl Cluster {
         Self::launch_as(brokers, Security::Kerberos)
     }
 
+    /// `scripts/kafka start --brokers N --oauth --state-dir <fresh temp dir>`: clients log in
+    /// with SASL/OAUTHBEARER and a token of the script's OIDC endpoint (`oauth_url()`), admin
+    /// with SASL/PLAIN (`kafka()`); ACLs as `--sasl`.
+    pub fn start_oauth(brokers: u32) -> Cluster {
+        Self::launch_as(brokers, Security::OAuth)
+    }
+
+    /// The OIDC token server of an `--oauth` cluster (`http://127.0.0.1:PORT`).
+    pub fn oauth_url(&self) -> String {
+        std::fs::read_to_string(self.state.join("oauth").join("ready"))
+            .expect("an --oauth cluster's token server")
+            .trim()
+            .to_owned()
+    }
+
     fn launch_as(brokers: u32, security: Security) -> Cluster {
         Self::launch_with(brokers, security, &[])
     }
@@ -453,6 +468,7 @@ enum Security {
     Sasl,
     Tls,
     Kerberos,
+    OAuth,
 }
 
 impl Security {
@@ -462,6 +478,7 @@ impl Security {
             Security::Sasl => Some("--sasl"),
             Security::Tls => Some("--tls"),
             Security::Kerberos => Some("--kerberos"),
+            Security::OAuth => Some("--oauth"),
         }
     }
 
@@ -471,6 +488,7 @@ impl Security {
             Security::Sasl => " (SASL/PLAIN, ACLs)",
             Security::Tls => " (SASL_SSL/SCRAM-SHA-512, ACLs)",
             Security::Kerberos => " (SASL_PLAINTEXT/GSSAPI, a KDC, ACLs)",
+            Security::OAuth => " (SASL_PLAINTEXT/OAUTHBEARER, an OIDC token endpoint, ACLs)",
         }
     }
 }

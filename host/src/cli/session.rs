@@ -100,7 +100,7 @@ fn check_client_properties(settings: &KafkaSettings) -> Result<(), Failure> {
     }
     config.create_native_config().map(|_| ()).map_err(|e| {
         Failure::usage(format!("Kafka client configuration is not valid: {e}"))
-            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN, SCRAM and Kerberos keytab logins and JKS, PKCS#12 or PEM stores")
+            .with_hint("the properties are librdkafka's (-X key=value, --kafka-config FILE); a Java client.properties works for SASL/PLAIN, SCRAM, Kerberos keytab and OIDC (OAuthBearerLoginModule with clientId and clientSecret) logins and JKS, PKCS#12 or PEM stores")
     })
 }
 
@@ -283,6 +283,9 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
     if property("sasl.mechanism").eq_ignore_ascii_case("GSSAPI") {
         return Some(kerberos_login(settings));
     }
+    if property("sasl.mechanism").eq_ignore_ascii_case("OAUTHBEARER") {
+        return Some(oauth_login(settings, &detail.message));
+    }
     if detail.name == "_SSL" {
         return Some(format!(
             "TLS handshake failed over security.protocol {}: ssl.ca.location {} must hold the CA \
@@ -297,6 +300,30 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
         property("sasl.mechanism"),
         property("security.protocol")
     ))
+}
+
+/// For a failed OAuth login: either the token endpoint gave the client no token (librdkafka
+/// says "Failed to acquire SASL OAUTHBEARER token"), or the brokers refused the token it gave.
+fn oauth_login(settings: &KafkaSettings, message: &str) -> String {
+    let property = |key: &str| {
+        settings
+            .properties
+            .get(key)
+            .map_or("(not set)", String::as_str)
+            .to_owned()
+    };
+    let client = property("sasl.oauthbearer.client.id");
+    let endpoint = property("sasl.oauthbearer.token.endpoint.url");
+    if message.contains("Failed to acquire SASL OAUTHBEARER token") {
+        format!(
+            "authentication failed: the OIDC token endpoint {endpoint} gave client {client} no token: check sasl.oauthbearer.token.endpoint.url, the client id and its secret (in the Kafka tools' properties: the JAAS line's clientId and clientSecret)"
+        )
+    } else {
+        format!(
+            "authentication failed: the brokers refused the token that {endpoint} gave client {client} over security.protocol {}: the brokers must trust that issuer's signing keys (their sasl.oauthbearer.jwks.endpoint.url) and accept the token's audience and issuer",
+            property("security.protocol")
+        )
+    }
 }
 
 /// For a failed Kerberos login (librdkafka's text names the step: no key for the client, a

@@ -1,8 +1,9 @@
 //! The Kafka tools' client properties (`client.properties` for `kafka-topics.sh`), translated to
 //! their librdkafka equivalents where one exists, refused with the exact translation where not.
 //! An operator's file works as it is for SASL/PLAIN and SCRAM logins, Kerberos logins from a
-//! keytab or the ticket cache, and JKS, PKCS#12 or PEM trust and key stores (read in-process,
-//! `java_stores`); another login module gets the properties to use instead.
+//! keytab or the ticket cache, OIDC client-credentials logins (OAUTHBEARER), and JKS, PKCS#12
+//! or PEM trust and key stores (read in-process, `java_stores`); another login module gets the
+//! properties to use instead.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +17,7 @@ pub fn translate(properties: &mut BTreeMap<String, String>) -> Result<(), String
             properties.entry(key.to_owned()).or_insert(value);
         }
     }
+    translate_login_handler(properties)?;
     translate_truststore(properties)?;
     translate_keystore(properties)?;
     // Java disables host name verification with an empty value; librdkafka spells it "none".
@@ -55,7 +57,7 @@ fn parse_jaas(text: &str) -> Result<Vec<(&'static str, String)>, String> {
             }
         }
         "Krb5LoginModule" => kerberos_login(&options),
-        "OAuthBearerLoginModule" => Err("sasl.jaas.config with OAuthBearerLoginModule has no librdkafka form here: set sasl.mechanism=OAUTHBEARER with sasl.oauthbearer.method=oidc, sasl.oauthbearer.client.id, sasl.oauthbearer.client.secret and sasl.oauthbearer.token.endpoint.url instead".to_owned()),
+        "OAuthBearerLoginModule" => oidc_login(&options),
         _ => Err(format!(
             "sasl.jaas.config names login module {}, which has no librdkafka equivalent; for SASL/PLAIN or SCRAM use PlainLoginModule or ScramLoginModule with username and password, or set sasl.username and sasl.password",
             if module.is_empty() { "(none)" } else { module }
@@ -94,6 +96,60 @@ fn kerberos_login(
         return Ok(vec![no_kinit]);
     }
     Err("sasl.jaas.config with Krb5LoginModule needs useKeyTab=true with keyTab=\"…\" and principal=\"…\", or useTicketCache=true (a ticket kinit got); a password prompt cannot be answered here".to_owned())
+}
+
+/// An `OAuthBearerLoginModule` line with `clientId` and `clientSecret` (Kafka's OIDC
+/// client-credentials login, KIP-768) is librdkafka's `sasl.oauthbearer.method=oidc`: the same
+/// grant to the same `sasl.oauthbearer.token.endpoint.url`, which both clients name alike.
+/// `scope` and the SASL extensions (`extension_NAME="value"`) carry over.
+fn oidc_login(options: &BTreeMap<String, String>) -> Result<Vec<(&'static str, String)>, String> {
+    let (Some(client_id), Some(client_secret)) =
+        (options.get("clientId"), options.get("clientSecret"))
+    else {
+        return Err("sasl.jaas.config with OAuthBearerLoginModule needs clientId=\"…\" and clientSecret=\"…\" (the OIDC client-credentials login, with sasl.oauthbearer.token.endpoint.url); unsecured development tokens (unsecuredLoginStringClaim_sub) are not supported".to_owned());
+    };
+    let mut login = vec![
+        ("sasl.oauthbearer.method", "oidc".to_owned()),
+        ("sasl.oauthbearer.client.id", client_id.clone()),
+        ("sasl.oauthbearer.client.secret", client_secret.clone()),
+    ];
+    if let Some(scope) = options.get("scope") {
+        login.push(("sasl.oauthbearer.scope", scope.clone()));
+    }
+    let extensions: Vec<String> = options
+        .iter()
+        .filter_map(|(key, value)| Some(format!("{}={value}", key.strip_prefix("extension_")?)))
+        .collect();
+    if !extensions.is_empty() {
+        login.push(("sasl.oauthbearer.extensions", extensions.join(",")));
+    }
+    Ok(login)
+}
+
+/// `sasl.login.callback.handler.class`: Kafka's own OIDC login handler is what librdkafka's
+/// `oidc` method does, so it goes; any other class is Java code librdkafka cannot run.
+fn translate_login_handler(properties: &mut BTreeMap<String, String>) -> Result<(), String> {
+    let Some(class) = properties.remove("sasl.login.callback.handler.class") else {
+        return Ok(());
+    };
+    let short = class.trim().rsplit('.').next().unwrap_or("");
+    if short == "OAuthBearerLoginCallbackHandler" {
+        if properties
+            .get("sasl.oauthbearer.method")
+            .map(String::as_str)
+            != Some("oidc")
+        {
+            return Err(format!(
+                "sasl.login.callback.handler.class {} needs an OAuthBearerLoginModule line with clientId and clientSecret in sasl.jaas.config",
+                class.trim()
+            ));
+        }
+        return Ok(());
+    }
+    Err(format!(
+        "sasl.login.callback.handler.class {} is a Java class librdkafka cannot run; for OIDC use OAuthBearerLoginCallbackHandler with an OAuthBearerLoginModule line that has clientId and clientSecret",
+        class.trim()
+    ))
 }
 
 /// The option values of a `sasl.jaas.config` line that are secrets (password, secret, key…).
@@ -287,6 +343,74 @@ mod tests {
             format!("ssl.keystore.location {junk} is neither a JKS, a PKCS#12 nor a PEM store")
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn oidc_client_credentials_logins_become_librdkafka_oidc() {
+        let endpoint = "https://idp.example/oauth2/token";
+        let mut p = props(&[
+            ("sasl.mechanism", "OAUTHBEARER"),
+            (
+                "sasl.login.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+            ),
+            ("sasl.oauthbearer.token.endpoint.url", endpoint),
+            (
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"svc\" clientSecret=\"s=cr t\" scope=\"kafka\" extension_logicalCluster=\"lkc-1\" extension_identityPoolId=\"pool-2\";",
+            ),
+        ]);
+        translate(&mut p).unwrap();
+        assert_eq!(
+            p,
+            props(&[
+                ("sasl.mechanism", "OAUTHBEARER"),
+                ("sasl.oauthbearer.token.endpoint.url", endpoint),
+                ("sasl.oauthbearer.method", "oidc"),
+                ("sasl.oauthbearer.client.id", "svc"),
+                ("sasl.oauthbearer.client.secret", "s=cr t"),
+                ("sasl.oauthbearer.scope", "kafka"),
+                (
+                    "sasl.oauthbearer.extensions",
+                    "identityPoolId=pool-2,logicalCluster=lkc-1"
+                ),
+            ])
+        );
+    }
+
+    #[test]
+    fn oauth_logins_librdkafka_cannot_make_are_refused_by_name() {
+        let mut unsecured = props(&[(
+            "sasl.jaas.config",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"alice\";",
+        )]);
+        let error = translate(&mut unsecured).unwrap_err();
+        assert!(
+            error.contains("clientId=") && error.contains("unsecured"),
+            "{error}"
+        );
+        let mut custom = props(&[
+            (
+                "sasl.login.callback.handler.class",
+                "com.example.TokenHandler",
+            ),
+            (
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"svc\" clientSecret=\"PLANTED\";",
+            ),
+        ]);
+        let error = translate(&mut custom).unwrap_err();
+        assert!(error.contains("com.example.TokenHandler"), "{error}");
+        assert!(!error.contains("PLANTED"), "{error}");
+        let mut handler_alone = props(&[(
+            "sasl.login.callback.handler.class",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+        )]);
+        let error = translate(&mut handler_alone).unwrap_err();
+        assert!(
+            error.contains("needs an OAuthBearerLoginModule line"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -219,6 +219,12 @@ fn admin_client(config: ClientConfig, timeout: std::time::Duration) -> KafkaResu
     // whatever the operator configured.
     let mut config = config;
     config.set("allow.auto.create.topics", "false");
+    // Error events on the main queue, where `ffi::Pending::wait` looks for a refused login:
+    // without them librdkafka only logs some refusals, such as an OIDC token endpoint's
+    // (`Failed to acquire SASL OAUTHBEARER token`), and the request waits out its timeout.
+    // 8 is RD_KAFKA_EVENT_ERROR (what rd_kafka_conf_set_events sets; rust-rdkafka's admin client
+    // sets none).
+    config.set("enabled_events", "8");
     let client = crate::trace::timed(
         "admin: create client",
         || config.create_with_context(client_log::ClientLog),
