@@ -30,6 +30,11 @@ pub fn start() {
     ORIGIN.get_or_init(Instant::now);
 }
 
+/// How long ago `start` was called (the process's age, as far as this code can tell).
+pub fn since_start() -> std::time::Duration {
+    ORIGIN.get_or_init(Instant::now).elapsed()
+}
+
 /// Turns the timeline on (the CLI's `--trace`), as text or as JSON lines.
 pub fn enable(json: bool) {
     MODE.store(if json { JSON } else { TEXT }, Ordering::Relaxed);

@@ -2,6 +2,7 @@
 //! sees before the point of no return.
 
 use std::io::{BufRead, IsTerminal};
+use std::sync::{Arc, Mutex};
 
 use action_state_cleanup::cleanup::{
     ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
@@ -16,6 +17,7 @@ use super::args::ApplyArgs;
 use super::failure::{DECLINED, Failure};
 use super::inputs::read_text;
 use super::interrupt::{self, Stage};
+use super::metrics::{MetricsFile, RunFacts};
 use super::output::{offsets_json, print_json, table};
 use super::session::{Progress, answer, instance_with, kafka_settings};
 use super::wide;
@@ -34,6 +36,55 @@ struct Reviewer {
     /// A dry run: the control topic announced would be created, not will be.
     dry_run: bool,
     progress: Progress,
+    guard: Guard,
+}
+
+/// `--max-delete-records` and `--max-delete-fraction`: how much a scheduled apply may delete.
+/// A plan past either is declined at the review, so nothing is committed or created; the
+/// sentence saying why is kept for the exit (3).
+#[derive(Clone, Default)]
+struct Guard {
+    max_records: Option<u64>,
+    max_fraction: Option<f64>,
+    refusal: Arc<Mutex<Option<String>>>,
+}
+
+impl Guard {
+    /// Why the plan deletes more than allowed, if it does.
+    fn check(&self, plan_id: &str, topic: &str, preview: &[PartitionPreview]) -> Option<String> {
+        let total: u64 = preview.iter().map(|p| p.records_to_delete).sum();
+        let held: u64 = preview
+            .iter()
+            .map(|p| p.end.saturating_sub(p.beginning))
+            .sum();
+        let fraction = if held == 0 {
+            0.0
+        } else {
+            total as f64 / held as f64
+        };
+        let what = format!(
+            "plan {plan_id} would delete {total} {} of topic {topic} ({:.1} % of the {held} it holds)",
+            if total == 1 { "record" } else { "records" },
+            fraction * 100.0
+        );
+        if let Some(max) = self.max_records.filter(|&max| total > max) {
+            return Some(format!("{what}, more than --max-delete-records {max}"));
+        }
+        if let Some(max) = self.max_fraction.filter(|&max| fraction > max) {
+            return Some(format!(
+                "{what}, more than --max-delete-fraction {max} ({:.1} %)",
+                max * 100.0
+            ));
+        }
+        None
+    }
+
+    fn refusal(&self) -> Option<String> {
+        self.refusal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
 }
 
 impl OperatorEvents for Reviewer {
@@ -54,6 +105,10 @@ impl OperatorEvents for Reviewer {
                 "{}",
                 preview_text(plan_id, preview, created, self.dry_run, self.all)
             );
+        }
+        if let Some(refusal) = self.guard.check(plan_id, &self.topic, preview) {
+            *self.guard.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
+            return Review::Decline;
         }
         if self.ask && !confirmed(&question(plan_id, &self.topic, preview)) {
             return Review::Decline;
@@ -214,8 +269,26 @@ fn consent(args: &ApplyArgs) -> Result<(), Failure> {
 }
 
 pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
+    let started = std::time::Instant::now();
     // Before any thread exists (the component runtime starts some): see `interrupt::block`.
     interrupt::block();
+    let metrics = args
+        .metrics_file
+        .as_deref()
+        .map(|path| MetricsFile::open(path, &args.control_topic))
+        .transpose()?;
+    let mut facts = RunFacts::default();
+    let result = run(args, &mut facts);
+    if let Some(metrics) = metrics {
+        let code = result.as_ref().err().map_or(0, |failure| failure.code);
+        if let Err(sentence) = metrics.write(&facts, code, started.elapsed()) {
+            errln!("warning: {sentence}");
+        }
+    }
+    result
+}
+
+fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
     consent(args)?;
     let plan_json = read_text(&args.plan, "plan file")?;
     let settings = kafka_settings(&args.kafka)?;
@@ -235,6 +308,8 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         plan.as_ref().map(|p| p.topic.as_str()),
         Some(&args.control_topic),
     );
+    facts.plan_id = plan.as_ref().map(|p| p.plan_id.clone());
+    facts.topic = plan.as_ref().map(|p| p.topic.clone());
     match &plan {
         Some(plan) => interrupt::watch(
             &plan.plan_id,
@@ -246,6 +321,11 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     }
     // Without --yes the operator is asked (`consent` refused a run without a terminal).
     let ask = !args.yes && !args.dry_run;
+    let guard = Guard {
+        max_records: args.max_delete_records,
+        max_fraction: args.max_delete_fraction,
+        refusal: Arc::default(),
+    };
     let events = Reviewer {
         show: !args.out.json,
         ask,
@@ -253,6 +333,7 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         all: args.out.all,
         dry_run: args.dry_run,
         progress: Progress,
+        guard: guard.clone(),
     };
     let mut instance = instance_with(kafka, Box::new(events))?;
     let options = ApplyOptions {
@@ -292,6 +373,14 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     if !args.out.json {
         super::warnings::show(&report.warnings);
     }
+    facts.outcome = Some(outcome_name(report.outcome));
+    if let Some(refusal) = guard.refusal() {
+        facts.outcome = Some("refused");
+        return Err(Failure::refused(refusal).with_hint(format!(
+            "nothing was committed{}: if the plan is right, raise the limit; otherwise plan again from the recovery points still retained (a wrong or missing recovery point makes a plan reach too far)",
+            if args.dry_run { " (a dry run)" } else { "" }
+        )));
+    }
     if report.outcome == ApplyOutcome::Declined {
         return Err(Failure {
             code: DECLINED,
@@ -302,6 +391,13 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         });
     }
     let counts = instance.counts();
+    let deleted = records_deleted(&report);
+    facts.records_deleted = deleted;
+    facts.requests = Some((
+        counts.admin as u64,
+        counts.control_reads as u64,
+        counts.control_writes as u64,
+    ));
     // The clients close with the instance (librdkafka's destroy waits for its threads).
     trace::timed(
         "close the component and its Kafka clients",
@@ -322,6 +418,8 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
             "createdControlTopic": created_json(report.created_control_topic.as_ref()),
             "warnings": super::warnings::to_json(&report.warnings),
             "kafkaRequests": { "admin": counts.admin, "controlReads": counts.control_reads, "controlWrites": counts.control_writes },
+            "recordsDeleted": deleted,
+            "durationMs": started_ms(),
         }));
     } else {
         if let Some(created) = report
@@ -334,6 +432,27 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         outln!("{}", outcome_text(&report, args.out.all));
     }
     Ok(())
+}
+
+/// Records this run deleted: per partition, how far the beginning moved from the one reviewed
+/// (nothing for a dry run, an already-applied plan, or a resumed plan's earlier deletion).
+fn records_deleted(report: &ApplyReport) -> u64 {
+    report
+        .preview
+        .iter()
+        .filter_map(|p| {
+            let after = report
+                .beginnings_after
+                .iter()
+                .find(|b| b.partition == p.partition)?;
+            Some(after.offset.saturating_sub(p.beginning))
+        })
+        .sum()
+}
+
+/// Milliseconds since the process started (the trace's clock).
+fn started_ms() -> u64 {
+    u64::try_from(trace::since_start().as_millis()).unwrap_or(u64::MAX)
 }
 
 fn outcome_text(report: &ApplyReport, all: bool) -> String {

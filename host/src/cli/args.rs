@@ -152,7 +152,12 @@ pub struct OutputArgs {
 pub struct KafkaArgs {
     /// Kafka bootstrap servers, e.g. broker1:9092,broker2:9092 (--bootstrap-server, the Kafka
     /// tools' spelling, works too).
-    #[arg(long, value_name = "SERVERS", visible_alias = "bootstrap-server")]
+    #[arg(
+        long,
+        value_name = "SERVERS",
+        visible_alias = "bootstrap-server",
+        env = "ASC_BOOTSTRAP_SERVERS"
+    )]
     pub bootstrap_servers: Option<String>,
     /// A librdkafka client property, e.g. -X security.protocol=SASL_SSL (repeatable; wins over the file).
     #[arg(short = 'X', value_name = "KEY=VALUE")]
@@ -162,13 +167,23 @@ pub struct KafkaArgs {
     /// PlainLoginModule, ScramLoginModule or Krb5LoginModule (keytab or ticket cache), and JKS,
     /// PKCS#12 or PEM trust and key stores (read with their passwords) are translated; anything
     /// else is refused with the exact property to use. No output ever shows a password or key.
-    #[arg(long, value_name = "FILE", visible_alias = "command-config")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        visible_alias = "command-config",
+        env = "ASC_KAFKA_CONFIG"
+    )]
     pub kafka_config: Option<PathBuf>,
     /// How long one Kafka step may take, retries included, in seconds; each single request gets a
     /// third of it, so a request to a leader that died leaves time to ask the new one. A
     /// DeleteRecords step, and each of its requests, gets 5 ms more per partition, an append 50 ms
     /// more per KiB of its record.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        env = "ASC_TIMEOUT"
+    )]
     pub timeout: u64,
     /// Show librdkafka's own log lines on stderr (hidden otherwise: the CLI says in its own words
     /// what it waits for and why a step failed); with -X debug=CONTEXTS (e.g. broker,protocol)
@@ -222,6 +237,16 @@ pub struct CheckpointArgs {
     pub operator_uid_hash: Option<String>,
 }
 
+/// A fraction between 0 and 1, for --max-delete-fraction.
+fn fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "a fraction between 0 and 1 is needed (0.25 for a quarter), not {text:?}"
+        )),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     /// The checkpoint or savepoint directory, or its _metadata file.
@@ -243,12 +268,12 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
     /// The reviewed plan file (- reads standard input).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "ASC_PLAN")]
     pub plan: PathBuf,
     /// The control topic holding this job's cleanup history. Created if missing, but only
     /// for a data topic that was never cleaned (every partition begins at 0); the preview
     /// announces the creation.
-    #[arg(long, value_name = "TOPIC")]
+    #[arg(long, value_name = "TOPIC", env = "ASC_CONTROL_TOPIC")]
     pub control_topic: String,
     /// Create a missing control topic even though the data topic was already cleaned. Its
     /// earlier history is then not consulted: restores are checked against the new one only.
@@ -263,7 +288,7 @@ pub struct ApplyArgs {
     /// brokers and 1 on a single broker. Describing the cluster needs DescribeConfigs on it; a
     /// factor given here needs nothing. An existing control topic with fewer replicas than that default only
     /// warns, with the kafka-reassign-partitions command that adds them.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32767))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32767), env = "ASC_REPLICATION_FACTOR")]
     pub replication_factor: Option<u16>,
     /// Make every check and print the preview, but commit and delete nothing.
     #[arg(long)]
@@ -271,8 +296,23 @@ pub struct ApplyArgs {
     /// Do not ask for confirmation before COMMITTED: the consent of a script. Without it apply
     /// asks on the terminal, and refuses (exit 2, before anything durable) when standard input
     /// is not a terminal.
-    #[arg(long, short = 'y')]
+    /// (ASC_YES takes true/false, 1/0, yes/no, on/off.)
+    #[arg(long, short = 'y', env = "ASC_YES", value_parser = clap::builder::BoolishValueParser::new())]
     pub yes: bool,
+    /// Refuse (exit 3, before anything durable) a plan that would delete more records than
+    /// this, over all partitions: a scheduled apply's guard against a wrong recovery point.
+    #[arg(long, value_name = "N", env = "ASC_MAX_DELETE_RECORDS")]
+    pub max_delete_records: Option<u64>,
+    /// Refuse (exit 3, before anything durable) a plan that would delete more than this
+    /// fraction (0 to 1) of the records the data topic holds now, over all partitions.
+    #[arg(long, value_name = "F", value_parser = fraction, env = "ASC_MAX_DELETE_FRACTION")]
+    pub max_delete_fraction: Option<f64>,
+    /// Write this run's outcome in the Prometheus text format (for node_exporter's textfile
+    /// collector) on every run, success or failure: exit code, records deleted, duration, and
+    /// the time of the last successful run (kept from the file's previous contents), so that
+    /// "no successful cleanup for N days" is one alert rule. Written atomically.
+    #[arg(long, value_name = "FILE", env = "ASC_METRICS_FILE")]
+    pub metrics_file: Option<PathBuf>,
     #[command(flatten)]
     pub kafka: KafkaArgs,
     #[command(flatten)]
@@ -282,7 +322,7 @@ pub struct ApplyArgs {
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The control topic to read.
-    #[arg(long, value_name = "TOPIC")]
+    #[arg(long, value_name = "TOPIC", env = "ASC_CONTROL_TOPIC")]
     pub control_topic: String,
     #[command(flatten)]
     pub kafka: KafkaArgs,
@@ -300,7 +340,7 @@ pub struct CheckRecoveryArgs {
     #[command(flatten)]
     pub snapshot: CheckpointArgs,
     /// The control topic the runtime is configured with; omit for standard recovery.
-    #[arg(long, value_name = "TOPIC")]
+    #[arg(long, value_name = "TOPIC", env = "ASC_CONTROL_TOPIC")]
     pub control_topic: Option<String>,
     /// The runtime has per-key tombstones enabled (conflicts with a control topic).
     #[arg(long)]
@@ -325,7 +365,7 @@ pub struct RecoverArgs {
     #[command(flatten)]
     pub snapshot: CheckpointArgs,
     /// The control topic the runtime is configured with; omit for standard recovery.
-    #[arg(long, value_name = "TOPIC")]
+    #[arg(long, value_name = "TOPIC", env = "ASC_CONTROL_TOPIC")]
     pub control_topic: Option<String>,
     /// The runtime has per-key tombstones enabled (conflicts with a control topic).
     #[arg(long)]

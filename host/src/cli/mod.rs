@@ -22,6 +22,7 @@ mod demo;
 mod failure;
 mod inputs;
 mod interrupt;
+mod metrics;
 mod offline;
 mod query;
 mod recover;

@@ -1,0 +1,234 @@
+//! End-to-end: apply as a scheduler runs it (issue 37) — no terminal, every setting from the
+//! environment (`ASC_BOOTSTRAP_SERVERS`, `ASC_CONTROL_TOPIC`, `ASC_KAFKA_CONFIG`, `ASC_PLAN`,
+//! `ASC_YES`, `ASC_MAX_DELETE_FRACTION`, `ASC_METRICS_FILE`), the command line of the README's
+//! CronJob and systemd unit: `action-state-cleanup apply --json`. Run twice, the second run is a
+//! no-op with exit 0; the metrics file says what each run did. A plan that would delete more
+//! than `--max-delete-records` or `--max-delete-fraction` allow is refused with exit 3 before
+//! anything durable (not even the control topic is created), in a dry run too, and the metrics
+//! file records the failed run while keeping the last success.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use support::*;
+
+/// The settings a scheduled job would hold in its environment (no secret on the command line).
+const SETTINGS: [&str; 10] = [
+    "ASC_BOOTSTRAP_SERVERS",
+    "ASC_CONTROL_TOPIC",
+    "ASC_KAFKA_CONFIG",
+    "ASC_PLAN",
+    "ASC_YES",
+    "ASC_MAX_DELETE_RECORDS",
+    "ASC_MAX_DELETE_FRACTION",
+    "ASC_METRICS_FILE",
+    "ASC_TIMEOUT",
+    "ASC_REPLICATION_FACTOR",
+];
+
+/// `action-state-cleanup ARGS` with stdin not a terminal and exactly `env` of the settings.
+fn scheduled(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(CLI);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .env_remove("ASC_FAILPOINT")
+        .env_remove("ASC_LIE");
+    for name in SETTINGS {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    command.output().expect("the CLI runs")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
+            stdout(output),
+            stderr(output)
+        )
+    })
+}
+
+/// The value of one series of the metrics file (`NAME{...} VALUE`, `NAME` without the prefix).
+fn metric(path: &Path, name: &str) -> f64 {
+    let text = std::fs::read_to_string(path).unwrap();
+    let series = format!("action_state_cleanup_apply_{name}{{");
+    text.lines()
+        .find(|line| line.starts_with(&series))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+}
+
+#[test]
+fn the_documented_scheduled_apply_runs_twice_and_the_second_run_changes_nothing() {
+    let dir = scratch("unattended");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let metrics = dir.join("action-state-cleanup.prom");
+    // The Kafka tools' client.properties, as a Secret would mount it (here: no credentials).
+    let config = dir.join("client.properties");
+    std::fs::write(&config, "client.id=nightly-cleanup\n").unwrap();
+    let env = [
+        ("ASC_BOOTSTRAP_SERVERS", bootstrap()),
+        ("ASC_CONTROL_TOPIC", control.as_str()),
+        ("ASC_KAFKA_CONFIG", config.to_str().unwrap()),
+        ("ASC_PLAN", plan.to_str().unwrap()),
+        ("ASC_YES", "true"),
+        ("ASC_MAX_DELETE_FRACTION", "0.9"),
+        ("ASC_METRICS_FILE", metrics.to_str().unwrap()),
+    ];
+
+    // C1 keeps 150 and 60: 210 of the 240 records go (87.5 %, under the 90 % allowed).
+    let first = scheduled(&["apply", "--json"], &env);
+    expect_code(&first, 0);
+    let report = json(&first);
+    assert_eq!(report["outcome"], "applied", "{report}");
+    assert_eq!(report["recordsDeleted"], 210, "{report}");
+    assert!(report["durationMs"].as_u64().unwrap() > 0, "{report}");
+    assert!(stderr(&first).is_empty(), "{}", stderr(&first));
+    assert_eq!(
+        beginnings(&mut kafka(), &topic, &[0, 1]),
+        [(0, 150), (1, 60)]
+    );
+    assert_eq!(metric(&metrics, "last_run_exit_code"), 0.0);
+    assert_eq!(metric(&metrics, "last_run_records_deleted"), 210.0);
+    let first_success = metric(&metrics, "last_success_timestamp_seconds");
+    assert!(first_success > 1.7e9, "a Unix time: {first_success}");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    assert!(
+        text.contains(&format!(
+            "action_state_cleanup_apply_last_run_info{{control_topic=\"{control}\",topic=\"{topic}\","
+        )) && text.contains("outcome=\"applied\"} 1\n")
+            && text.contains("# TYPE action_state_cleanup_apply_last_run_exit_code gauge\n"),
+        "{text}"
+    );
+
+    // The same run again, as the next night's: nothing to do, exit 0, nothing deleted.
+    let second = scheduled(&["apply", "--json"], &env);
+    expect_code(&second, 0);
+    let report = json(&second);
+    assert_eq!(report["outcome"], "already-applied", "{report}");
+    assert_eq!(report["recordsDeleted"], 0, "{report}");
+    assert_eq!(metric(&metrics, "last_run_exit_code"), 0.0);
+    assert_eq!(metric(&metrics, "last_run_records_deleted"), 0.0);
+    assert!(metric(&metrics, "last_success_timestamp_seconds") >= first_success);
+
+    // Without ASC_YES nobody consented: refused before Kafka (exit 2), and the metrics say so.
+    let without_yes: Vec<(&str, &str)> = env
+        .iter()
+        .copied()
+        .filter(|(name, _)| *name != "ASC_YES")
+        .collect();
+    expect_code(&scheduled(&["apply", "--json"], &without_yes), 2);
+    assert_eq!(metric(&metrics, "last_run_exit_code"), 2.0);
+    assert!(metric(&metrics, "last_success_timestamp_seconds") >= first_success);
+}
+
+#[test]
+fn a_plan_deleting_more_than_the_limits_allow_is_refused_before_anything_durable() {
+    let dir = scratch("unattended-guard");
+    let (topic, _c0, c1) = story(&dir);
+    let control = format!("{topic}-control");
+    let plan = plan_file(&dir, &c1, "C1");
+    let metrics = dir.join("cleanup.prom");
+    // An earlier success the file remembers.
+    std::fs::write(
+        &metrics,
+        format!(
+            "action_state_cleanup_apply_last_success_timestamp_seconds{{control_topic=\"{control}\"}} 1700000000.000\n"
+        ),
+    )
+    .unwrap();
+    let base = [
+        ("ASC_BOOTSTRAP_SERVERS", bootstrap()),
+        ("ASC_CONTROL_TOPIC", control.as_str()),
+        ("ASC_PLAN", plan.to_str().unwrap()),
+        ("ASC_YES", "1"),
+        ("ASC_METRICS_FILE", metrics.to_str().unwrap()),
+    ];
+    let with = |extra: (&'static str, &'static str)| {
+        let mut env = base.to_vec();
+        env.push(extra);
+        env
+    };
+    let cases = [
+        (
+            with(("ASC_MAX_DELETE_RECORDS", "200")),
+            "more than --max-delete-records 200",
+        ),
+        (
+            with(("ASC_MAX_DELETE_FRACTION", "0.5")),
+            "more than --max-delete-fraction 0.5 (50.0 %)",
+        ),
+    ];
+    for (env, limit) in cases {
+        for dry_run in [true, false] {
+            let args: &[&str] = if dry_run {
+                &["apply", "--json", "--dry-run"]
+            } else {
+                &["apply", "--json"]
+            };
+            let output = scheduled(args, &env);
+            expect_code(&output, 3);
+            let error = &json(&output)["error"];
+            let message = error["message"].as_str().unwrap();
+            let plan_id = json(&scheduled(
+                &["verify", "--plan", plan.to_str().unwrap(), "--json"],
+                &[],
+            ))["planId"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            assert_eq!(
+                message,
+                format!(
+                    "plan {plan_id} would delete 210 records of topic {topic} (87.5 % of the 240 it holds), {limit}"
+                )
+            );
+            assert!(
+                error["hint"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("nothing was committed"),
+                "{error}"
+            );
+            assert_eq!(metric(&metrics, "last_run_exit_code"), 3.0);
+            assert_eq!(metric(&metrics, "last_run_records_deleted"), 0.0);
+            assert_eq!(
+                metric(&metrics, "last_success_timestamp_seconds"),
+                1_700_000_000.0
+            );
+        }
+    }
+    // Nothing durable: the records are all there and the control topic was never created.
+    let mut kafka = kafka();
+    assert_eq!(beginnings(&mut kafka, &topic, &[0, 1]), [(0, 0), (1, 0)]);
+    assert!(
+        kafka
+            .describe_topics(std::slice::from_ref(&control))
+            .unwrap()[0]
+            .is_none(),
+        "the control topic was not created"
+    );
+    // A limit that is not a fraction is a usage error.
+    let output = scheduled(&["apply", "--max-delete-fraction", "2"], &base);
+    expect_code(&output, 2);
+    assert!(
+        stderr(&output).contains("a fraction between 0 and 1 is needed"),
+        "{}",
+        stderr(&output)
+    );
+}
