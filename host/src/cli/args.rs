@@ -193,7 +193,7 @@ pub struct KafkaArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["markers", "checkpoint", "retained"])))]
 pub struct PlanArgs {
     /// Marker sources: a marker file (one marker, a JSON array of markers, or markers one per
     /// line), a directory of *.json marker files, or - for standard input.
@@ -205,6 +205,19 @@ pub struct PlanArgs {
     pub recovery_point: Option<String>,
     #[command(flatten)]
     pub snapshot: CheckpointArgs,
+    /// Plan from every recovery point kept here (with --operator-uid or --operator-uid-hash):
+    /// a Flink checkpoint directory (every <job-id>/chk-N/_metadata, or one job's chk-N), a
+    /// savepoint directory (every savepoint-*), or one snapshot; several may be given. The plan
+    /// keeps, per partition, the smallest offset any of them needs, and records the point that
+    /// bounds every partition (the review and --json say which point bounds which partition). A
+    /// point that cannot be planned stops the plan (exit 3, naming it); leave one out with
+    /// --exclude.
+    #[arg(long, num_args = 1.., value_name = "LOCATION", conflicts_with_all = ["checkpoint", "recovery_point"])]
+    pub retained: Vec<PathBuf>,
+    /// With --retained: a snapshot found there to leave out on purpose (another job's
+    /// savepoint in a shared directory); repeatable.
+    #[arg(long, value_name = "SNAPSHOT", requires = "retained")]
+    pub exclude: Vec<PathBuf>,
     /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -223,17 +236,13 @@ pub struct CheckpointArgs {
     /// The path, exactly as given, names the recovery point (the plan's sourceRecoveryPoint).
     #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// With --checkpoint: the uid the job gave the Flink Agents action operator.
-    #[arg(
-        long,
-        value_name = "UID",
-        requires = "checkpoint",
-        conflicts_with = "operator_uid_hash"
-    )]
+    /// With --checkpoint (or plan --retained): the uid the job gave the Flink Agents action
+    /// operator.
+    #[arg(long, value_name = "UID", conflicts_with = "operator_uid_hash")]
     pub operator_uid: Option<String>,
-    /// With --checkpoint: the operator's 32-hex-digit OperatorID, for an operator without a uid
-    /// (`action-state-cleanup snapshot PATH` lists them).
-    #[arg(long, value_name = "HASH", requires = "checkpoint")]
+    /// With --checkpoint (or plan --retained): the operator's 32-hex-digit OperatorID, for an
+    /// operator without a uid (`action-state-cleanup snapshot PATH` lists them).
+    #[arg(long, value_name = "HASH")]
     pub operator_uid_hash: Option<String>,
 }
 

@@ -26,6 +26,7 @@ mod metrics;
 mod offline;
 mod query;
 mod recover;
+mod retained;
 mod session;
 mod snapshot;
 mod warnings;

@@ -14,7 +14,7 @@ use super::failure::Failure;
 use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{Progress, answer, instance, kafka_settings, offline_instance};
-use super::snapshot::{SnapshotOnDisk, selected};
+use super::snapshot::{SnapshotOnDisk, operator, selected};
 use super::wide;
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
@@ -26,16 +26,30 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         )));
     }
     let mut instance = offline_instance()?;
-    let MarkerFilesPlan { plan, markers } = match selected(&args.snapshot)? {
-        Some((snapshot, operator)) => snapshot.plan(&mut instance, operator)?,
-        None => {
-            let recovery_point = args
-                .recovery_point
-                .as_deref()
-                .ok_or_else(|| Failure::usage("--recovery-point is required with --markers"))?;
-            plan_marker_files(&mut instance, recovery_point, &args.markers)?
+    let mut retained = None;
+    let MarkerFilesPlan { plan, markers } = match selected(&args.snapshot) {
+        _ if !args.retained.is_empty() => {
+            let operator = operator(&args.snapshot, "--retained")?;
+            let (planned, read) =
+                super::retained::plan(&mut instance, &args.retained, &args.exclude, &operator)?;
+            retained = Some(read);
+            planned
         }
+        selection => match selection? {
+            Some((snapshot, operator)) => snapshot.plan(&mut instance, operator)?,
+            None => {
+                let recovery_point = args
+                    .recovery_point
+                    .as_deref()
+                    .ok_or_else(|| Failure::usage("--recovery-point is required with --markers"))?;
+                plan_marker_files(&mut instance, recovery_point, &args.markers)?
+            }
+        },
     };
+    let retained_json = retained.as_ref().map(super::retained::Retained::json);
+    if let Some(read) = retained.as_ref().filter(|_| !args.out.json) {
+        errln!("{}", read.text(args.out.all).trim_end());
+    }
     let text = instance
         .render_plan(&plan)
         .map_err(|e| Failure::internal(&e))?;
@@ -59,7 +73,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let Some(output) = &args.output else {
         if args.out.json {
             print_json(
-                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review) }),
+                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review), "retained": retained_json }),
             );
         } else {
             out!("{text}");
@@ -82,7 +96,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let absolute = std::path::absolute(output).unwrap_or_else(|_| output.clone());
     if args.out.json {
         print_json(
-            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review) }),
+            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review), "retained": retained_json }),
         );
     } else {
         outln!(

@@ -165,18 +165,29 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
 /// The snapshot and operator that `--checkpoint` and `--operator-uid(-hash)` name, if any.
 pub fn selected(args: &CheckpointArgs) -> Result<Option<(SnapshotOnDisk, OperatorRef)>, Failure> {
     let Some(checkpoint) = &args.checkpoint else {
-        return Ok(None);
-    };
-    let operator = match (&args.operator_uid, &args.operator_uid_hash) {
-        (Some(uid), None) => OperatorRef::Uid(uid.clone()),
-        (None, Some(hash)) => OperatorRef::UidHash(hash.clone()),
-        _ => {
+        if args.operator_uid.is_some() || args.operator_uid_hash.is_some() {
             return Err(Failure::usage(
-                "Exactly one of --operator-uid or --operator-uid-hash is required with --checkpoint",
+                "--operator-uid and --operator-uid-hash select the operator of a snapshot: give --checkpoint (or, for plan, --retained) too",
             ));
         }
+        return Ok(None);
     };
-    Ok(Some((SnapshotOnDisk::open(checkpoint)?, operator)))
+    Ok(Some((
+        SnapshotOnDisk::open(checkpoint)?,
+        operator(args, "--checkpoint")?,
+    )))
+}
+
+/// The operator `--operator-uid` or `--operator-uid-hash` names (exactly one is needed with
+/// `with`, the option that reads snapshots).
+pub fn operator(args: &CheckpointArgs, with: &str) -> Result<OperatorRef, Failure> {
+    match (&args.operator_uid, &args.operator_uid_hash) {
+        (Some(uid), None) => Ok(OperatorRef::Uid(uid.clone())),
+        (None, Some(hash)) => Ok(OperatorRef::UidHash(hash.clone())),
+        _ => Err(Failure::usage(format!(
+            "Exactly one of --operator-uid or --operator-uid-hash is required with {with}"
+        ))),
+    }
 }
 
 /// `snapshot --json`: the component's summary as one object.

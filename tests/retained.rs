@@ -1,0 +1,265 @@
+//! `plan --retained` (issue 37, item 1), offline: the real Flink 2.2 snapshots of
+//! `fixtures/snapshots` laid out as Flink keeps them — a checkpoint directory
+//! (`<job-id>/chk-N`, with `shared/` state and a `chk-N` still without `_metadata`) and a
+//! savepoint directory (`savepoint-*`) — are found, each planned, and planned together; a point
+//! that cannot be planned (another topic ID, no such operator) stops the plan naming it, and
+//! `--exclude` leaves it out; a location without snapshots is refused.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests: a failure is a failed test"
+)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::*;
+
+fn fixture(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/snapshots/flink-2.2")
+        .join(case)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `<root>/checkpoints/<job>/chk-2` and `<job2>/chk-4` (+ an incomplete `chk-5`), and
+/// `<root>/savepoints/savepoint-2103aa-0001` (+ `extra` savepoints given as (name, case)).
+fn layout(name: &str, extra: &[(&str, &str)]) -> PathBuf {
+    let root = scratch(name);
+    let job_a = "00000000000000000000000000002103";
+    let job_b = "00000000000000000000000000002104";
+    copy_dir(
+        &fixture("checkpoint-rocksdb-incremental").join(job_a),
+        &root.join("checkpoints").join(job_a),
+    );
+    copy_dir(
+        &fixture("checkpoint-unaligned").join(job_b),
+        &root.join("checkpoints").join(job_b),
+    );
+    std::fs::create_dir_all(root.join("checkpoints").join(job_b).join("chk-5")).unwrap();
+    copy_dir(
+        &fixture("savepoint-canonical").join("savepoint"),
+        &root.join("savepoints/savepoint-2103aa-0001"),
+    );
+    for (savepoint, case) in extra {
+        copy_dir(
+            &fixture(case).join("savepoint"),
+            &root.join("savepoints").join(savepoint),
+        );
+    }
+    root
+}
+
+fn json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(output))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", stdout(output), stderr(output)))
+}
+
+#[test]
+fn every_retained_point_is_found_planned_and_named_in_the_review() {
+    let root = layout("retained", &[]);
+    let checkpoints = root.join("checkpoints");
+    let savepoints = root.join("savepoints");
+    let output = cli(&[
+        "plan",
+        "--retained",
+        checkpoints.to_str().unwrap(),
+        savepoints.to_str().unwrap(),
+        "--operator-uid",
+        "agent-operator",
+        "--json",
+    ]);
+    expect_code(&output, 0);
+    let report = json(&output);
+    let retained = &report["retained"];
+    let points: Vec<&str> = retained["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["location"].as_str().unwrap())
+        .collect();
+    let chk2 = checkpoints.join("00000000000000000000000000002103/chk-2");
+    let chk4 = checkpoints.join("00000000000000000000000000002104/chk-4");
+    let savepoint = savepoints.join("savepoint-2103aa-0001");
+    assert_eq!(
+        points,
+        [
+            chk2.to_str().unwrap(),
+            chk4.to_str().unwrap(),
+            savepoint.to_str().unwrap()
+        ]
+    );
+    // Each point alone, as `plan --checkpoint` plans it; the plan is the minimum over them.
+    let mut minimum: Option<Vec<u64>> = None;
+    for (index, location) in points.iter().enumerate() {
+        let alone = json(&cli(&[
+            "plan",
+            "--checkpoint",
+            location,
+            "--operator-uid",
+            "agent-operator",
+            "--json",
+        ]));
+        let offsets: Vec<u64> = (0..4)
+            .map(|p| alone["plan"]["offsets"][p.to_string()].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            retained["points"][index]["offsets"]["0"].as_u64().unwrap(),
+            offsets[0]
+        );
+        minimum = Some(match minimum {
+            None => offsets,
+            Some(m) => m.iter().zip(&offsets).map(|(a, b)| *a.min(b)).collect(),
+        });
+    }
+    let minimum = minimum.unwrap();
+    for (partition, offset) in minimum.iter().enumerate() {
+        let key = partition.to_string();
+        assert_eq!(report["plan"]["offsets"][&key].as_u64().unwrap(), *offset);
+        assert_eq!(
+            retained["boundedBy"][&key]["offset"].as_u64().unwrap(),
+            *offset
+        );
+    }
+    // These snapshots of one job hold the same markers: every point bounds every partition,
+    // and the first found is recorded.
+    assert_eq!(retained["boundsEveryPartition"], true);
+    assert_eq!(retained["recorded"], chk2.to_str().unwrap());
+    assert_eq!(
+        report["plan"]["sourceRecoveryPoint"],
+        chk2.to_str().unwrap()
+    );
+    assert_eq!(
+        retained["incomplete"][0],
+        checkpoints
+            .join("00000000000000000000000000002104/chk-5")
+            .to_str()
+            .unwrap()
+    );
+
+    // The text review names every point and the folder that is no recovery point.
+    let text = cli(&[
+        "plan",
+        "--retained",
+        checkpoints.to_str().unwrap(),
+        savepoints.to_str().unwrap(),
+        "--operator-uid",
+        "agent-operator",
+    ]);
+    expect_code(&text, 0);
+    let review = stderr(&text);
+    assert!(
+        review.contains("Planned from 3 retained recovery points:")
+            && review.contains(&format!(
+                "{}  bounds 4 of 4 partitions",
+                savepoint.display()
+            ))
+            && review.contains("chk-5 has no _metadata"),
+        "{review}"
+    );
+}
+
+#[test]
+fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
+    let root = layout(
+        "retained-refused",
+        &[
+            ("savepoint-9999aa-0002", "savepoint-two-topic-ids"),
+            ("savepoint-7777bb-0003", "savepoint-no-uid"),
+        ],
+    );
+    let savepoints = root.join("savepoints");
+    let two_ids = savepoints.join("savepoint-9999aa-0002");
+    let no_uid = savepoints.join("savepoint-7777bb-0003");
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "--retained",
+            savepoints.to_str().unwrap(),
+            "--operator-uid",
+            "agent-operator",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        cli(&args)
+    };
+    // In name order, the savepoint with the job's other operator hashing is met first.
+    let refused = plan(&[]);
+    expect_code(&refused, 3);
+    let error = &json(&refused)["error"];
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("retained recovery point {}: ", no_uid.display())),
+        "{message}"
+    );
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("leave it out with --exclude {}", no_uid.display())),
+        "{error}"
+    );
+    let refused = plan(&["--exclude", no_uid.to_str().unwrap()]);
+    expect_code(&refused, 3);
+    let message = json(&refused)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.starts_with(&format!("retained recovery point {}: ", two_ids.display()))
+            && message.contains("q3Vh0dGOR9mxpL4Fj2kW7A"),
+        "{message}"
+    );
+    let planned = plan(&[
+        "--exclude",
+        no_uid.to_str().unwrap(),
+        "--exclude",
+        two_ids.join("_metadata").to_str().unwrap(),
+    ]);
+    expect_code(&planned, 0);
+    let report = json(&planned);
+    assert_eq!(report["retained"]["points"].as_array().unwrap().len(), 1);
+    assert_eq!(report["retained"]["excluded"].as_array().unwrap().len(), 2);
+
+    // A location with no snapshot below it, and one that does not exist.
+    let empty = scratch("retained-empty");
+    for location in [empty.clone(), empty.join("missing")] {
+        let output = cli(&[
+            "plan",
+            "--retained",
+            location.to_str().unwrap(),
+            "--operator-uid",
+            "agent-operator",
+        ]);
+        expect_code(&output, 3);
+        assert!(
+            stderr(&output).contains(&format!("--retained {}", location.display())),
+            "{}",
+            stderr(&output)
+        );
+    }
+    // The operator is needed, as for --checkpoint.
+    let output = cli(&["plan", "--retained", savepoints.to_str().unwrap()]);
+    expect_code(&output, 2);
+    assert!(
+        stderr(&output)
+            .contains("--operator-uid or --operator-uid-hash is required with --retained"),
+        "{}",
+        stderr(&output)
+    );
+}
