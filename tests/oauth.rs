@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use action_state_cleanup::kafka::ffi::Spec;
 use cluster::Cluster;
-use support::{expect_code, stderr, stdout, unique};
+use support::{expect_code, json_doc, stdout, unique};
 
 /// The CLI with `args`, logging in with `--kafka-config config` plus `-X extra` pairs.
 fn cli(cluster: &Cluster, args: &[&str], config: &Path, extra: &[&str]) -> Output {
@@ -44,45 +44,21 @@ fn cli(cluster: &Cluster, args: &[&str], config: &Path, extra: &[&str]) -> Outpu
     support::cli(&all)
 }
 
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
-            stdout(output),
-            stderr(output)
-        )
-    })
-}
-
-/// `scripts/kafka acls --add --allow-principal User:<user> --operation O... <resource>`.
-fn grant(cluster: &Cluster, user: &str, operations: &[&str], resource: &[&str]) {
-    let principal = format!("User:{user}");
-    let mut args = vec!["--add", "--allow-principal", principal.as_str()];
-    for operation in operations {
-        args.extend(["--operation", operation]);
-    }
-    args.extend_from_slice(resource);
-    cluster.acls(&args);
-}
-
 /// What an operator needs on the data topic, the control topic, its transactional id and the
 /// cluster (README, "Permissions an operator needs").
 fn grant_operator(cluster: &Cluster, user: &str, topic: &str, control: &str) {
     let read = ["Describe", "DescribeConfigs", "Read"];
-    grant(
-        cluster,
+    cluster.grant(
         user,
         &[&read[..], &["Delete"]].concat(),
         &["--topic", topic],
     );
-    grant(
-        cluster,
+    cluster.grant(
         user,
         &[&read[..], &["Write", "Create"]].concat(),
         &["--topic", control],
     );
-    grant(
-        cluster,
+    cluster.grant(
         user,
         &["Write", "Describe"],
         &[
@@ -90,8 +66,7 @@ fn grant_operator(cluster: &Cluster, user: &str, topic: &str, control: &str) {
             &format!("action-state-cleanup:{control}"),
         ],
     );
-    grant(
-        cluster,
+    cluster.grant(
         user,
         &["IdempotentWrite", "DescribeConfigs"],
         &["--cluster"],
@@ -117,19 +92,13 @@ fn marker_file(cluster: &Cluster, dir: &Path, name: &str, topic: &str, config: &
 
 #[test]
 fn version_names_the_client_librarys_oauthbearer_support() {
-    let output = support::cli(&["--version"]);
-    expect_code(&output, 0);
-    let text = stdout(&output);
-    let features: Vec<&str> = text
-        .lines()
-        .find_map(|line| line.strip_prefix("builtin.features:"))
-        .unwrap_or_else(|| panic!("no builtin.features line in:\n{text}"))
-        .trim()
-        .split(',')
-        .collect();
-    // sasl_oauthbearer_oidc is librdkafka's token-endpoint client (it needs libcurl, built in).
+    let features = support::builtin_features();
+    // oidc is librdkafka's token-endpoint client (it needs libcurl, built in).
     for wanted in ["sasl_oauthbearer", "http", "oidc"] {
-        assert!(features.contains(&wanted), "{wanted} in {features:?}");
+        assert!(
+            features.iter().any(|f| f == wanted),
+            "{wanted} in {features:?}"
+        );
     }
 }
 
@@ -185,7 +154,12 @@ fn markers_apply_and_restores_work_with_an_oidc_token_from_the_java_tools_proper
         &[],
     );
     expect_code(&applied, 0);
-    assert_eq!(json(&applied)["outcome"], "applied", "{}", stdout(&applied));
+    assert_eq!(
+        json_doc(&applied)["outcome"],
+        "applied",
+        "{}",
+        stdout(&applied)
+    );
     let beginnings = kafka
         .list_offsets(&topic, &[0, 1], Spec::Earliest)
         .expect("list offsets");
@@ -216,7 +190,7 @@ fn markers_apply_and_restores_work_with_an_oidc_token_from_the_java_tools_proper
     let recovered = run("recover", c1);
     expect_code(&recovered, 0);
     assert_eq!(
-        json(&recovered)["recordsReplayed"],
+        json_doc(&recovered)["recordsReplayed"],
         30,
         "{}",
         stdout(&recovered)
@@ -231,7 +205,7 @@ fn markers_apply_and_restores_work_with_an_oidc_token_from_the_java_tools_proper
         &[],
     );
     expect_code(&output, 4);
-    let message = json(&output)["error"]["message"]
+    let message = json_doc(&output)["error"]["message"]
         .as_str()
         .unwrap_or("")
         .to_owned();
@@ -328,7 +302,7 @@ fn a_refused_secret_a_forged_token_and_a_token_endpoint_that_is_down_fail_at_onc
         );
         let took = started.elapsed();
         expect_code(&output, 4);
-        let error = &json(&output)["error"];
+        let error = &json_doc(&output)["error"];
         let message = format!(
             "{} {}",
             error["message"].as_str().unwrap_or(""),

@@ -65,11 +65,6 @@ fn layout(name: &str, extra: &[(&str, &str)]) -> PathBuf {
     root
 }
 
-fn json(output: &std::process::Output) -> serde_json::Value {
-    serde_json::from_str(&stdout(output))
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", stdout(output), stderr(output)))
-}
-
 #[test]
 fn every_retained_point_is_found_planned_and_named_in_the_review() {
     let root = layout("retained", &[]);
@@ -85,7 +80,7 @@ fn every_retained_point_is_found_planned_and_named_in_the_review() {
         "--json",
     ]);
     expect_code(&output, 0);
-    let report = json(&output);
+    let report = json_doc(&output);
     let retained = &report["retained"];
     let points: Vec<&str> = retained["points"]
         .as_array()
@@ -107,7 +102,7 @@ fn every_retained_point_is_found_planned_and_named_in_the_review() {
     // Each point alone, as `plan --checkpoint` plans it; the plan is the minimum over them.
     let mut minimum: Option<Vec<u64>> = None;
     for (index, location) in points.iter().enumerate() {
-        let alone = json(&cli(&[
+        let alone = json_doc(&cli(&[
             "plan",
             "--checkpoint",
             location,
@@ -201,7 +196,7 @@ fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
     // In name order, the savepoint with the job's other operator hashing is met first.
     let refused = plan(&[]);
     expect_code(&refused, 3);
-    let error = &json(&refused)["error"];
+    let error = &json_doc(&refused)["error"];
     let message = error["message"].as_str().unwrap();
     assert!(
         message.starts_with(&format!("retained recovery point {}: ", no_uid.display())),
@@ -216,7 +211,7 @@ fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
     );
     let refused = plan(&["--exclude", no_uid.to_str().unwrap()]);
     expect_code(&refused, 3);
-    let message = json(&refused)["error"]["message"]
+    let message = json_doc(&refused)["error"]["message"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -232,7 +227,7 @@ fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
         two_ids.join("_metadata").to_str().unwrap(),
     ]);
     expect_code(&planned, 0);
-    let report = json(&planned);
+    let report = json_doc(&planned);
     assert_eq!(report["retained"]["points"].as_array().unwrap().len(), 1);
     assert_eq!(report["retained"]["excluded"].as_array().unwrap().len(), 2);
 

@@ -50,16 +50,6 @@ fn scheduled(args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().expect("the CLI runs")
 }
 
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
-            stdout(output),
-            stderr(output)
-        )
-    })
-}
-
 /// The value of one series of the metrics file (`NAME{...} VALUE`, `NAME` without the prefix).
 fn metric(path: &Path, name: &str) -> f64 {
     let text = std::fs::read_to_string(path).unwrap();
@@ -94,7 +84,7 @@ fn the_documented_scheduled_apply_runs_twice_and_the_second_run_changes_nothing(
     // C1 keeps 150 and 60: 210 of the 240 records go (87.5 %, under the 90 % allowed).
     let first = scheduled(&["apply", "--json"], &env);
     expect_code(&first, 0);
-    let report = json(&first);
+    let report = json_doc(&first);
     assert_eq!(report["outcome"], "applied", "{report}");
     assert_eq!(report["recordsDeleted"], 210, "{report}");
     assert!(report["durationMs"].as_u64().unwrap() > 0, "{report}");
@@ -119,7 +109,7 @@ fn the_documented_scheduled_apply_runs_twice_and_the_second_run_changes_nothing(
     // The same run again, as the next night's: nothing to do, exit 0, nothing deleted.
     let second = scheduled(&["apply", "--json"], &env);
     expect_code(&second, 0);
-    let report = json(&second);
+    let report = json_doc(&second);
     assert_eq!(report["outcome"], "already-applied", "{report}");
     assert_eq!(report["recordsDeleted"], 0, "{report}");
     assert_eq!(metric(&metrics, "last_run_exit_code"), 0.0);
@@ -183,9 +173,9 @@ fn a_plan_deleting_more_than_the_limits_allow_is_refused_before_anything_durable
             };
             let output = scheduled(args, &env);
             expect_code(&output, 3);
-            let error = &json(&output)["error"];
+            let error = &json_doc(&output)["error"];
             let message = error["message"].as_str().unwrap();
-            let plan_id = json(&scheduled(
+            let plan_id = json_doc(&scheduled(
                 &["verify", "--plan", plan.to_str().unwrap(), "--json"],
                 &[],
             ))["planId"]

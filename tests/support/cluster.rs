@@ -322,6 +322,17 @@ impl Cluster {
         self.script_ok(&all);
     }
 
+    /// `acls --add --allow-principal User:<user> --operation O... <resource>` (as admin).
+    pub fn grant(&self, user: &str, operations: &[&str], resource: &[&str]) {
+        let principal = format!("User:{user}");
+        let mut args = vec!["--add", "--allow-principal", principal.as_str()];
+        for operation in operations {
+            args.extend(["--operation", operation]);
+        }
+        args.extend_from_slice(resource);
+        self.acls(&args);
+    }
+
     /// librdkafka settings that authenticate as `user` on this cluster (see `auth_pairs`).
     pub fn settings_as(&self, user: Option<&str>) -> KafkaSettings {
         let mut settings = KafkaSettings::new(&self.bootstrap);

@@ -302,6 +302,31 @@ fn wait_for_new_id(kafka: &mut KafkaClients, topic: &str, partitions: u32, old_i
     panic!("topic {topic} did not appear under a new ID");
 }
 
+/// The `--json` document a run printed on stdout; a panic showing both streams if it is none.
+pub fn json_doc(output: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(output)).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
+            stdout(output),
+            stderr(output)
+        )
+    })
+}
+
+/// The `builtin.features` librdkafka reports in `--version` (what the linked client can do).
+pub fn builtin_features() -> Vec<String> {
+    let output = cli(&["--version"]);
+    expect_code(&output, 0);
+    let text = stdout(&output);
+    text.lines()
+        .find_map(|line| line.strip_prefix("builtin.features:"))
+        .unwrap_or_else(|| panic!("no builtin.features line in:\n{text}"))
+        .trim()
+        .split(',')
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The `kind` of a `--json` error object on stdout ("" when there is none).
 pub fn error_kind(output: &Output) -> String {
     serde_json::from_str::<serde_json::Value>(&stdout(output))

@@ -273,13 +273,7 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
     let Some(KafkaError::Authentication(detail)) = &failure.cause else {
         return None;
     };
-    let property = |key: &str| {
-        settings
-            .properties
-            .get(key)
-            .map_or("(not set)", String::as_str)
-            .to_owned()
-    };
+    let property = |key: &str| property(settings, key);
     if property("sasl.mechanism").eq_ignore_ascii_case("GSSAPI") {
         return Some(kerberos_login(settings));
     }
@@ -302,16 +296,19 @@ fn refused_credentials(error: &CleanupError, settings: &KafkaSettings) -> Option
     ))
 }
 
+/// A client property's value as messages show it ("(not set)" when absent).
+fn property(settings: &KafkaSettings, key: &str) -> String {
+    settings
+        .properties
+        .get(key)
+        .map_or("(not set)", String::as_str)
+        .to_owned()
+}
+
 /// For a failed OAuth login: either the token endpoint gave the client no token (librdkafka
 /// says "Failed to acquire SASL OAUTHBEARER token"), or the brokers refused the token it gave.
 fn oauth_login(settings: &KafkaSettings, message: &str) -> String {
-    let property = |key: &str| {
-        settings
-            .properties
-            .get(key)
-            .map_or("(not set)", String::as_str)
-            .to_owned()
-    };
+    let property = |key: &str| property(settings, key);
     let client = property("sasl.oauthbearer.client.id");
     let endpoint = property("sasl.oauthbearer.token.endpoint.url");
     if message.contains("Failed to acquire SASL OAUTHBEARER token") {
