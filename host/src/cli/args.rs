@@ -164,7 +164,8 @@ pub struct KafkaArgs {
     pub properties: Vec<String>,
     /// A .properties file with client settings (key=value lines): librdkafka properties, or the
     /// Kafka tools' client.properties (--command-config works too): a sasl.jaas.config with
-    /// PlainLoginModule, ScramLoginModule or Krb5LoginModule (keytab or ticket cache), and JKS,
+    /// PlainLoginModule, ScramLoginModule, Krb5LoginModule (keytab or ticket cache) or
+    /// OAuthBearerLoginModule (OIDC clientId and clientSecret), and JKS,
     /// PKCS#12 or PEM trust and key stores (read with their passwords) are translated; anything
     /// else is refused with the exact property to use. No output ever shows a password or key.
     #[arg(
