@@ -37,26 +37,7 @@ pub fn status(args: &StatusArgs) -> Result<u8, Failure> {
     Ok(code)
 }
 
-/// The newest plan whose offsets are the effective boundary on every partition (the plan that
-/// set it), if one is; otherwise the boundary is the per-partition maximum of several plans.
-fn boundary_set_by(report: &StatusReport) -> Option<&action_state_cleanup::cleanup::Plan> {
-    let same = |offsets: &[action_state_cleanup::cleanup::PartitionOffset]| {
-        offsets.len() == report.boundary.len()
-            && offsets
-                .iter()
-                .zip(&report.boundary)
-                .all(|(a, b)| a.partition == b.partition && a.offset == b.offset)
-    };
-    report
-        .operations
-        .iter()
-        .rev()
-        .map(|op| &op.plan)
-        .find(|plan| !report.boundary.is_empty() && same(&plan.offsets))
-}
-
 fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
-    let set_by = boundary_set_by(report);
     if args.out.json {
         print_json(&json!({
             "controlTopic": report.control_topic,
@@ -64,10 +45,6 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             "topicId": report.topic_id,
             "liveTopicId": report.live_topic_id,
             "boundary": offsets_json(&report.boundary),
-            "boundarySetBy": set_by.map(|plan| json!({
-                "planId": plan.plan_id,
-                "sourceRecoveryPoint": plan.source_recovery_point,
-            })),
             "operations": report.operations.iter().map(|op| json!({
                 "planId": op.plan.plan_id,
                 "status": status_name(op.status),
@@ -113,14 +90,6 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
         "Effective boundary: {}",
         wide::offsets_brief(&report.boundary, all)
     );
-    match set_by {
-        Some(plan) => outln!(
-            "  set by plan {} from recovery point {}",
-            plan.plan_id,
-            plan.source_recovery_point
-        ),
-        None => outln!("  per partition the highest offset of the plans above"),
-    }
     let recorded = report.topic_id.as_deref().unwrap_or("?");
     match report.live_topic_id.as_deref() {
         None => outln!("Data topic {topic} (ID {recorded}) does not exist any more."),
