@@ -8,6 +8,7 @@ pub mod input;
 pub mod kryo;
 pub mod metadata;
 pub mod operator_id;
+pub mod store;
 
 use crate::error::{CleanupError, Result};
 use crate::marker::{Marker, VersionedMarker};
@@ -121,8 +122,18 @@ impl<'a> Snapshot<'a> {
             Some(rest) if rest.is_empty() || rest.ends_with('/') => rest.trim_end_matches('/'),
             _ => trimmed,
         };
-        let directory = if directory.is_empty() { "." } else { directory }.to_owned();
-        let metadata_name = join(&directory, "_metadata");
+        let directory = if directory.is_empty() { "." } else { directory };
+        Snapshot::read_named(directory, join(directory, "_metadata"), bytes)
+    }
+
+    /// Reads a `_metadata` kept under another name (`metadata_name`, a file in `directory`, which
+    /// is what relative state paths are read against).
+    pub fn read_named(
+        directory: &str,
+        metadata_name: String,
+        bytes: &'a [u8],
+    ) -> Result<Snapshot<'a>> {
+        let directory = directory.to_owned();
         // The metadata borrows `bytes` only; its file name is re-attached to errors below.
         let metadata = metadata::read("_metadata", bytes)
             .map_err(|error| invalid(renamed(error, &metadata_name)))?;
@@ -563,7 +574,7 @@ fn printable(name: &str) -> String {
     }
 }
 
-fn join(directory: &str, name: &str) -> String {
+pub(crate) fn join(directory: &str, name: &str) -> String {
     if directory == "." {
         name.to_owned()
     } else {
