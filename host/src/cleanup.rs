@@ -33,6 +33,7 @@ pub use crate::testing::Lie;
 pub use bindings::action_state::cleanup::operator_events::{
     NewControlTopic, PartitionPreview, Review,
 };
+pub use bindings::action_state::cleanup::snapshot_store::StoreError as SnapshotStoreError;
 pub use bindings::action_state::cleanup::types::{
     BoundaryRegression, BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError,
     KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange,
@@ -49,6 +50,9 @@ pub use bindings::exports::action_state::cleanup::plans::{
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryRefusal, RecoveryVerdict,
     ReplayOptions,
+};
+pub use bindings::exports::action_state::cleanup::snapshots::{
+    Reads as SnapshotReads, SnapshotFailure, SnapshotPlan, StoreFailure,
 };
 pub use events::{NoEvents, OperatorEvents};
 use imports::HostState;

@@ -5,6 +5,7 @@ pub mod cleanup;
 pub mod engine;
 pub mod error_kind;
 pub mod kafka;
+pub mod stores;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;

@@ -21,6 +21,7 @@ mod coordinator;
 mod imports;
 mod marker_planning;
 mod recovery;
+mod snapshots;
 
 /// The component's export type; the shared `plans` code implements its interface for it.
 struct Component;

@@ -229,7 +229,7 @@ pub fn files_plan((plan, markers): (core::Plan, usize)) -> MarkerFilesPlan {
     }
 }
 
-fn operator_ref(operator: OperatorRef) -> core::snapshot::OperatorRef {
+pub fn operator_ref(operator: OperatorRef) -> core::snapshot::OperatorRef {
     match operator {
         OperatorRef::Uid(uid) => core::snapshot::OperatorRef::Uid(uid),
         OperatorRef::UidHash(hash) => core::snapshot::OperatorRef::UidHash(hash),
@@ -246,11 +246,11 @@ fn state_files(files: &[SnapshotFile]) -> Vec<core::snapshot::StateFile<'_>> {
         .collect()
 }
 
-fn count(n: usize) -> u32 {
+pub fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn snapshot_operator(op: core::snapshot::OperatorSummary) -> SnapshotOperator {
+pub fn snapshot_operator(op: core::snapshot::OperatorSummary) -> SnapshotOperator {
     SnapshotOperator {
         id: op.id,
         uid: op.uid,

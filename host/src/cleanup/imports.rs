@@ -11,7 +11,7 @@ use wasmtime::component::{Resource, ResourceTable};
 
 use super::ReplayedRecord;
 use super::bindings::action_state::cleanup::{
-    clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, types,
+    clock, kafka_admin, kafka_consumer, kafka_writer, operator_events, snapshot_store, types,
 };
 use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
 use super::events::SharedEvents;
@@ -41,6 +41,8 @@ pub struct HostState<C> {
     last_poll: Option<u32>,
     /// The guest's capability calls, counted as it made them.
     pub(super) counts: RequestCounts,
+    /// Where `snapshot-store` reads: local files and the object stores.
+    pub(super) stores: crate::stores::SnapshotStores,
 }
 
 impl<C> HostState<C> {
@@ -52,6 +54,7 @@ impl<C> HostState<C> {
             limits,
             last_poll: None,
             counts: RequestCounts::default(),
+            stores: crate::stores::SnapshotStores::default(),
         }
     }
 }
@@ -319,6 +322,47 @@ impl<C: StoreCapabilities> operator_events::Host for HostState<C> {
         self.events
             .with(|events| events.retrying(&message, remaining_ms));
         Ok(())
+    }
+}
+
+impl<C: StoreCapabilities> snapshot_store::Host for HostState<C> {
+    fn read(
+        &mut self,
+        location: String,
+        max_bytes: u64,
+    ) -> wasmtime::Result<Result<Vec<u8>, snapshot_store::StoreError>> {
+        let started = Instant::now();
+        let answer = Ok(self.stores.read(&location, max_bytes).map_err(store_error));
+        traced(
+            || format!("snapshot-store read {location}"),
+            started,
+            answer,
+        )
+    }
+
+    fn list_folder(
+        &mut self,
+        location: String,
+    ) -> wasmtime::Result<Result<Vec<String>, snapshot_store::StoreError>> {
+        let started = Instant::now();
+        let answer = Ok(self.stores.list(&location).map_err(store_error));
+        traced(
+            || format!("snapshot-store list-folder {location}"),
+            started,
+            answer,
+        )
+    }
+}
+
+fn store_error(error: crate::stores::StoreError) -> snapshot_store::StoreError {
+    use crate::stores::StoreError as E;
+    match error {
+        E::NotFound(s) => snapshot_store::StoreError::NotFound(s),
+        E::Denied(s) => snapshot_store::StoreError::Denied(s),
+        E::Unreachable(s) => snapshot_store::StoreError::Unreachable(s),
+        E::Unsupported(s) => snapshot_store::StoreError::Unsupported(s),
+        E::TooLarge(n) => snapshot_store::StoreError::TooLarge(n),
+        E::Failed(s) => snapshot_store::StoreError::Failed(s),
     }
 }
 

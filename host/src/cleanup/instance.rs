@@ -7,8 +7,8 @@ use super::imports::{HostState, take_records};
 use super::{
     ApplyFailure, ApplyOptions, ApplyReport, CALL_LIMIT, Caps, CleanupError, MarkerFilesPlan,
     MarkerSource, OperatorRef, PartitionPreview, Plan, RecoveryMarker, RecoveryPolicy,
-    RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, SnapshotFile, SnapshotFileRef,
-    SnapshotSummary, StatusReport, bindings, epoch_ticks,
+    RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, SnapshotFailure, SnapshotFile,
+    SnapshotFileRef, SnapshotPlan, SnapshotSummary, StatusReport, bindings, epoch_ticks,
 };
 use crate::kafka::{KafkaSettings, RequestCounts};
 
@@ -40,6 +40,35 @@ impl CleanupInstance {
     /// The capability calls this instance's component made, by kind.
     pub fn counts(&self) -> RequestCounts {
         self.store.data().counts
+    }
+
+    /// Reads snapshots with these stores from now on (`--flink-config`).
+    pub fn use_snapshot_stores(&mut self, stores: crate::stores::SnapshotStores) {
+        self.store.data_mut().stores = stores;
+    }
+
+    /// The plan of a snapshot's markers, read through `snapshot-store` (`snapshots.plan-snapshot`).
+    pub fn plan_snapshot(
+        &mut self,
+        location: &str,
+        recovery_point: Option<&str>,
+        operator: &OperatorRef,
+    ) -> wasmtime::Result<Result<SnapshotPlan, SnapshotFailure>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_snapshots()
+            .call_plan_snapshot(&mut self.store, location, recovery_point, operator)
+    }
+
+    /// What a snapshot holds, read through `snapshot-store` (`snapshots.inspect`).
+    pub fn inspect_stored_snapshot(
+        &mut self,
+        location: &str,
+    ) -> wasmtime::Result<Result<SnapshotSummary, SnapshotFailure>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_snapshots()
+            .call_inspect(&mut self.store, location)
     }
 
     pub fn verify_plan(&mut self, json: &str) -> wasmtime::Result<Result<Plan, CleanupError>> {

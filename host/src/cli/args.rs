@@ -200,9 +200,10 @@ pub struct PlanArgs {
     /// line), a directory of *.json marker files, or - for standard input.
     #[arg(long, num_args = 1.., value_name = "PATH", requires = "recovery_point")]
     pub markers: Vec<PathBuf>,
-    /// The checkpoint or savepoint the markers come from, exactly as you will name it later
-    /// (with --markers; with --checkpoint it is the checkpoint path as given).
-    #[arg(long, value_name = "ID", conflicts_with = "checkpoint")]
+    /// The checkpoint or savepoint the markers come from, exactly as you will name it later.
+    /// Required with --markers; with --checkpoint it defaults to the location as given, and
+    /// names the original location of a snapshot copied from where the job keeps it.
+    #[arg(long, value_name = "ID")]
     pub recovery_point: Option<String>,
     #[command(flatten)]
     pub snapshot: CheckpointArgs,
@@ -233,10 +234,19 @@ pub struct PlanArgs {
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {
     /// Read the markers straight from a Flink checkpoint or savepoint (its directory or its
-    /// _metadata file), as the Flink Agents Java tool's `plan --checkpoint` does, with no JVM.
-    /// The path, exactly as given, names the recovery point (the plan's sourceRecoveryPoint).
-    #[arg(long, value_name = "PATH")]
-    pub checkpoint: Option<PathBuf>,
+    /// _metadata file), as the Flink Agents Java tool's `plan --checkpoint` does, with no JVM:
+    /// a local path or a URI where Flink keeps it (file://, s3://, s3a://, s3p://, gs://,
+    /// wasb[s]://, abfs[s]://). The location, exactly as given, names the recovery point (the
+    /// plan's sourceRecoveryPoint) unless --recovery-point names another.
+    #[arg(long, value_name = "LOCATION")]
+    pub checkpoint: Option<String>,
+    /// Flink's configuration (config.yaml or flink-conf.yaml, or the directory holding it),
+    /// read for the store settings the job's filesystem plugins use: s3.endpoint,
+    /// s3.access-key, s3.secret-key, s3.path.style.access, fs.azure.account.key.*. Default:
+    /// the one in FLINK_CONF_DIR. The cloud's own environment (AWS_*, GOOGLE_*, AZURE_*) is read
+    /// too; Flink's settings win.
+    #[arg(long, value_name = "PATH", env = "ASC_FLINK_CONFIG")]
+    pub flink_config: Option<PathBuf>,
     /// With --checkpoint (or plan --retained): the uid the job gave the Flink Agents action
     /// operator.
     #[arg(long, value_name = "UID", conflicts_with = "operator_uid_hash")]
@@ -259,9 +269,13 @@ fn fraction(text: &str) -> Result<f64, String> {
 
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
-    /// The checkpoint or savepoint directory, or its _metadata file.
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    /// The checkpoint or savepoint directory, or its _metadata file: a local path or a URI
+    /// (file://, s3://, gs://, abfss://… as for plan --checkpoint).
+    #[arg(value_name = "LOCATION")]
+    pub path: String,
+    /// Flink's configuration, for the store settings (as for plan --checkpoint).
+    #[arg(long, value_name = "PATH", env = "ASC_FLINK_CONFIG")]
+    pub flink_config: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
 }

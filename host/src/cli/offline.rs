@@ -14,7 +14,7 @@ use super::failure::Failure;
 use super::inputs::{plan_marker_files, read_text};
 use super::output::{offsets_json, print_json, table};
 use super::session::{Progress, answer, instance, kafka_settings, offline_instance};
-use super::snapshot::{SnapshotOnDisk, operator, selected};
+use super::snapshot::{SnapshotAt, operator, selected, use_flink_config};
 use super::wide;
 
 pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
@@ -26,7 +26,9 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
         )));
     }
     let mut instance = offline_instance()?;
+    use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
     let mut retained = None;
+    let mut reads = None;
     let MarkerFilesPlan { plan, markers } = match selected(&args.snapshot) {
         _ if !args.retained.is_empty() => {
             let operator = operator(&args.snapshot, "--retained")?;
@@ -36,7 +38,17 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             planned
         }
         selection => match selection? {
-            Some((snapshot, operator)) => snapshot.plan(&mut instance, operator)?,
+            Some((snapshot, operator)) => {
+                let planned =
+                    snapshot.plan(&mut instance, &operator, args.recovery_point.as_deref())?;
+                reads = Some(
+                    json!({ "requests": planned.reads.requests, "bytes": planned.reads.bytes }),
+                );
+                MarkerFilesPlan {
+                    plan: planned.plan,
+                    markers: planned.markers,
+                }
+            }
             None => {
                 let recovery_point = args
                     .recovery_point
@@ -73,7 +85,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let Some(output) = &args.output else {
         if args.out.json {
             print_json(
-                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review), "retained": retained_json }),
+                &json!({ "planId": plan.plan_id, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review), "retained": retained_json, "snapshotReads": reads }),
             );
         } else {
             out!("{text}");
@@ -96,7 +108,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     let absolute = std::path::absolute(output).unwrap_or_else(|_| output.clone());
     if args.out.json {
         print_json(
-            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review), "retained": retained_json }),
+            &json!({ "planId": plan.plan_id, "output": absolute, "markers": markers, "plan": plan_json(&plan), "preview": review_json(&review), "retained": retained_json, "snapshotReads": reads }),
         );
     } else {
         outln!(
@@ -220,8 +232,9 @@ pub fn verify(args: &VerifyArgs) -> Result<(), Failure> {
 }
 
 pub fn snapshot(args: &SnapshotArgs) -> Result<(), Failure> {
-    let snapshot = SnapshotOnDisk::open(&args.path)?;
+    let snapshot = SnapshotAt::new(args.path.clone());
     let mut instance = offline_instance()?;
+    use_flink_config(&mut instance, args.flink_config.as_deref())?;
     let summary = snapshot.inspect(&mut instance)?;
     if args.out.json {
         print_json(&super::snapshot::summary_json(&snapshot.location, &summary));

@@ -169,6 +169,7 @@ fn live_summary(live: &[LivePartition]) -> String {
 
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
+    super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
     let markers = match selected(&args.snapshot)? {
         Some((snapshot, operator)) => snapshot.marker_texts(&mut instance, operator)?,
         None => load_markers(&mut instance, &args.markers)?,

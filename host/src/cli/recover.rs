@@ -117,6 +117,7 @@ fn below_boundary(
 
 pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(session::Progress))?;
+    super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
     let markers = match selected(&args.snapshot)? {
         Some((snapshot, operator)) => snapshot.marker_texts(&mut instance, operator)?,
         None => load_markers(&mut instance, &args.markers)?,

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::failure::Failure;
 use super::output::offsets_json;
 use super::session::answer;
-use super::snapshot::SnapshotOnDisk;
+use super::snapshot::SnapshotAt;
 
 /// Folders of a job's checkpoint directory that hold state files, never a snapshot of their own.
 const STATE_FOLDERS: [&str; 2] = ["shared", "taskowned"];
@@ -201,8 +201,8 @@ pub fn plan(
     let mut points = Vec::new();
     let mut plans = Vec::new();
     for path in &snapshots {
-        let point = SnapshotOnDisk::open(path)
-            .and_then(|snapshot| snapshot.plan(instance, operator.clone()))
+        let point = SnapshotAt::new(path.display().to_string())
+            .plan(instance, operator, None)
             .map_err(|failure| {
                 let location = path.display();
                 Failure {

@@ -1,104 +1,39 @@
-//! Flink checkpoints and savepoints on disk: `plan --checkpoint` and `snapshot`. The component
-//! reads `_metadata` and names the state files it needs; this module only reads bytes.
-
-use std::path::{Path, PathBuf};
+//! Flink checkpoints and savepoints, wherever they are kept: `plan --checkpoint`, `snapshot`
+//! and `check-recovery --checkpoint`. The component reads them through the `snapshot-store`
+//! import (local files and the object stores, `crate::stores`) and decides which files it needs.
 
 use action_state_cleanup::cleanup::{
-    CleanupInstance, MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotSource,
+    CleanupInstance, OperatorRef, SnapshotFailure, SnapshotPlan, SnapshotStoreError,
     SnapshotSummary,
 };
 
 use super::args::CheckpointArgs;
-use super::failure::Failure;
+use super::failure::{FAILED, Failure, REFUSED};
 use super::session::answer;
 
-/// A snapshot as the operator named it: `location` exactly as given (it becomes the plan's
-/// `sourceRecoveryPoint`, as in the Java tool), its directory and `_metadata` bytes.
-pub struct SnapshotOnDisk {
+/// A snapshot as the operator named it: a directory or `_metadata` path, or a store URI
+/// (`s3://…`). The location exactly as given becomes the plan's `sourceRecoveryPoint`, as in
+/// the Java tool, unless `--recovery-point` names where the job will restore it from.
+pub struct SnapshotAt {
     pub location: String,
-    directory: PathBuf,
-    pub metadata: Vec<u8>,
 }
 
-/// The largest `_metadata` or state file read: far above any marker state, far below memory.
-const MAX_FILE_BYTES: u64 = 1 << 30;
-
-impl SnapshotOnDisk {
-    /// `path` is the snapshot directory or its `_metadata` file.
-    pub fn open(path: &Path) -> Result<Self, Failure> {
-        let location = path.to_string_lossy().into_owned();
-        let (directory, metadata_path) = if path.is_dir() {
-            (path.to_path_buf(), path.join("_metadata"))
-        } else {
-            let directory = path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from("."));
-            (directory, path.to_path_buf())
-        };
-        if !metadata_path.is_file() {
-            return Err(Failure::refused(format!(
-                "{} is not a Flink checkpoint or savepoint: {} does not exist (give the snapshot directory or its _metadata file)",
-                path.display(),
-                metadata_path.display()
-            )));
+impl SnapshotAt {
+    pub fn new(location: impl Into<String>) -> Self {
+        SnapshotAt {
+            location: location.into(),
         }
-        let metadata = read_file(&metadata_path)?;
-        Ok(SnapshotOnDisk {
-            location,
-            directory,
-            metadata,
-        })
     }
 
-    /// Reads the state files the component asks for (`None`: those of every marker operator).
-    pub fn files(
-        &self,
-        instance: &mut CleanupInstance,
-        operator: Option<&OperatorRef>,
-    ) -> Result<Vec<SnapshotFile>, Failure> {
-        let needed = instance.snapshot_files(&self.location, &self.metadata, operator);
-        let needed = answer(instance, needed)?;
-        needed
-            .into_iter()
-            .map(|file| {
-                let path = if file.path.starts_with('/') {
-                    PathBuf::from(&file.path)
-                } else {
-                    self.directory.join(&file.path)
-                };
-                let bytes = read_file(&path).map_err(|mut failure| {
-                    failure.message = format!(
-                        "snapshot {} keeps markers in {} (recorded as {}): {}",
-                        self.location,
-                        path.display(),
-                        file.written,
-                        failure.message
-                    );
-                    failure
-                })?;
-                Ok(SnapshotFile {
-                    path: file.path,
-                    bytes,
-                })
-            })
-            .collect()
-    }
-
-    /// The plan of `operator`'s markers.
+    /// The plan of `operator`'s markers, with what reading the snapshot cost.
     pub fn plan(
         &self,
         instance: &mut CleanupInstance,
-        operator: OperatorRef,
-    ) -> Result<MarkerFilesPlan, Failure> {
-        let files = self.files(instance, Some(&operator))?;
-        let source = MarkerSource::Snapshot(SnapshotSource {
-            metadata: self.metadata.clone(),
-            operator,
-            files,
-        });
-        let planned = instance.plan(&self.location, &source);
-        answer(instance, planned)
+        operator: &OperatorRef,
+        recovery_point: Option<&str>,
+    ) -> Result<SnapshotPlan, Failure> {
+        let planned = instance.plan_snapshot(&self.location, recovery_point, operator);
+        stored(instance, planned)
     }
 
     /// `operator`'s markers as marker texts (versioned or legacy), for the recovery check: a
@@ -109,12 +44,12 @@ impl SnapshotOnDisk {
         operator: OperatorRef,
     ) -> Result<Vec<String>, Failure> {
         let summary = self.inspect(instance)?;
-        // Refuses an operator that is not there, naming those that are.
-        let needed = instance.snapshot_files(&self.location, &self.metadata, Some(&operator));
-        answer(instance, needed)?;
         let id = instance.operator_id(&operator);
         let id = answer(instance, id)?;
         let Some(op) = summary.operators.iter().find(|op| op.id == id) else {
+            // Planning names the operators that are there, in the component's words.
+            let refused = instance.plan_snapshot(&self.location, None, &operator);
+            stored(instance, refused)?;
             return Err(Failure::refused(format!(
                 "snapshot {} has no operator {id}",
                 self.location
@@ -139,31 +74,76 @@ impl SnapshotOnDisk {
 
     /// Every operator, with the markers of those that keep them.
     pub fn inspect(&self, instance: &mut CleanupInstance) -> Result<SnapshotSummary, Failure> {
-        let files = self.files(instance, None)?;
-        let summary = instance.inspect_snapshot(&self.location, &self.metadata, &files);
-        answer(instance, summary)
+        let summary = instance.inspect_stored_snapshot(&self.location);
+        stored(instance, summary)
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|e| Failure::refused(format!("cannot read {}: {e}", path.display())))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::failed(format!("cannot read {}: {e}", path.display())))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Failure::refused(format!(
-            "{} is larger than {MAX_FILE_BYTES} bytes, more than any snapshot file this tool reads",
-            path.display()
-        )));
+/// A snapshot answer as a command result: a refused snapshot in the component's words (exit
+/// 3), a store that did not give a file as the component said it (exit 3 when the file or
+/// scheme is not there, 4 when the store could not be read).
+pub fn stored<T>(
+    instance: &mut CleanupInstance,
+    result: wasmtime::Result<Result<T, SnapshotFailure>>,
+) -> Result<T, Failure> {
+    match result {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(SnapshotFailure::Refused(error))) => answer(instance, Ok(Err(error))),
+        Ok(Err(SnapshotFailure::Store(failure))) => {
+            let (code, kind, hint) = match &failure.error {
+                SnapshotStoreError::NotFound(_) => (REFUSED, "refused", None),
+                SnapshotStoreError::Unsupported(_) | SnapshotStoreError::TooLarge(_) => {
+                    (REFUSED, "refused", None)
+                }
+                SnapshotStoreError::Denied(_) => (
+                    FAILED,
+                    "snapshot-store",
+                    Some(
+                        "give the CLI the credentials the job's Flink uses: the cloud's environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_KEY…) or Flink's configuration (--flink-config or FLINK_CONF_DIR)",
+                    ),
+                ),
+                SnapshotStoreError::Unreachable(_) => (
+                    FAILED,
+                    "snapshot-store",
+                    Some(
+                        "check the store's endpoint (AWS_ENDPOINT_URL, s3.endpoint in Flink's configuration) and that it is reachable from here",
+                    ),
+                ),
+                SnapshotStoreError::Failed(_) => (FAILED, "snapshot-store", None),
+            };
+            Err(Failure {
+                code,
+                kind,
+                message: failure.message,
+                hint: hint.map(str::to_owned),
+                violations: None,
+            })
+        }
+        Err(trap) => Err(Failure::internal(&trap)),
     }
-    Ok(bytes)
+}
+
+/// Reads snapshots with Flink's configuration at `flink_config` when the operator named one.
+pub fn use_flink_config(
+    instance: &mut CleanupInstance,
+    flink_config: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    if let Some(path) = flink_config {
+        if !path.exists() {
+            return Err(Failure::usage(format!(
+                "--flink-config {}: no such file or directory (give Flink's config.yaml or flink-conf.yaml, or its conf directory)",
+                path.display()
+            )));
+        }
+        instance.use_snapshot_stores(
+            action_state_cleanup::stores::SnapshotStores::with_flink_config(path.to_path_buf()),
+        );
+    }
+    Ok(())
 }
 
 /// The snapshot and operator that `--checkpoint` and `--operator-uid(-hash)` name, if any.
-pub fn selected(args: &CheckpointArgs) -> Result<Option<(SnapshotOnDisk, OperatorRef)>, Failure> {
+pub fn selected(args: &CheckpointArgs) -> Result<Option<(SnapshotAt, OperatorRef)>, Failure> {
     let Some(checkpoint) = &args.checkpoint else {
         if args.operator_uid.is_some() || args.operator_uid_hash.is_some() {
             return Err(Failure::usage(
@@ -173,7 +153,7 @@ pub fn selected(args: &CheckpointArgs) -> Result<Option<(SnapshotOnDisk, Operato
         return Ok(None);
     };
     Ok(Some((
-        SnapshotOnDisk::open(checkpoint)?,
+        SnapshotAt::new(checkpoint.clone()),
         operator(args, "--checkpoint")?,
     )))
 }

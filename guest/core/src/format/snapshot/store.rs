@@ -178,7 +178,7 @@ impl StoredSnapshot {
                 let mut failure = store_failure(&location, error);
                 if let SnapshotFailure::Store { message, .. } = &mut failure {
                     *message = format!(
-                        "Snapshot {} keeps the markers in {location} (recorded as {}): {message}",
+                        "Snapshot {} keeps markers in {location} (recorded as {}): {message}",
                         self.location, file.written
                     );
                 }

@@ -1,0 +1,96 @@
+//! The `snapshots` export: the core's store-driven snapshot reader over the `snapshot-store`
+//! import. The host answers reads by location; every decision is the core's.
+
+use action_state_core as core;
+use core::snapshot::store::{SnapshotFailure, SnapshotStore, StoreError, StoredSnapshot};
+
+use crate::Component;
+use crate::bindings::action_state::cleanup::snapshot_store as wit_store;
+use crate::bindings::exports::action_state::cleanup::plans::{OperatorRef, SnapshotSummary};
+use crate::bindings::exports::action_state::cleanup::snapshots::{
+    self as wit, Guest, Reads, SnapshotPlan,
+};
+use crate::plans::{count, operator_ref, snapshot_operator};
+
+/// The store the host imports, as the core sees it: each method is one import call.
+struct HostStore;
+
+impl SnapshotStore for HostStore {
+    fn read(&mut self, location: &str, max_bytes: u64) -> Result<Vec<u8>, StoreError> {
+        wit_store::read(location, max_bytes).map_err(from_wit)
+    }
+
+    fn list(&mut self, location: &str) -> Result<Vec<String>, StoreError> {
+        wit_store::list_folder(location).map_err(from_wit)
+    }
+}
+
+fn from_wit(error: wit_store::StoreError) -> StoreError {
+    match error {
+        wit_store::StoreError::NotFound(s) => StoreError::NotFound(s),
+        wit_store::StoreError::Denied(s) => StoreError::Denied(s),
+        wit_store::StoreError::Unreachable(s) => StoreError::Unreachable(s),
+        wit_store::StoreError::Unsupported(s) => StoreError::Unsupported(s),
+        wit_store::StoreError::TooLarge(n) => StoreError::TooLarge(n),
+        wit_store::StoreError::Failed(s) => StoreError::Failed(s),
+    }
+}
+
+fn to_wit(error: StoreError) -> wit_store::StoreError {
+    match error {
+        StoreError::NotFound(s) => wit_store::StoreError::NotFound(s),
+        StoreError::Denied(s) => wit_store::StoreError::Denied(s),
+        StoreError::Unreachable(s) => wit_store::StoreError::Unreachable(s),
+        StoreError::Unsupported(s) => wit_store::StoreError::Unsupported(s),
+        StoreError::TooLarge(n) => wit_store::StoreError::TooLarge(n),
+        StoreError::Failed(s) => wit_store::StoreError::Failed(s),
+    }
+}
+
+fn failure(failure: SnapshotFailure) -> wit::SnapshotFailure {
+    match failure {
+        SnapshotFailure::Refused(error) => wit::SnapshotFailure::Refused(error.into()),
+        SnapshotFailure::Store {
+            location,
+            error,
+            message,
+        } => wit::SnapshotFailure::Store(wit::StoreFailure {
+            location,
+            error: to_wit(error),
+            message,
+        }),
+    }
+}
+
+impl Guest for Component {
+    fn plan_snapshot(
+        location: String,
+        recovery_point: Option<String>,
+        operator: OperatorRef,
+    ) -> Result<SnapshotPlan, wit::SnapshotFailure> {
+        let operator = operator_ref(operator);
+        let planned = StoredSnapshot::open(&mut HostStore, &location)
+            .and_then(|mut s| s.plan(&mut HostStore, recovery_point.as_deref(), &operator))
+            .map_err(failure)?;
+        Ok(SnapshotPlan {
+            plan: planned.plan.into(),
+            markers: count(planned.markers),
+            reads: Reads {
+                requests: planned.reads.requests,
+                bytes: planned.reads.bytes,
+            },
+        })
+    }
+
+    fn inspect(location: String) -> Result<SnapshotSummary, wit::SnapshotFailure> {
+        let (format_version, checkpoint_id, operators) =
+            StoredSnapshot::open(&mut HostStore, &location)
+                .and_then(|mut s| s.inspect(&mut HostStore))
+                .map_err(failure)?;
+        Ok(SnapshotSummary {
+            format_version,
+            checkpoint_id,
+            operators: operators.into_iter().map(snapshot_operator).collect(),
+        })
+    }
+}
