@@ -191,20 +191,21 @@ class Cleanup:
         path: Union[str, "os.PathLike[str]"],
         operator_uid: Optional[str] = None,
         operator_uid_hash: Optional[str] = None,
+        recovery_point: Optional[str] = None,
     ) -> Plan:
         """The plan of a Flink checkpoint or savepoint, read straight from its files (the Java
         tool's `plan --checkpoint PATH --operator-uid UID`, no JVM): `path` is the snapshot
-        directory or its `_metadata`, and becomes the plan's `sourceRecoveryPoint` as given.
+        directory or its `_metadata`, a local path or a URI (``s3://…``: read through fsspec),
+        and becomes the plan's `sourceRecoveryPoint` as given unless `recovery_point` names the
+        original location of a copied snapshot. Raises `SnapshotUnavailable` for a file the store
+        did not give.
         Give exactly one of `operator_uid` and `operator_uid_hash`. Raises `InvalidSnapshot` for
         a file that cannot be read, `InvalidMarker` with the Java tool's facts, `InvalidArgument`
         for an operator that is not there (the message lists those that are)."""
         if (operator_uid is None) == (operator_uid_hash is None):
             raise TypeError("give exactly one of operator_uid and operator_uid_hash")
         operator = Variant("uid", operator_uid) if operator_uid is not None else Variant("uid-hash", operator_uid_hash)
-        location, directory, metadata = convert.read_snapshot(path)
-        files = self._snapshot_files(location, directory, metadata, operator)
-        source = Variant("snapshot", record(metadata=metadata, operator=operator, files=files))
-        planned = self._answer(self._call("plans", "compute-plan", location, source))
+        planned = self._snapshot_answer(self._call("snapshots", "plan-snapshot", os.fspath(path), recovery_point, operator))
         return convert.plan_of(planned.plan)
 
     def inspect_snapshot(self, path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
@@ -212,19 +213,21 @@ class Cleanup:
         `snapshot-summary` with snake_case keys (`format_version`, `checkpoint_id`, `operators`,
         each with `id`, `uid`, `name`, `parallelism`, `operator_states`, `keyed_state`,
         `channel_state`, and `markers` for the operators that keep recovery markers)."""
-        location, directory, metadata = convert.read_snapshot(path)
-        files = self._snapshot_files(location, directory, metadata, None)
-        return convert.snake(self._answer(self._call("plans", "inspect-snapshot", location, metadata, files)))
+        return convert.snake(self._snapshot_answer(self._call("snapshots", "inspect", os.fspath(path))))
 
-    def _snapshot_files(self, location: str, directory: str, metadata: bytes, operator: Any) -> List[Any]:
-        """Reads the state files the component asks for: this host only reads bytes."""
-        needed = self._answer(self._call("plans", "snapshot-files", location, metadata, operator))
-        files = []
-        for file in needed:
-            path = file.path if file.path.startswith("/") else os.path.join(directory, file.path)
-            with open(path, "rb") as handle:
-                files.append(record(path=file.path, bytes=handle.read()))
-        return files
+    def _snapshot_answer(self, outcome: Any) -> Any:
+        """The ok value of a `result<_, snapshot-failure>`, or the matching exception."""
+        tag, value = outcome
+        if tag == "ok":
+            return value
+        # `snapshot-failure`'s cases hold a variant and a record, so the value arrives untagged.
+        if isinstance(value, Variant):
+            raise self._error(value)
+        failure = value
+        error = errors.SnapshotUnavailable("snapshot-store", failure.message, convert.plain(failure.error.payload))
+        error.reason = failure.error.tag
+        error.location = failure.location
+        raise error
 
     def split_markers(self, text: Union[str, bytes]) -> List[str]:
         """The exact text of each marker in a marker file's text: a JSON array gives its

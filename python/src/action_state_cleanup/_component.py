@@ -22,7 +22,7 @@ from wasmtime import Config, Engine, Store, WasmtimeError
 from wasmtime.component import Component, Linker, Record, ResourceAny, ResourceHost, ResourceType, Variant
 from wasmtime.component import _types as _wasmtime_types
 
-from . import _values
+from . import _snapshot_store, _values
 from ._kafka_admin import TopicMetadata
 from ._kafka_config import KafkaCapabilities
 from ._kafka_consumer import Consumer, Polled
@@ -412,6 +412,10 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
             events.add_func("before-commit", before_commit)
             events.add_func("committed", committed)
             events.add_func("retrying", retrying)
+
+        with root.add_instance(interface("snapshot-store")) as snapshots:
+            snapshots.add_func("read", lambda _store, location, max_bytes: _snapshot_store.read(location, max_bytes))
+            snapshots.add_func("list-folder", lambda _store, location: _snapshot_store.list_folder(location))
     return linker
 
 

@@ -65,17 +65,6 @@ def snake(value: Any) -> Any:
     return value
 
 
-def read_snapshot(path: Union[str, "os.PathLike[str]"]) -> Tuple[str, str, bytes]:
-    """The snapshot as given (its directory or `_metadata`), its directory, `_metadata`'s bytes."""
-    location = os.fspath(path)
-    if os.path.isdir(location):
-        directory, metadata_path = location, os.path.join(location, "_metadata")
-    else:
-        directory, metadata_path = os.path.dirname(location) or ".", location
-    with open(metadata_path, "rb") as handle:
-        return location, directory, handle.read()
-
-
 def plan_of(value: Any) -> Plan:
     return Plan(
         schema_version=field(value, "schema_version"),

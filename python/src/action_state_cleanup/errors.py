@@ -152,6 +152,15 @@ class InternalError(CleanupError):
     """A trap or runtime failure inside the component: never the caller's input."""
 
 
+class SnapshotUnavailable(CleanupError):
+    """A snapshot's store did not give one of its files: ``reason`` is the WIT `store-error` case
+    (``not-found``, ``denied``, ``unreachable``, ``unsupported``, ``too-large``, ``failed``),
+    ``location`` the object asked for; the message is the component's sentence. Nothing was done."""
+
+    reason: str
+    location: str
+
+
 #: WIT case name -> (exception class, payload field names or None for a string payload).
 ERROR_CASES: Dict[str, Tuple[Type[CleanupError], Optional[Tuple[str, ...]]]] = {
     "invalid-plan": (InvalidPlan, None),

@@ -58,6 +58,11 @@ final class CleanupWit {
       new Record(List.of(STRING, Prim.U32, Prim.U16, Prim.U16));
   static final AbiType REVIEW = Variant.enumOf(2);
 
+  // --- snapshot-store --------------------------------------------------------------------------
+  /** {@code store-error}: not-found, denied, unreachable, unsupported, too-large(u64), failed. */
+  static final AbiType STORE_ERROR =
+      new Variant(List.of(STRING, STRING, STRING, STRING, Prim.U64, STRING));
+
   // --- coordinator -----------------------------------------------------------------------------
   static final AbiType APPLY_OPTIONS =
       new Record(List.of(STRING, Variant.option(Prim.U16), Prim.BOOL, Prim.BOOL));
@@ -249,6 +254,15 @@ final class CleanupWit {
           Variant.option(NEW_CONTROL_TOPIC));
   static final Function COMMITTED = f("operator-events", "committed", null, STRING);
   static final Function RETRYING = f("operator-events", "retrying", null, STRING, Prim.U64);
+  static final Function STORE_READ =
+      f(
+          "snapshot-store",
+          "read",
+          Variant.result(new ListOf(Prim.U8), STORE_ERROR),
+          STRING,
+          Prim.U64);
+  static final Function STORE_LIST_FOLDER =
+      f("snapshot-store", "list-folder", Variant.result(STRING_LIST, STORE_ERROR), STRING);
 
   /** The capability imports (both worlds), then {@code operator-events} (cleanup only). */
   static final List<Function> IMPORTS =
@@ -271,7 +285,9 @@ final class CleanupWit {
           CONSUMER_DROP,
           BEFORE_COMMIT,
           COMMITTED,
-          RETRYING);
+          RETRYING,
+          STORE_READ,
+          STORE_LIST_FOLDER);
 
   // --- exports ---------------------------------------------------------------------------------
   static final Function APPLY =

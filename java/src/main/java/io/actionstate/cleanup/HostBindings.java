@@ -212,6 +212,8 @@ final class HostBindings {
         host.events.retrying((String) args[0], (Long) args[1]);
         return null;
       };
+      case "snapshot-store read" -> args -> SnapshotFiles.read((String) args[0], (Long) args[1]);
+      case "snapshot-store list-folder" -> args -> SnapshotFiles.list((String) args[0]);
       default -> throw new IllegalStateException("no binding for " + f.iface() + " " + f.name());
     };
   }

@@ -40,6 +40,7 @@ class WitLayoutTest {
           Wit.witText("marker-planning.wit"),
           Wit.witText("coordinator.wit"),
           Wit.witText("recovery.wit"),
+          Wit.witText("snapshots.wit"),
           Wit.witText("suite.wit"));
 
   /** The layout the WIT declares for {@code iface#name}: parameters, then the result. */

@@ -1,0 +1,431 @@
+//! Snapshots where Flink keeps them: every real Flink fixture, uploaded as it is to a real S3 API
+//! server (moto's, started by `scripts/stores`), plans from its `s3://` URI byte for byte as its
+//! local copy plans with that URI as `--recovery-point`; `snapshot` lists the same; the store's
+//! endpoint and keys come from the AWS environment or from Flink's own configuration file; a
+//! missing snapshot, a store that is down and refused credentials are each told apart, naming
+//! the URI, within seconds, and never print a secret.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test harness: a failure is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[path = "support/stores.rs"]
+mod stores;
+mod support;
+
+use support::{error_kind, expect_code, json_doc, scratch, stderr, stdout, unique};
+
+const SECRET: &str = "s3cr3t-never-printed";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The bucket holding `fixtures/snapshots` under `flink/`, uploaded once per test process.
+fn bucket() -> &'static str {
+    static BUCKET: OnceLock<String> = OnceLock::new();
+    BUCKET.get_or_init(|| {
+        let endpoint = stores::s3_endpoint();
+        let bucket = unique("snapshots").to_ascii_lowercase().replace('_', "-");
+        stores::create_bucket(endpoint, &bucket);
+        let uploaded = stores::upload_tree(
+            endpoint,
+            &bucket,
+            &repo().join("fixtures/snapshots"),
+            "flink",
+        );
+        assert!(uploaded > 50, "uploaded {uploaded} fixture files");
+        bucket
+    })
+}
+
+/// The CLI from the repository root with none of the caller's store settings, and `envs`.
+fn cli(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(support::CLI);
+    command.args(args).current_dir(repo());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("AWS_") || key == "FLINK_CONF_DIR" || key == "ASC_FLINK_CONFIG" {
+            command.env_remove(key);
+        }
+    }
+    // No instance-metadata lookups, no shared credentials of the machine.
+    command.env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent");
+    command.env("AWS_EC2_METADATA_DISABLED", "true");
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    command.output().expect("the CLI runs")
+}
+
+fn aws_env(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ENDPOINT_URL", endpoint.to_owned()),
+        ("AWS_ACCESS_KEY_ID", "testing".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", SECRET.to_owned()),
+        ("AWS_REGION", "us-east-1".to_owned()),
+    ]
+}
+
+fn with_aws(args: &[&str], endpoint: &str) -> Output {
+    let envs = aws_env(endpoint);
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    cli(args, &envs)
+}
+
+/// Every fixture case: its snapshot directory relative to `fixtures/snapshots`, and the
+/// operator arguments its `expected.json` names.
+fn cases() -> Vec<(String, Vec<String>)> {
+    let root = repo().join("fixtures/snapshots");
+    let mut cases = Vec::new();
+    for line in std::fs::read_dir(&root).unwrap() {
+        let line = line.unwrap().path();
+        if !line.is_dir() {
+            continue;
+        }
+        for case in std::fs::read_dir(&line).unwrap() {
+            let expected = case.unwrap().path().join("expected.json");
+            if !expected.is_file() {
+                continue;
+            }
+            let expected: Value =
+                serde_json::from_str(&std::fs::read_to_string(&expected).unwrap()).unwrap();
+            let dir = expected["checkpoint"]
+                .as_str()
+                .unwrap()
+                .strip_prefix("fixtures/snapshots/")
+                .unwrap()
+                .to_owned();
+            let operator = match expected["operatorUid"].as_str() {
+                Some(uid) => vec!["--operator-uid".to_owned(), uid.to_owned()],
+                None => vec![
+                    "--operator-uid-hash".to_owned(),
+                    expected["operatorUidHash"].as_str().unwrap().to_owned(),
+                ],
+            };
+            cases.push((dir, operator));
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 18, "fixture cases: {cases:?}");
+    cases
+}
+
+fn args<'a>(head: &[&'a str], operator: &'a [String]) -> Vec<&'a str> {
+    let mut all = head.to_vec();
+    all.extend(operator.iter().map(String::as_str));
+    all
+}
+
+#[test]
+fn every_fixture_plans_from_s3_byte_for_byte_as_its_local_copy_with_the_uri_as_recovery_point() {
+    let endpoint = stores::s3_endpoint();
+    let bucket = bucket();
+    let mut planned = 0;
+    for (dir, operator) in cases() {
+        let uri = format!("s3://{bucket}/flink/{dir}");
+        let local = format!("fixtures/snapshots/{dir}");
+        let from_s3 = with_aws(&args(&["plan", "--checkpoint", &uri], &operator), endpoint);
+        let from_disk = cli(
+            &args(
+                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
+                &operator,
+            ),
+            &[],
+        );
+        assert_eq!(
+            from_s3.status.code(),
+            from_disk.status.code(),
+            "{dir}: {}",
+            stderr(&from_s3)
+        );
+        if from_disk.status.success() {
+            assert_eq!(stdout(&from_s3), stdout(&from_disk), "{dir}");
+            assert!(
+                stdout(&from_s3).contains(&format!("\"sourceRecoveryPoint\" : \"{uri}\"")),
+                "{dir}: {}",
+                stdout(&from_s3)
+            );
+            planned += 1;
+        } else {
+            // The same refusal, naming the URI where the local run names its path.
+            assert_eq!(
+                stderr(&from_s3),
+                stderr(&from_disk).replace(&local, &uri),
+                "{dir}"
+            );
+        }
+        assert!(!stderr(&from_s3).contains(SECRET));
+    }
+    assert!(planned >= 8, "cases planned: {planned}");
+}
+
+#[test]
+fn a_checkpoint_reads_its_shared_state_and_reports_what_it_read() {
+    let endpoint = stores::s3_endpoint();
+    let dir = "flink-2.2/checkpoint-rocksdb-incremental/00000000000000000000000000002103/chk-2";
+    let uri = format!("s3://{}/flink/{dir}", bucket());
+    let output = with_aws(
+        &[
+            "plan",
+            "--checkpoint",
+            &uri,
+            "--operator-uid",
+            "agent-operator",
+            "--json",
+        ],
+        endpoint,
+    );
+    expect_code(&output, 0);
+    let doc = json_doc(&output);
+    assert_eq!(doc["plan"]["sourceRecoveryPoint"], uri.as_str());
+    // Only the `_metadata` and the marker operator's files: never the whole checkpoint.
+    let reads = &doc["snapshotReads"];
+    let local = repo().join("fixtures/snapshots").join(dir);
+    let metadata = std::fs::metadata(local.join("_metadata")).unwrap().len();
+    let total: u64 = std::fs::read_dir(&local)
+        .unwrap()
+        .chain(std::fs::read_dir(local.join("../shared")).unwrap())
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let requests = reads["requests"].as_u64().unwrap();
+    let bytes = reads["bytes"].as_u64().unwrap();
+    assert!((1..=3).contains(&requests), "{reads}");
+    assert!(
+        bytes >= metadata && bytes < total,
+        "{reads}: metadata {metadata}, all {total}"
+    );
+}
+
+#[test]
+fn snapshot_lists_from_s3_what_it_lists_from_disk() {
+    let endpoint = stores::s3_endpoint();
+    for dir in [
+        "flink-2.2/savepoint-canonical/savepoint",
+        "flink-1.20/checkpoint-unaligned/00000000000000000000000000002104/chk-4",
+    ] {
+        let uri = format!("s3://{}/flink/{dir}", bucket());
+        let local = format!("fixtures/snapshots/{dir}");
+        let from_s3 = with_aws(&["snapshot", &uri, "--json"], endpoint);
+        let from_disk = cli(&["snapshot", &local, "--json"], &[]);
+        expect_code(&from_s3, 0);
+        let mut s3_doc = json_doc(&from_s3);
+        let mut disk_doc = json_doc(&from_disk);
+        assert_eq!(s3_doc["snapshot"], uri.as_str());
+        s3_doc["snapshot"] = Value::Null;
+        disk_doc["snapshot"] = Value::Null;
+        assert_eq!(s3_doc, disk_doc, "{dir}");
+    }
+}
+
+/// Flink's own configuration gives the endpoint and keys, in either file format, through
+/// `--flink-config` (file or directory) or `FLINK_CONF_DIR`, with no AWS variable set.
+#[test]
+fn flink_configuration_gives_the_store_settings() {
+    let endpoint = stores::s3_endpoint();
+    let uri = format!(
+        "s3://{}/flink/flink-2.2/savepoint-canonical/savepoint",
+        bucket()
+    );
+    let expected = cli(
+        &[
+            "plan",
+            "--checkpoint",
+            "fixtures/snapshots/flink-2.2/savepoint-canonical/savepoint",
+            "--recovery-point",
+            &uri,
+            "--operator-uid",
+            "agent-operator",
+        ],
+        &[],
+    );
+    expect_code(&expected, 0);
+    let nested = scratch("flink-conf-nested");
+    std::fs::write(
+        nested.join("config.yaml"),
+        format!(
+            "# Flink 2 configuration\ns3:\n  endpoint: {endpoint}\n  path.style.access: true\n  access-key: testing\n  secret-key: \"{SECRET}\"\nstate:\n  checkpoints:\n    dir: s3://{}/flink\n",
+            bucket()
+        ),
+    )
+    .unwrap();
+    let flat = scratch("flink-conf-flat");
+    std::fs::write(
+        flat.join("flink-conf.yaml"),
+        format!(
+            "s3.endpoint: {endpoint}\ns3.path.style.access: true\ns3.access-key: testing\ns3.secret-key: {SECRET}\n"
+        ),
+    )
+    .unwrap();
+    let plan = [
+        "plan",
+        "--checkpoint",
+        &uri,
+        "--operator-uid",
+        "agent-operator",
+    ];
+    let config_file = nested.join("config.yaml").display().to_string();
+    let routes: Vec<(Vec<&str>, Vec<(&str, &str)>)> = vec![
+        (vec!["--flink-config", &config_file], vec![]),
+        (vec![], vec![("FLINK_CONF_DIR", flat.to_str().unwrap())]),
+        (vec![], vec![("ASC_FLINK_CONFIG", nested.to_str().unwrap())]),
+    ];
+    for (extra, envs) in routes {
+        let mut all = plan.to_vec();
+        all.extend(extra.iter().copied());
+        let envs: Vec<(&str, &str)> = envs
+            .into_iter()
+            .chain([("AWS_REGION", "us-east-1")])
+            .collect();
+        let output = cli(&all, &envs);
+        expect_code(&output, 0);
+        assert_eq!(stdout(&output), stdout(&expected), "{all:?} {envs:?}");
+    }
+}
+
+#[test]
+fn a_missing_snapshot_is_refused_naming_the_uri_and_the_checkpoints_there() {
+    let endpoint = stores::s3_endpoint();
+    let missing = format!("s3://{}/flink/no-such-savepoint", bucket());
+    let output = with_aws(
+        &[
+            "plan",
+            "--checkpoint",
+            &missing,
+            "--operator-uid",
+            "x",
+            "--json",
+        ],
+        endpoint,
+    );
+    expect_code(&output, 3);
+    let message = json_doc(&output)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains(&format!("{missing}/_metadata does not exist")),
+        "{message}"
+    );
+    let job = format!(
+        "s3://{}/flink/flink-2.2/checkpoint-unaligned/00000000000000000000000000002104",
+        bucket()
+    );
+    let output = with_aws(
+        &["plan", "--checkpoint", &job, "--operator-uid", "x"],
+        endpoint,
+    );
+    expect_code(&output, 3);
+    assert!(
+        stderr(&output)
+            .contains("it is a job's checkpoint directory holding chk-4: give one of them"),
+        "{}",
+        stderr(&output)
+    );
+    let output = cli(
+        &[
+            "plan",
+            "--checkpoint",
+            "hdfs://namenode/flink/sp",
+            "--operator-uid",
+            "x",
+        ],
+        &[],
+    );
+    expect_code(&output, 3);
+    assert!(
+        stderr(&output).contains("not hdfs://"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_store_that_is_down_fails_at_once_naming_its_endpoint() {
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let uri = "s3://anything/savepoint-1";
+    let started = Instant::now();
+    let output = with_aws(
+        &["plan", "--checkpoint", uri, "--operator-uid", "x", "--json"],
+        &endpoint,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    expect_code(&output, 4);
+    assert_eq!(error_kind(&output), "snapshot-store");
+    let error = &json_doc(&output)["error"];
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("{uri}/_metadata could not be reached")),
+        "{message}"
+    );
+    assert!(message.contains(&endpoint), "{message}");
+    assert!(!stdout(&output).contains(SECRET));
+}
+
+#[test]
+fn refused_credentials_name_their_source_and_never_the_secret() {
+    let endpoint = stores::s3_auth_endpoint();
+    let uri = "s3://guarded/savepoint-1";
+    let started = Instant::now();
+    let output = with_aws(
+        &["plan", "--checkpoint", uri, "--operator-uid", "x"],
+        endpoint,
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+    expect_code(&output, 4);
+    let said = stderr(&output);
+    assert!(
+        said.contains(&format!("the store refused to give {uri}/_metadata")),
+        "{said}"
+    );
+    assert!(
+        said.contains("credentials from AWS_ACCESS_KEY_ID from the environment"),
+        "{said}"
+    );
+    assert!(!said.contains(SECRET), "{said}");
+    // The same through Flink's configuration names that file.
+    let conf = scratch("flink-conf-refused");
+    std::fs::write(
+        conf.join("config.yaml"),
+        format!("s3.endpoint: {endpoint}\ns3.access-key: testing\ns3.secret-key: {SECRET}\n"),
+    )
+    .unwrap();
+    let output = cli(
+        &[
+            "plan",
+            "--checkpoint",
+            uri,
+            "--operator-uid",
+            "x",
+            "--flink-config",
+            conf.to_str().unwrap(),
+        ],
+        &[("AWS_REGION", "us-east-1")],
+    );
+    expect_code(&output, 4);
+    let said = stderr(&output);
+    assert!(
+        said.contains(&format!(
+            "credentials from s3.access-key in {}",
+            conf.join("config.yaml").display()
+        )),
+        "{said}"
+    );
+    assert!(!said.contains(SECRET), "{said}");
+}

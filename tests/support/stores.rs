@@ -1,0 +1,104 @@
+#![allow(
+    dead_code,
+    clippy::expect_used,
+    reason = "test support: a failure is a failed test"
+)]
+
+//! The object-store servers of `scripts/stores`, for the snapshot-store tests: started once
+//! per test process (a server already running is reused), filled with plain HTTP requests.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The endpoint of moto's S3 server (`scripts/stores start s3`), or of the one in
+/// `ASC_S3_ENDPOINT`.
+pub fn s3_endpoint() -> &'static str {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    ENDPOINT.get_or_init(|| {
+        std::env::var("ASC_S3_ENDPOINT")
+            .ok()
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| start("s3"))
+    })
+}
+
+/// The endpoint of moto's S3 server with authentication on (`scripts/stores start s3-auth`).
+pub fn s3_auth_endpoint() -> &'static str {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    ENDPOINT.get_or_init(|| start("s3-auth"))
+}
+
+fn start(store: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/stores");
+    let output = Command::new(script)
+        .args(["start", store])
+        .output()
+        .expect("scripts/stores runs");
+    assert!(
+        output.status.success(),
+        "scripts/stores start {store} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .expect("endpoint")
+        .trim()
+        .to_owned()
+}
+
+/// One unsigned HTTP request (moto's server takes them while authentication is off); the
+/// status code.
+fn request(endpoint: &str, method: &str, path: &str, body: &[u8]) -> u16 {
+    let host = endpoint.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(host).expect("the S3 server accepts connections");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("request head");
+    stream.write_all(body).expect("request body");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok();
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
+}
+
+pub fn create_bucket(endpoint: &str, bucket: &str) {
+    let status = request(endpoint, "PUT", &format!("/{bucket}"), b"");
+    assert_eq!(status, 200, "creating bucket {bucket}");
+}
+
+/// Uploads every file below `dir` as `prefix/<relative path>` into `bucket`.
+pub fn upload_tree(endpoint: &str, bucket: &str, dir: &Path, prefix: &str) -> usize {
+    let mut uploaded = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).expect("fixture folder") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path
+                .strip_prefix(dir)
+                .expect("below dir")
+                .display()
+                .to_string();
+            let key = format!("/{bucket}/{prefix}/{relative}");
+            let status = request(
+                endpoint,
+                "PUT",
+                &key,
+                &std::fs::read(&path).expect("fixture"),
+            );
+            assert_eq!(status, 200, "uploading {key}");
+            uploaded += 1;
+        }
+    }
+    uploaded
+}
