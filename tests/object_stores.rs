@@ -274,7 +274,9 @@ fn flink_configuration_gives_the_store_settings() {
         "agent-operator",
     ];
     let config_file = nested.join("config.yaml").display().to_string();
-    let routes: Vec<(Vec<&str>, Vec<(&str, &str)>)> = vec![
+    // Each route: extra arguments, extra environment.
+    type Route<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let routes: Vec<Route<'_>> = vec![
         (vec!["--flink-config", &config_file], vec![]),
         (vec![], vec![("FLINK_CONF_DIR", flat.to_str().unwrap())]),
         (vec![], vec![("ASC_FLINK_CONFIG", nested.to_str().unwrap())]),
