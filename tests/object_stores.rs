@@ -431,3 +431,53 @@ fn refused_credentials_name_their_source_and_never_the_secret() {
     );
     assert!(!said.contains(SECRET), "{said}");
 }
+
+/// `check-recovery --checkpoint s3://…` decides from the markers the job would restore, read from
+/// the store: the same verdict and sentence as from the local copy.
+#[test]
+fn check_recovery_reads_the_snapshot_from_the_store() {
+    let endpoint = stores::s3_endpoint();
+    let bootstrap = support::bootstrap();
+    let mut kafka = support::kafka();
+    let configs = support::configs(&[
+        ("cleanup.policy", "compact,delete"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]);
+    // The fixtures' jobs named their data topic action-state (another test may have made it).
+    let _ = kafka.create_topic("action-state", 4, 1, &configs);
+    support::wait_for_topic(&mut kafka, "action-state", 4);
+    for dir in [
+        "flink-1.20/savepoint-canonical/savepoint",
+        "flink-2.2/savepoint-legacy/savepoint",
+    ] {
+        let uri = format!("s3://{}/flink/{dir}", bucket());
+        let local = format!("fixtures/snapshots/{dir}");
+        let check = |location: &str| {
+            with_aws(
+                &[
+                    "check-recovery",
+                    "--checkpoint",
+                    location,
+                    "--operator-uid",
+                    "agent-operator",
+                    "--topic",
+                    "action-state",
+                    "--bootstrap-servers",
+                    bootstrap,
+                    "--timeout",
+                    "15",
+                ],
+                endpoint,
+            )
+        };
+        let from_s3 = check(&uri);
+        let from_disk = check(&local);
+        expect_code(&from_s3, 6);
+        assert_eq!(
+            stderr(&from_s3),
+            stderr(&from_disk).replace(&local, &uri),
+            "{dir}"
+        );
+    }
+}
