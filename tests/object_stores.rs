@@ -1,5 +1,5 @@
 //! Snapshots where Flink keeps them: every real Flink fixture, uploaded as it is to a real S3 API
-//! server (moto's, started by `scripts/stores`), plans from its `s3://` URI byte for byte as its
+//! server (moto's, started by `scripts/stores`) and to a GCS API server (fake-gcs-server), plans from its `s3://` URI byte for byte as its
 //! local copy plans with that URI as `--recovery-point`; `snapshot` lists the same; the store's
 //! endpoint and keys come from the AWS environment or from Flink's own configuration file; a
 //! missing snapshot, a store that is down and refused credentials are each told apart, naming
@@ -54,7 +54,12 @@ fn cli(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut command = Command::new(support::CLI);
     command.args(args).current_dir(repo());
     for (key, _) in std::env::vars() {
-        if key.starts_with("AWS_") || key == "FLINK_CONF_DIR" || key == "ASC_FLINK_CONFIG" {
+        if key.starts_with("AWS_")
+            || key.starts_with("GOOGLE_")
+            || key.starts_with("AZURE_")
+            || key == "FLINK_CONF_DIR"
+            || key == "ASC_FLINK_CONFIG"
+        {
             command.env_remove(key);
         }
     }
@@ -438,15 +443,7 @@ fn refused_credentials_name_their_source_and_never_the_secret() {
 fn check_recovery_reads_the_snapshot_from_the_store() {
     let endpoint = stores::s3_endpoint();
     let bootstrap = support::bootstrap();
-    let mut kafka = support::kafka();
-    let configs = support::configs(&[
-        ("cleanup.policy", "compact,delete"),
-        ("retention.ms", "-1"),
-        ("retention.bytes", "-1"),
-    ]);
-    // The fixtures' jobs named their data topic action-state (another test may have made it).
-    let _ = kafka.create_topic("action-state", 4, 1, &configs);
-    support::wait_for_topic(&mut kafka, "action-state", 4);
+    support::fixture_topic(&mut support::kafka());
     for dir in [
         "flink-1.20/savepoint-canonical/savepoint",
         "flink-2.2/savepoint-legacy/savepoint",
@@ -480,4 +477,74 @@ fn check_recovery_reads_the_snapshot_from_the_store() {
             "{dir}"
         );
     }
+}
+
+/// Google Cloud Storage: every fixture from fake-gcs-server's `gs://` bucket plans as from disk.
+#[test]
+fn every_fixture_plans_from_gcs_as_its_local_copy() {
+    let endpoint = stores::gcs_endpoint();
+    let bucket = unique("gcs-snapshots")
+        .to_ascii_lowercase()
+        .replace('_', "-");
+    let uploaded = stores::gcs_upload_tree(
+        endpoint,
+        &bucket,
+        &repo().join("fixtures/snapshots"),
+        "flink",
+    );
+    assert!(uploaded > 50, "uploaded {uploaded}");
+    // The emulator's endpoint, as a service-account file names a private endpoint.
+    let key = scratch("gcs-key").join("service-account.json");
+    std::fs::write(
+        &key,
+        format!(
+            r#"{{"gcs_base_url": "{endpoint}", "disable_oauth": true, "client_email": "", "private_key": "", "private_key_id": ""}}"#
+        ),
+    )
+    .unwrap();
+    let key = key.display().to_string();
+    let mut planned = 0;
+    for (dir, operator) in cases() {
+        let uri = format!("gs://{bucket}/flink/{dir}");
+        let local = format!("fixtures/snapshots/{dir}");
+        let from_gcs = cli(
+            &args(&["plan", "--checkpoint", &uri], &operator),
+            &[("GOOGLE_SERVICE_ACCOUNT", &key)],
+        );
+        let from_disk = cli(
+            &args(
+                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
+                &operator,
+            ),
+            &[],
+        );
+        assert_eq!(
+            from_gcs.status.code(),
+            from_disk.status.code(),
+            "{dir}: {}",
+            stderr(&from_gcs)
+        );
+        if from_disk.status.success() {
+            assert_eq!(stdout(&from_gcs), stdout(&from_disk), "{dir}");
+            planned += 1;
+        } else {
+            assert_eq!(
+                stderr(&from_gcs),
+                stderr(&from_disk).replace(&local, &uri),
+                "{dir}"
+            );
+        }
+    }
+    assert!(planned >= 8, "cases planned: {planned}");
+    let missing = format!("gs://{bucket}/flink/none");
+    let output = cli(
+        &["plan", "--checkpoint", &missing, "--operator-uid", "x"],
+        &[("GOOGLE_SERVICE_ACCOUNT", &key)],
+    );
+    expect_code(&output, 3);
+    assert!(
+        stderr(&output).contains(&format!("{missing}/_metadata does not exist")),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -321,15 +321,7 @@ fn a_directory_without_metadata_is_refused_by_name() {
 #[test]
 fn check_recovery_reads_the_markers_of_the_snapshot_the_job_would_restore() {
     let bootstrap = support::bootstrap();
-    let mut kafka = support::kafka();
-    // The fixtures' jobs named their data topic action-state; created here once per broker.
-    let configs = support::configs(&[
-        ("cleanup.policy", "compact,delete"),
-        ("retention.ms", "-1"),
-        ("retention.bytes", "-1"),
-    ]);
-    let _ = kafka.create_topic("action-state", 4, 1, &configs);
-    support::wait_for_topic(&mut kafka, "action-state", 4);
+    support::fixture_topic(&mut support::kafka());
     let canonical = "fixtures/snapshots/flink-1.20/savepoint-canonical/savepoint";
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(repo().join(canonical).join("../expected.json")).unwrap(),

@@ -140,6 +140,18 @@ pub fn beginnings(kafka: &mut KafkaClients, topic: &str, partitions: &[u32]) -> 
         .expect("list offsets")
 }
 
+/// The data topic the real Flink fixtures' jobs wrote to (`action-state`, 4 partitions, safe
+/// configuration), made once per broker (another test may have made it).
+pub fn fixture_topic(kafka: &mut KafkaClients) {
+    let configs = configs(&[
+        ("cleanup.policy", "compact,delete"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]);
+    let _ = kafka.create_topic("action-state", 4, 1, &configs);
+    wait_for_topic(kafka, "action-state", 4);
+}
+
 /// A scratch directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique(name));

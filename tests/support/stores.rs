@@ -51,10 +51,14 @@ fn start(store: &str) -> String {
 /// One unsigned HTTP request (moto's server takes them while authentication is off); the
 /// status code.
 fn request(endpoint: &str, method: &str, path: &str, body: &[u8]) -> u16 {
+    request_typed(endpoint, method, path, "application/octet-stream", body)
+}
+
+fn request_typed(endpoint: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> u16 {
     let host = endpoint.trim_start_matches("http://");
     let mut stream = TcpStream::connect(host).expect("the S3 server accepts connections");
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).expect("request head");
@@ -73,32 +77,62 @@ pub fn create_bucket(endpoint: &str, bucket: &str) {
     assert_eq!(status, 200, "creating bucket {bucket}");
 }
 
-/// Uploads every file below `dir` as `prefix/<relative path>` into `bucket`.
-pub fn upload_tree(endpoint: &str, bucket: &str, dir: &Path, prefix: &str) -> usize {
-    let mut uploaded = 0;
+/// The endpoint of fake-gcs-server (`scripts/stores start gcs`).
+pub fn gcs_endpoint() -> &'static str {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    ENDPOINT.get_or_init(|| start("gcs"))
+}
+
+/// The files below `dir`, by path relative to it.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
         for entry in std::fs::read_dir(&folder).expect("fixture folder") {
             let path = entry.expect("entry").path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
+            } else {
+                let relative = path
+                    .strip_prefix(dir)
+                    .expect("below dir")
+                    .display()
+                    .to_string();
+                found.push((relative, std::fs::read(&path).expect("fixture")));
             }
-            let relative = path
-                .strip_prefix(dir)
-                .expect("below dir")
-                .display()
-                .to_string();
-            let key = format!("/{bucket}/{prefix}/{relative}");
-            let status = request(
-                endpoint,
-                "PUT",
-                &key,
-                &std::fs::read(&path).expect("fixture"),
-            );
-            assert_eq!(status, 200, "uploading {key}");
-            uploaded += 1;
         }
     }
-    uploaded
+    found
+}
+
+/// Creates `bucket` in fake-gcs-server and uploads every file below `dir` as `prefix/…`, through
+/// the JSON API's media uploads.
+pub fn gcs_upload_tree(endpoint: &str, bucket: &str, dir: &Path, prefix: &str) -> usize {
+    let created = request_typed(
+        endpoint,
+        "POST",
+        "/storage/v1/b",
+        "application/json",
+        format!("{{\"name\":\"{bucket}\"}}").as_bytes(),
+    );
+    assert_eq!(created, 200, "creating GCS bucket {bucket}");
+    let files = files(dir);
+    for (relative, bytes) in &files {
+        let name = format!("{prefix}/{relative}").replace('/', "%2F");
+        let path = format!("/upload/storage/v1/b/{bucket}/o?uploadType=media&name={name}");
+        let status = request(endpoint, "POST", &path, bytes);
+        assert_eq!(status, 200, "uploading {relative} to GCS");
+    }
+    files.len()
+}
+
+/// Uploads every file below `dir` as `prefix/<relative path>` into `bucket`.
+pub fn upload_tree(endpoint: &str, bucket: &str, dir: &Path, prefix: &str) -> usize {
+    let files = files(dir);
+    for (relative, bytes) in &files {
+        let key = format!("/{bucket}/{prefix}/{relative}");
+        let status = request(endpoint, "PUT", &key, bytes);
+        assert_eq!(status, 200, "uploading {key}");
+    }
+    files.len()
 }

@@ -28,6 +28,7 @@ pub struct ObjectStores {
     clients: HashMap<String, Client>,
 }
 
+#[derive(Clone)]
 struct Client {
     store: Arc<dyn ObjectStore>,
     /// Where its endpoint and credentials came from, for the sentences of refusals.
@@ -81,17 +82,10 @@ impl ObjectStores {
         location: &str,
         max_bytes: u64,
     ) -> Result<Vec<u8>, StoreError> {
-        let parts = parts(url)?;
-        let path = object_path(parts.path, location)?;
-        let client = self.client(&parts)?;
-        let (store, endpoint, credentials) = (
-            Arc::clone(&client.store),
-            client.endpoint.clone(),
-            client.credentials.clone(),
-        );
-        let classify = |e| classify(e, location, &endpoint, &credentials);
+        let (target, path) = self.target(url, location)?;
+        let classify = |e| target.classify(e, location);
         self.runtime.block_on(async {
-            let got = store.get(&path).await.map_err(classify)?;
+            let got = target.store.get(&path).await.map_err(classify)?;
             if got.meta.size > max_bytes {
                 return Err(StoreError::TooLarge(got.meta.size));
             }
@@ -101,18 +95,11 @@ impl ObjectStores {
     }
 
     pub fn list(&mut self, url: &str, location: &str) -> Result<Vec<String>, StoreError> {
-        let parts = parts(url)?;
-        let prefix = object_path(parts.path, location)?;
-        let client = self.client(&parts)?;
-        let (store, endpoint, credentials) = (
-            Arc::clone(&client.store),
-            client.endpoint.clone(),
-            client.credentials.clone(),
-        );
+        let (target, prefix) = self.target(url, location)?;
         let listed = self
             .runtime
-            .block_on(store.list_with_delimiter(Some(&prefix)))
-            .map_err(|e| classify(e, location, &endpoint, &credentials))?;
+            .block_on(target.store.list_with_delimiter(Some(&prefix)))
+            .map_err(|e| target.classify(e, location))?;
         let mut names: Vec<String> = listed
             .common_prefixes
             .iter()
@@ -126,6 +113,13 @@ impl ObjectStores {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    /// The client of `url`'s bucket and the object path inside it.
+    fn target(&mut self, url: &str, location: &str) -> Result<(Client, Path), StoreError> {
+        let parts = parts(url)?;
+        let path = object_path(parts.path, location)?;
+        Ok((self.client(&parts)?.clone(), path))
     }
 
     fn client(&mut self, parts: &Parts<'_>) -> Result<&Client, StoreError> {
@@ -314,12 +308,19 @@ fn ini_section(text: &str, name: &str) -> HashMap<String, String> {
 }
 
 fn gcs(bucket: &str) -> Result<Client, StoreError> {
-    let (options, retry) = client_options(None);
-    let credentials =
-        match env("GOOGLE_APPLICATION_CREDENTIALS").or_else(|| env("GOOGLE_SERVICE_ACCOUNT")) {
-            Some(file) => format!("the service account in {file}"),
-            None => "the application default credentials".to_owned(),
-        };
+    let key_file = env("GOOGLE_SERVICE_ACCOUNT").or_else(|| env("GOOGLE_APPLICATION_CREDENTIALS"));
+    // A service-account file may name another endpoint (`gcs_base_url`: an emulator such as
+    // fake-gcs-server, or a private endpoint).
+    let endpoint = key_file
+        .as_ref()
+        .and_then(|file| std::fs::read_to_string(file).ok())
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|key| key["gcs_base_url"].as_str().map(str::to_owned));
+    let (options, retry) = client_options(endpoint.as_deref());
+    let credentials = match &key_file {
+        Some(file) => format!("the service account in {file}"),
+        None => "the application default credentials".to_owned(),
+    };
     let store = GoogleCloudStorageBuilder::from_env()
         .with_bucket_name(bucket)
         .with_client_options(options)
@@ -332,7 +333,7 @@ fn gcs(bucket: &str) -> Result<Client, StoreError> {
         })?;
     Ok(Client {
         store: Arc::new(store),
-        endpoint: "Google Cloud Storage".to_owned(),
+        endpoint: endpoint.unwrap_or_else(|| "Google Cloud Storage".to_owned()),
         credentials,
     })
 }
@@ -388,8 +389,14 @@ fn azure(parts: &Parts<'_>, flink: Option<&FlinkConfig>) -> Result<Client, Store
     })
 }
 
-/// The client's error as the WIT's `store-error`; the text never holds a secret (the clients
-/// do not print credentials).
+impl Client {
+    /// The client's error as the WIT's `store-error`; the text never holds a secret (the
+    /// clients do not print credentials).
+    fn classify(&self, error: object_store::Error, location: &str) -> StoreError {
+        classify(error, location, &self.endpoint, &self.credentials)
+    }
+}
+
 fn classify(
     error: object_store::Error,
     location: &str,
