@@ -1,5 +1,6 @@
 //! Snapshots where Flink keeps them: every real Flink fixture, uploaded as it is to a real S3 API
-//! server (moto's, started by `scripts/stores`) and to a GCS API server (fake-gcs-server), plans from its `s3://` URI byte for byte as its
+//! server (moto's, started by `scripts/stores`), a GCS API server (fake-gcs-server) and Azure's
+//! blob emulator (Azurite), plans from its `s3://` URI byte for byte as its
 //! local copy plans with that URI as `--recovery-point`; `snapshot` lists the same; the store's
 //! endpoint and keys come from the AWS environment or from Flink's own configuration file; a
 //! missing snapshot, a store that is down and refused credentials are each told apart, naming
@@ -547,4 +548,96 @@ fn every_fixture_plans_from_gcs_as_its_local_copy() {
         "{}",
         stderr(&output)
     );
+}
+
+/// Azure Blob Storage and ADLS Gen2: every fixture from Azurite plans as from disk, through
+/// `abfss://` and `wasbs://` alike; the account key may come from Flink's configuration
+/// (`fs.azure.account.key.<account>.<host>`), and a wrong one is refused naming that file.
+#[test]
+fn every_fixture_plans_from_azure_as_its_local_copy() {
+    let endpoint = stores::azure_endpoint();
+    let container = unique("azsnap").to_ascii_lowercase().replace('_', "-");
+    let uploaded =
+        stores::azure_upload_tree(&container, &repo().join("fixtures/snapshots"), "flink");
+    assert!(uploaded > 50, "uploaded {uploaded}");
+    let emulator = [
+        ("AZURE_STORAGE_USE_EMULATOR", "true"),
+        ("AZURITE_BLOB_STORAGE_URL", endpoint),
+    ];
+    let mut planned = 0;
+    for (index, (dir, operator)) in cases().into_iter().enumerate() {
+        // Both URI forms Flink's Azure filesystem writes.
+        let uri = if index % 2 == 0 {
+            format!("abfss://{container}@devstoreaccount1.dfs.core.windows.net/flink/{dir}")
+        } else {
+            format!("wasbs://{container}@devstoreaccount1.blob.core.windows.net/flink/{dir}")
+        };
+        let local = format!("fixtures/snapshots/{dir}");
+        let from_azure = cli(&args(&["plan", "--checkpoint", &uri], &operator), &emulator);
+        let from_disk = cli(
+            &args(
+                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
+                &operator,
+            ),
+            &[],
+        );
+        assert_eq!(
+            from_azure.status.code(),
+            from_disk.status.code(),
+            "{dir}: {}",
+            stderr(&from_azure)
+        );
+        if from_disk.status.success() {
+            assert_eq!(stdout(&from_azure), stdout(&from_disk), "{dir}");
+            planned += 1;
+        } else {
+            assert_eq!(
+                stderr(&from_azure),
+                stderr(&from_disk).replace(&local, &uri),
+                "{dir}"
+            );
+        }
+    }
+    assert!(planned >= 8, "cases planned: {planned}");
+
+    let uri = format!(
+        "abfss://{container}@devstoreaccount1.dfs.core.windows.net/flink/flink-2.2/savepoint-canonical/savepoint"
+    );
+    let plan = [
+        "plan",
+        "--checkpoint",
+        uri.as_str(),
+        "--operator-uid",
+        "agent-operator",
+    ];
+    let conf = scratch("flink-conf-azure");
+    // Azurite's published development key.
+    let key =
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    std::fs::write(
+        conf.join("config.yaml"),
+        format!("fs.azure.account.key.devstoreaccount1.dfs.core.windows.net: {key}\n"),
+    )
+    .unwrap();
+    let conf_dir = conf.display().to_string();
+    let mut with_conf = emulator.to_vec();
+    with_conf.push(("FLINK_CONF_DIR", &conf_dir));
+    expect_code(&cli(&plan, &with_conf), 0);
+    let wrong = format!("{}AAAA", &key[..key.len() - 6]) + "==";
+    std::fs::write(
+        conf.join("config.yaml"),
+        format!("fs.azure.account.key.devstoreaccount1.dfs.core.windows.net: {wrong}\n"),
+    )
+    .unwrap();
+    let output = cli(&plan, &with_conf);
+    expect_code(&output, 4);
+    let said = stderr(&output);
+    assert!(
+        said.contains(&format!(
+            "credentials from fs.azure.account.key of devstoreaccount1 in {}",
+            conf.join("config.yaml").display()
+        )),
+        "{said}"
+    );
+    assert!(!said.contains(&wrong) && !said.contains(key), "{said}");
 }

@@ -136,3 +136,30 @@ pub fn upload_tree(endpoint: &str, bucket: &str, dir: &Path, prefix: &str) -> us
     }
     files.len()
 }
+
+/// The endpoint of Azurite's blob service (`scripts/stores start azure`).
+pub fn azure_endpoint() -> &'static str {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    ENDPOINT.get_or_init(|| start("azure"))
+}
+
+/// Creates `container` in Azurite and uploads every file below `dir` as `prefix/…` (through
+/// the Azure SDK, `scripts/stores upload azure`); the number of blobs.
+pub fn azure_upload_tree(container: &str, dir: &Path, prefix: &str) -> usize {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/stores");
+    let output = Command::new(script)
+        .args(["upload", "azure", container])
+        .arg(dir)
+        .arg(prefix)
+        .output()
+        .expect("scripts/stores runs");
+    assert!(
+        output.status.success(),
+        "scripts/stores upload azure failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .expect("a count")
+}

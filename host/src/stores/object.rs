@@ -370,7 +370,13 @@ fn azure(parts: &Parts<'_>, flink: Option<&FlinkConfig>) -> Result<Client, Store
             );
         }
     }
-    let endpoint = env("AZURE_STORAGE_ENDPOINT");
+    // Azurite (and the legacy emulator) take their endpoint from AZURITE_BLOB_STORAGE_URL.
+    let emulator = env("AZURE_STORAGE_USE_EMULATOR").is_some_and(|v| v == "true" || v == "1");
+    let endpoint = if emulator {
+        Some(env("AZURITE_BLOB_STORAGE_URL").unwrap_or_else(|| "http://127.0.0.1:10000".to_owned()))
+    } else {
+        env("AZURE_STORAGE_ENDPOINT")
+    };
     let (options, retry) = client_options(endpoint.as_deref());
     let store = builder
         .with_client_options(options)
