@@ -1,6 +1,6 @@
 //! Snapshots where Flink keeps them: every real Flink fixture, uploaded as it is to a real S3 API
-//! server (moto's, started by `scripts/stores`), a GCS API server (fake-gcs-server) and Azure's
-//! blob emulator (Azurite), plans from its `s3://` URI byte for byte as its
+//! server (moto's, started by `scripts/stores`), a GCS API server (fake-gcs-server), Azure's
+//! blob emulator (Azurite) and Hadoop's MiniDFSCluster, plans from its `s3://` URI byte for byte as its
 //! local copy plans with that URI as `--recovery-point`; `snapshot` lists the same; the store's
 //! endpoint and keys come from the AWS environment or from Flink's own configuration file; a
 //! missing snapshot, a store that is down and refused credentials are each told apart, naming
@@ -343,7 +343,7 @@ fn a_missing_snapshot_is_refused_naming_the_uri_and_the_checkpoints_there() {
         &[
             "plan",
             "--checkpoint",
-            "hdfs://namenode/flink/sp",
+            "ftp://files.example/flink/sp",
             "--operator-uid",
             "x",
         ],
@@ -351,7 +351,7 @@ fn a_missing_snapshot_is_refused_naming_the_uri_and_the_checkpoints_there() {
     );
     expect_code(&output, 3);
     assert!(
-        stderr(&output).contains("not hdfs://"),
+        stderr(&output).contains("not ftp://"),
         "{}",
         stderr(&output)
     );
@@ -640,4 +640,80 @@ fn every_fixture_plans_from_azure_as_its_local_copy() {
         "{said}"
     );
     assert!(!said.contains(&wrong) && !said.contains(key), "{said}");
+}
+
+/// HDFS: every fixture written into a real MiniDFSCluster plans from its `hdfs://` URI as from
+/// disk; a NameNode that is down fails at once, naming it.
+#[test]
+fn every_fixture_plans_from_hdfs_as_its_local_copy() {
+    let namenode = stores::hdfs_endpoint();
+    let prefix = unique("hdfs-snapshots");
+    let uploaded = stores::hdfs_upload_tree(namenode, &repo().join("fixtures/snapshots"), &prefix);
+    assert!(uploaded > 50, "uploaded {uploaded}");
+    let mut planned = 0;
+    for (dir, operator) in cases() {
+        let uri = format!("{namenode}/{prefix}/{dir}");
+        let local = format!("fixtures/snapshots/{dir}");
+        let from_hdfs = cli(&args(&["plan", "--checkpoint", &uri], &operator), &[]);
+        let from_disk = cli(
+            &args(
+                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
+                &operator,
+            ),
+            &[],
+        );
+        assert_eq!(
+            from_hdfs.status.code(),
+            from_disk.status.code(),
+            "{dir}: {}",
+            stderr(&from_hdfs)
+        );
+        if from_disk.status.success() {
+            assert_eq!(stdout(&from_hdfs), stdout(&from_disk), "{dir}");
+            planned += 1;
+        } else {
+            assert_eq!(
+                stderr(&from_hdfs),
+                stderr(&from_disk).replace(&local, &uri),
+                "{dir}"
+            );
+        }
+    }
+    assert!(planned >= 8, "cases planned: {planned}");
+    let job = format!(
+        "{namenode}/{prefix}/flink-2.2/checkpoint-unaligned/00000000000000000000000000002104"
+    );
+    let output = cli(&["plan", "--checkpoint", &job, "--operator-uid", "x"], &[]);
+    expect_code(&output, 3);
+    assert!(
+        stderr(&output).contains("holding chk-4: give one of them"),
+        "{}",
+        stderr(&output)
+    );
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("hdfs://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let started = Instant::now();
+    let output = cli(
+        &[
+            "plan",
+            "--checkpoint",
+            &format!("{down}/sp"),
+            "--operator-uid",
+            "x",
+        ],
+        &[],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    expect_code(&output, 4);
+    assert!(
+        stderr(&output).contains(&format!("NameNode {}", &down["hdfs://".len()..])),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -1,6 +1,7 @@
 #![allow(
     dead_code,
     clippy::expect_used,
+    clippy::panic,
     reason = "test support: a failure is a failed test"
 )]
 
@@ -162,4 +163,44 @@ pub fn azure_upload_tree(container: &str, dir: &Path, prefix: &str) -> usize {
         .trim()
         .parse()
         .expect("a count")
+}
+
+/// The NameNode URI of the MiniDFSCluster (`scripts/stores start hdfs`).
+pub fn hdfs_endpoint() -> &'static str {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    ENDPOINT.get_or_init(|| start("hdfs"))
+}
+
+/// Writes every file below `dir` as `/prefix/…` into HDFS, through a native HDFS client.
+pub fn hdfs_upload_tree(namenode: &str, dir: &Path, prefix: &str) -> usize {
+    use hdfs_native::{ClientBuilder, WriteOptions};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let client = ClientBuilder::new()
+        .with_url(namenode)
+        .with_io_runtime(runtime.handle().clone())
+        .build()
+        .expect("an HDFS client");
+    let files = files(dir);
+    runtime.block_on(async {
+        for (relative, bytes) in &files {
+            let path = format!("/{prefix}/{relative}");
+            let mut writer = client
+                .create(&path, WriteOptions::default().replication(1))
+                .await
+                .unwrap_or_else(|e| panic!("creating {path} in HDFS: {e}"));
+            writer
+                .write_bytes(bytes.clone().into())
+                .await
+                .unwrap_or_else(|e| panic!("writing {path}: {e}"));
+            writer
+                .close()
+                .await
+                .unwrap_or_else(|e| panic!("closing {path}: {e}"));
+        }
+    });
+    files.len()
 }

@@ -106,7 +106,7 @@ pub fn stored<T>(
                     FAILED,
                     "snapshot-store",
                     Some(
-                        "check the store's endpoint (AWS_ENDPOINT_URL, s3.endpoint in Flink's configuration) and that it is reachable from here",
+                        "check the store's endpoint (AWS_ENDPOINT_URL or s3.endpoint in Flink's configuration; the NameNode of an hdfs:// URI) and that it is reachable from here",
                     ),
                 ),
                 SnapshotStoreError::Failed(_) => (FAILED, "snapshot-store", None),

@@ -3,6 +3,7 @@
 //! failure means for the plan, is the component's. Retries of the store clients are off.
 
 mod flink_config;
+mod hdfs;
 mod local;
 mod object;
 
@@ -20,6 +21,7 @@ pub struct SnapshotStores {
     flink_loaded: bool,
     flink_path: Option<PathBuf>,
     objects: Option<object::ObjectStores>,
+    hdfs: Option<hdfs::HdfsStores>,
 }
 
 impl SnapshotStores {
@@ -36,6 +38,7 @@ impl SnapshotStores {
         match Location::of(location)? {
             Location::Local(path) => local::read(&path, location, max_bytes),
             Location::Object(url) => self.objects()?.read(&url, location, max_bytes),
+            Location::Hdfs(url) => self.hdfs()?.read(&url, location, max_bytes),
         }
     }
 
@@ -43,7 +46,17 @@ impl SnapshotStores {
         match Location::of(location)? {
             Location::Local(path) => local::list(&path, location),
             Location::Object(url) => self.objects()?.list(&url, location),
+            Location::Hdfs(url) => self.hdfs()?.list(&url, location),
         }
+    }
+
+    fn hdfs(&mut self) -> Result<&mut hdfs::HdfsStores, StoreError> {
+        if self.hdfs.is_none() {
+            self.hdfs = Some(hdfs::HdfsStores::new()?);
+        }
+        self.hdfs
+            .as_mut()
+            .ok_or_else(|| StoreError::Failed("no HDFS client".into()))
     }
 
     fn objects(&mut self) -> Result<&mut object::ObjectStores, StoreError> {
@@ -64,6 +77,7 @@ impl SnapshotStores {
 enum Location {
     Local(PathBuf),
     Object(String),
+    Hdfs(String),
 }
 
 /// The schemes Flink writes snapshots to that this build reads.
@@ -95,8 +109,11 @@ impl Location {
         if OBJECT_SCHEMES.contains(&scheme.as_str()) {
             return Ok(Location::Object(location.to_owned()));
         }
+        if scheme == "hdfs" {
+            return Ok(Location::Hdfs(location.to_owned()));
+        }
         Err(StoreError::Unsupported(format!(
-            "this build reads snapshots from local paths, file:// and {} URIs, not {scheme}://",
+            "this build reads snapshots from local paths, file://, hdfs:// and {} URIs, not {scheme}://",
             OBJECT_SCHEMES
                 .iter()
                 .map(|s| format!("{s}://"))
