@@ -1,0 +1,77 @@
+"""Snapshots where Flink keeps them, from Python: the Python host answers the component's
+`snapshot-store` reads through fsspec, so a savepoint and a retained checkpoint uploaded as they
+are to a real S3 API server (moto's, started by scripts/stores) plan from their s3:// URIs
+exactly as their local copies plan with that URI as recovery point; a missing snapshot is a
+`SnapshotUnavailable` naming the URI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from action_state_cleanup import Cleanup, SnapshotUnavailable
+
+REPO = Path(__file__).resolve().parents[2]
+SNAPSHOTS = REPO / "fixtures" / "snapshots"
+CASES = [
+    "flink-2.2/savepoint-canonical/savepoint",
+    "flink-1.20/savepoint-canonical/savepoint",
+    "flink-2.2/checkpoint-rocksdb-incremental/00000000000000000000000000002103/chk-2",
+]
+
+
+@pytest.fixture(scope="module")
+def bucket(monkeypatch_module) -> str:
+    endpoint = os.environ.get("ASC_S3_ENDPOINT") or subprocess.run(
+        [str(REPO / "scripts" / "stores"), "start", "s3"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    for key, value in {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch_module.setenv(key, value)
+    import s3fs
+
+    fs = s3fs.S3FileSystem(endpoint_url=endpoint)
+    name = f"py-snapshots-{uuid.uuid4().hex[:12]}"
+    fs.mkdir(name)
+    for path in SNAPSHOTS.rglob("*"):
+        if path.is_file():
+            fs.put_file(str(path), f"{name}/flink/{path.relative_to(SNAPSHOTS)}")
+    return name
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_snapshot_plans_from_s3_as_its_local_copy(offline: Cleanup, bucket: str, case: str):
+    uri = f"s3://{bucket}/flink/{case}"
+    from_s3 = offline.plan_from_snapshot(uri, operator_uid="agent-operator")
+    from_disk = offline.plan_from_snapshot(SNAPSHOTS / case, operator_uid="agent-operator", recovery_point=uri)
+    assert from_s3.source_recovery_point == uri
+    assert offline.render(from_s3) == offline.render(from_disk)
+
+
+def test_inspect_reads_the_snapshot_from_s3(offline: Cleanup, bucket: str):
+    case = CASES[0]
+    from_s3 = offline.inspect_snapshot(f"s3://{bucket}/flink/{case}")
+    from_disk = offline.inspect_snapshot(SNAPSHOTS / case)
+    assert from_s3 == from_disk
+
+
+def test_a_missing_snapshot_is_unavailable_naming_the_uri(offline: Cleanup, bucket: str):
+    uri = f"s3://{bucket}/flink/no-such-savepoint"
+    with pytest.raises(SnapshotUnavailable) as raised:
+        offline.plan_from_snapshot(uri, operator_uid="agent-operator")
+    assert raised.value.reason == "not-found"
+    assert f"{uri}/_metadata does not exist" in raised.value.message
