@@ -245,6 +245,62 @@ public final class Cleanup implements AutoCloseable {
     }
   }
 
+  /** Reads snapshots through {@code store} from now on (default: {@link LocalSnapshotStore}). */
+  public synchronized void setSnapshotStore(SnapshotStore store) {
+    host.snapshotStore = Objects.requireNonNull(store, "store");
+  }
+
+  /**
+   * The plan of a Flink checkpoint or savepoint's markers, read through this Cleanup's
+   * {@link SnapshotStore} (WIT {@code snapshots.plan-snapshot}), as the Java tool's
+   * {@code plan --checkpoint LOCATION --operator-uid UID} computes it: {@code location} is the
+   * snapshot directory or its {@code _metadata} (a path or URI), recorded as the plan's
+   * {@code sourceRecoveryPoint} unless {@code recoveryPoint} is given. Exactly one of
+   * {@code operatorUid} and {@code operatorUidHash} is non-null.
+   *
+   * @throws CleanupException the snapshot was refused ({@code invalid-snapshot},
+   *     {@code invalid-marker}, {@code invalid-argument} naming the operators present)
+   * @throws SnapshotUnavailableException the store did not give one of its files
+   */
+  public synchronized SnapshotPlan planFromSnapshot(
+      String location, String operatorUid, String operatorUidHash, String recoveryPoint)
+      throws CleanupException, SnapshotUnavailableException {
+    open();
+    Objects.requireNonNull(location, "location");
+    if ((operatorUid == null) == (operatorUidHash == null)) {
+      throw new IllegalArgumentException("give exactly one of operatorUid and operatorUidHash");
+    }
+    requireUtf8("The snapshot location", location, recoveryPoint, operatorUid, operatorUidHash);
+    Case operator = operatorUid != null ? new Case(0, operatorUid) : new Case(1, operatorUidHash);
+    Object value;
+    try {
+      value =
+          host.call(
+              CleanupWit.PLAN_SNAPSHOT,
+              location,
+              recoveryPoint == null ? new Case(0, null) : new Case(1, recoveryPoint),
+              operator);
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The snapshot location", e);
+    }
+    Case outcome = (Case) value;
+    if (outcome.index() == 0) {
+      Object[] planned = (Object[]) outcome.payload();
+      Object[] reads = (Object[]) planned[2];
+      return new SnapshotPlan(
+          Wit.plan(planned[0]), (int) (long) (Long) planned[1], (Long) reads[0], (Long) reads[1]);
+    }
+    Case failure = (Case) outcome.payload();
+    if (failure.index() == 0) {
+      CleanupError error = Wit.cleanupError(failure.payload());
+      throw new CleanupException(error, message(error));
+    }
+    Object[] store = (Object[]) failure.payload();
+    SnapshotStoreException.Kind reason =
+        SnapshotStoreException.Kind.values()[((Case) store[1]).index()];
+    throw new SnapshotUnavailableException(reason, (String) store[0], (String) store[2]);
+  }
+
   /**
    * Starts a recovery session for {@code topic} and records its identity (WIT
    * {@code recovery-session.start}).

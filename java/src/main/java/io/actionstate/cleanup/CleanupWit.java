@@ -63,6 +63,14 @@ final class CleanupWit {
   static final AbiType STORE_ERROR =
       new Variant(List.of(STRING, STRING, STRING, STRING, Prim.U64, STRING));
 
+  // --- snapshots -------------------------------------------------------------------------------
+  /** {@code operator-ref}: case 0 {@code uid}, case 1 {@code uid-hash}. */
+  static final AbiType OPERATOR_REF = new Variant(List.of(STRING, STRING));
+  static final AbiType READS = new Record(List.of(Prim.U32, Prim.U64));
+  static final AbiType SNAPSHOT_PLAN = new Record(List.of(Wit.PLAN, Prim.U32, READS));
+  static final AbiType STORE_FAILURE = new Record(List.of(STRING, STORE_ERROR, STRING));
+  static final AbiType SNAPSHOT_FAILURE = new Variant(List.of(Wit.CLEANUP_ERROR, STORE_FAILURE));
+
   // --- coordinator -----------------------------------------------------------------------------
   static final AbiType APPLY_OPTIONS =
       new Record(List.of(STRING, Variant.option(Prim.U16), Prim.BOOL, Prim.BOOL));
@@ -367,6 +375,15 @@ final class CleanupWit {
           Variant.result(MARKER_FILES_PLAN, Wit.CLEANUP_ERROR),
           borrow("marker-files-planner"));
 
+  static final Function PLAN_SNAPSHOT =
+      f(
+          "snapshots",
+          "plan-snapshot",
+          Variant.result(SNAPSHOT_PLAN, SNAPSHOT_FAILURE),
+          STRING,
+          OPTION_STRING,
+          OPERATOR_REF);
+
   /** Every export this library calls. */
   static final List<Function> EXPORTS =
       List.of(
@@ -382,7 +399,8 @@ final class CleanupWit {
           SUITE_RUN,
           PLANNER_NEW,
           PLANNER_ADD_FILE,
-          PLANNER_FINISH);
+          PLANNER_FINISH,
+          PLAN_SNAPSHOT);
 
   /** Every import and export, for the layout checks. */
   static List<Function> all() {

@@ -43,6 +43,8 @@ final class ComponentHost implements AutoCloseable {
   final Capabilities capabilities;
   /** Where {@code operator-events} go (the owner sets them per call). */
   OperatorEvents events = OperatorEvents.NONE;
+  /** Where {@code snapshot-store} reads. */
+  SnapshotStore snapshotStore = new LocalSnapshotStore();
 
   private CanonicalAbi guest;
   private int generation;

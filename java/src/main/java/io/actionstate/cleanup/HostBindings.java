@@ -29,6 +29,23 @@ final class HostBindings {
     this.caps = host.capabilities;
   }
 
+  interface StoreCall {
+    Object run() throws SnapshotStoreException;
+  }
+
+  /** A store call as the WIT's {@code result<_, store-error>}. */
+  private static Case store(StoreCall call) {
+    try {
+      return new Case(0, call.run());
+    } catch (SnapshotStoreException e) {
+      int kind = e.kind().ordinal();
+      Object payload = e.kind() == SnapshotStoreException.Kind.TOO_LARGE ? (Object) e.size() : e.getMessage();
+      return new Case(1, new Case(kind, payload));
+    } catch (RuntimeException e) {
+      return new Case(1, new Case(SnapshotStoreException.Kind.FAILED.ordinal(), String.valueOf(e)));
+    }
+  }
+
   interface Call {
     Object run() throws KafkaFailure;
   }
@@ -212,8 +229,8 @@ final class HostBindings {
         host.events.retrying((String) args[0], (Long) args[1]);
         return null;
       };
-      case "snapshot-store read" -> args -> SnapshotFiles.read((String) args[0], (Long) args[1]);
-      case "snapshot-store list-folder" -> args -> SnapshotFiles.list((String) args[0]);
+      case "snapshot-store read" -> args -> store(() -> host.snapshotStore.read((String) args[0], (Long) args[1]));
+      case "snapshot-store list-folder" -> args -> store(() -> new ArrayList<Object>(host.snapshotStore.list((String) args[0])));
       default -> throw new IllegalStateException("no binding for " + f.iface() + " " + f.name());
     };
   }
