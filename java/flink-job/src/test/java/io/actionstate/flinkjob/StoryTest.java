@@ -72,6 +72,14 @@ class StoryTest {
       assertEquals(Harness.each(100), Harness.offsets(planC0), "C0's markers");
       assertEquals(Harness.each(150), Harness.offsets(planC1), "C1's markers");
       assertEquals(Kafka.topicId(h.state), planC1.topicId());
+      // Through Flink's own FileSystem, by the URI Flink reports: the same plan, recorded under it.
+      String reported = "file:" + c1.toAbsolutePath();
+      h.cleanup.setSnapshotStore(new FlinkSnapshotStore());
+      Plan viaFlink =
+          h.cleanup.planFromSnapshot(reported, ActionJob.OPERATOR_UID, null, null).plan();
+      assertEquals(reported, viaFlink.sourceRecoveryPoint());
+      assertEquals(planC1.offsets(), viaFlink.offsets());
+      assertEquals(planC1.topicId(), viaFlink.topicId());
 
       // The CLI reads the same savepoint to the same plan, then applies it.
       Path planFile = dir.resolve("story-plan.json");
