@@ -132,15 +132,16 @@ fn args<'a>(head: &[&'a str], operator: &'a [String]) -> Vec<&'a str> {
     all
 }
 
-#[test]
-fn every_fixture_plans_from_s3_byte_for_byte_as_its_local_copy_with_the_uri_as_recovery_point() {
-    let endpoint = stores::s3_endpoint();
-    let bucket = bucket();
+/// Plans every fixture case from the URI `uri_of(index, dir)` gives (with `envs`) and from its
+/// local copy with that URI as `--recovery-point`: the same plan byte for byte, recording the
+/// URI, or the same refusal naming the URI where the local run names its path. Never a secret
+/// on stderr. At least 8 cases plan (both Flink lines).
+fn plans_like_local_copies(uri_of: impl Fn(usize, &str) -> String, envs: &[(&str, &str)]) {
     let mut planned = 0;
-    for (dir, operator) in cases() {
-        let uri = format!("s3://{bucket}/flink/{dir}");
+    for (index, (dir, operator)) in cases().into_iter().enumerate() {
+        let uri = uri_of(index, &dir);
         let local = format!("fixtures/snapshots/{dir}");
-        let from_s3 = with_aws(&args(&["plan", "--checkpoint", &uri], &operator), endpoint);
+        let from_store = cli(&args(&["plan", "--checkpoint", &uri], &operator), envs);
         let from_disk = cli(
             &args(
                 &["plan", "--checkpoint", &local, "--recovery-point", &uri],
@@ -149,30 +150,37 @@ fn every_fixture_plans_from_s3_byte_for_byte_as_its_local_copy_with_the_uri_as_r
             &[],
         );
         assert_eq!(
-            from_s3.status.code(),
+            from_store.status.code(),
             from_disk.status.code(),
             "{dir}: {}",
-            stderr(&from_s3)
+            stderr(&from_store)
         );
         if from_disk.status.success() {
-            assert_eq!(stdout(&from_s3), stdout(&from_disk), "{dir}");
+            assert_eq!(stdout(&from_store), stdout(&from_disk), "{dir}");
             assert!(
-                stdout(&from_s3).contains(&format!("\"sourceRecoveryPoint\" : \"{uri}\"")),
+                stdout(&from_store).contains(&format!("\"sourceRecoveryPoint\" : \"{uri}\"")),
                 "{dir}: {}",
-                stdout(&from_s3)
+                stdout(&from_store)
             );
             planned += 1;
         } else {
-            // The same refusal, naming the URI where the local run names its path.
             assert_eq!(
-                stderr(&from_s3),
+                stderr(&from_store),
                 stderr(&from_disk).replace(&local, &uri),
                 "{dir}"
             );
         }
-        assert!(!stderr(&from_s3).contains(SECRET));
+        assert!(!stderr(&from_store).contains(SECRET));
     }
     assert!(planned >= 8, "cases planned: {planned}");
+}
+
+#[test]
+fn every_fixture_plans_from_s3_byte_for_byte_as_its_local_copy_with_the_uri_as_recovery_point() {
+    let bucket = bucket();
+    let envs = aws_env(stores::s3_endpoint());
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    plans_like_local_copies(|_, dir| format!("s3://{bucket}/flink/{dir}"), &envs);
 }
 
 #[test]
@@ -504,39 +512,10 @@ fn every_fixture_plans_from_gcs_as_its_local_copy() {
     )
     .unwrap();
     let key = key.display().to_string();
-    let mut planned = 0;
-    for (dir, operator) in cases() {
-        let uri = format!("gs://{bucket}/flink/{dir}");
-        let local = format!("fixtures/snapshots/{dir}");
-        let from_gcs = cli(
-            &args(&["plan", "--checkpoint", &uri], &operator),
-            &[("GOOGLE_SERVICE_ACCOUNT", &key)],
-        );
-        let from_disk = cli(
-            &args(
-                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
-                &operator,
-            ),
-            &[],
-        );
-        assert_eq!(
-            from_gcs.status.code(),
-            from_disk.status.code(),
-            "{dir}: {}",
-            stderr(&from_gcs)
-        );
-        if from_disk.status.success() {
-            assert_eq!(stdout(&from_gcs), stdout(&from_disk), "{dir}");
-            planned += 1;
-        } else {
-            assert_eq!(
-                stderr(&from_gcs),
-                stderr(&from_disk).replace(&local, &uri),
-                "{dir}"
-            );
-        }
-    }
-    assert!(planned >= 8, "cases planned: {planned}");
+    plans_like_local_copies(
+        |_, dir| format!("gs://{bucket}/flink/{dir}"),
+        &[("GOOGLE_SERVICE_ACCOUNT", &key)],
+    );
     let missing = format!("gs://{bucket}/flink/none");
     let output = cli(
         &["plan", "--checkpoint", &missing, "--operator-uid", "x"],
@@ -564,41 +543,17 @@ fn every_fixture_plans_from_azure_as_its_local_copy() {
         ("AZURE_STORAGE_USE_EMULATOR", "true"),
         ("AZURITE_BLOB_STORAGE_URL", endpoint),
     ];
-    let mut planned = 0;
-    for (index, (dir, operator)) in cases().into_iter().enumerate() {
-        // Both URI forms Flink's Azure filesystem writes.
-        let uri = if index % 2 == 0 {
-            format!("abfss://{container}@devstoreaccount1.dfs.core.windows.net/flink/{dir}")
-        } else {
-            format!("wasbs://{container}@devstoreaccount1.blob.core.windows.net/flink/{dir}")
-        };
-        let local = format!("fixtures/snapshots/{dir}");
-        let from_azure = cli(&args(&["plan", "--checkpoint", &uri], &operator), &emulator);
-        let from_disk = cli(
-            &args(
-                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
-                &operator,
-            ),
-            &[],
-        );
-        assert_eq!(
-            from_azure.status.code(),
-            from_disk.status.code(),
-            "{dir}: {}",
-            stderr(&from_azure)
-        );
-        if from_disk.status.success() {
-            assert_eq!(stdout(&from_azure), stdout(&from_disk), "{dir}");
-            planned += 1;
-        } else {
-            assert_eq!(
-                stderr(&from_azure),
-                stderr(&from_disk).replace(&local, &uri),
-                "{dir}"
-            );
-        }
-    }
-    assert!(planned >= 8, "cases planned: {planned}");
+    // Both URI forms Flink's Azure filesystem writes, taking turns.
+    plans_like_local_copies(
+        |index, dir| {
+            if index % 2 == 0 {
+                format!("abfss://{container}@devstoreaccount1.dfs.core.windows.net/flink/{dir}")
+            } else {
+                format!("wasbs://{container}@devstoreaccount1.blob.core.windows.net/flink/{dir}")
+            }
+        },
+        &emulator,
+    );
 
     let uri = format!(
         "abfss://{container}@devstoreaccount1.dfs.core.windows.net/flink/flink-2.2/savepoint-canonical/savepoint"
@@ -650,36 +605,7 @@ fn every_fixture_plans_from_hdfs_as_its_local_copy() {
     let prefix = unique("hdfs-snapshots");
     let uploaded = stores::hdfs_upload_tree(namenode, &repo().join("fixtures/snapshots"), &prefix);
     assert!(uploaded > 50, "uploaded {uploaded}");
-    let mut planned = 0;
-    for (dir, operator) in cases() {
-        let uri = format!("{namenode}/{prefix}/{dir}");
-        let local = format!("fixtures/snapshots/{dir}");
-        let from_hdfs = cli(&args(&["plan", "--checkpoint", &uri], &operator), &[]);
-        let from_disk = cli(
-            &args(
-                &["plan", "--checkpoint", &local, "--recovery-point", &uri],
-                &operator,
-            ),
-            &[],
-        );
-        assert_eq!(
-            from_hdfs.status.code(),
-            from_disk.status.code(),
-            "{dir}: {}",
-            stderr(&from_hdfs)
-        );
-        if from_disk.status.success() {
-            assert_eq!(stdout(&from_hdfs), stdout(&from_disk), "{dir}");
-            planned += 1;
-        } else {
-            assert_eq!(
-                stderr(&from_hdfs),
-                stderr(&from_disk).replace(&local, &uri),
-                "{dir}"
-            );
-        }
-    }
-    assert!(planned >= 8, "cases planned: {planned}");
+    plans_like_local_copies(|_, dir| format!("{namenode}/{prefix}/{dir}"), &[]);
     let job = format!(
         "{namenode}/{prefix}/flink-2.2/checkpoint-unaligned/00000000000000000000000000002104"
     );

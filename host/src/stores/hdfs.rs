@@ -16,13 +16,7 @@ pub struct HdfsStores {
 
 impl HdfsStores {
     pub fn new() -> Result<Self, StoreError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                StoreError::Failed(format!("cannot start the HDFS client runtime: {e}"))
-            })?;
+        let runtime = super::runtime("HDFS")?;
         Ok(HdfsStores {
             runtime,
             clients: HashMap::new(),

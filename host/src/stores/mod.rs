@@ -73,6 +73,15 @@ impl SnapshotStores {
     }
 }
 
+/// The runtime a store client's requests run on: one worker thread, started on first use.
+fn runtime(what: &str) -> Result<tokio::runtime::Runtime, StoreError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Failed(format!("cannot start the {what} client runtime: {e}")))
+}
+
 /// Where a location is: a local file (a plain path or `file:` URI) or an object in a store.
 enum Location {
     Local(PathBuf),

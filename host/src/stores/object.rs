@@ -63,12 +63,7 @@ fn parts(location: &str) -> Result<Parts<'_>, StoreError> {
 
 impl ObjectStores {
     pub fn new(flink: Option<FlinkConfig>) -> Result<Self, StoreError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                StoreError::Failed(format!("cannot start the store client runtime: {e}"))
-            })?;
+        let runtime = super::runtime("object store")?;
         Ok(ObjectStores {
             runtime,
             flink,
