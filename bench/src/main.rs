@@ -13,6 +13,7 @@ mod report;
 mod snapshot;
 mod startup;
 mod stats;
+mod stores;
 mod wide;
 mod wide_topic;
 
@@ -113,7 +114,7 @@ fn env_usize(name: &str, default: usize) -> R<usize> {
 }
 
 const USAGE: &str =
-    "usage: action-state-bench [--only plan,apply,process,replay,startup,python,snapshot,wide] [--report FILE]
+    "usage: action-state-bench [--only plan,apply,process,replay,startup,python,snapshot,stores,wide] [--report FILE]
 Environment: ASC_KAFKA_BOOTSTRAP (broker for apply and replay; without it they are skipped),
 ASC_BENCH_BROKER_STATE (scripts/kafka state dir of that broker: enables wire-level request counts),
 ASC_BENCH_REPLAY_RECORDS (default 1000000), ASC_BENCH_REPLAY_VALUE_BYTES (1024),
@@ -244,7 +245,7 @@ fn run(args: &[String]) -> R<()> {
 /// `--only` and `--report`; `None` for `--help`.
 fn parse_args(args: &[String]) -> R<Option<(Vec<String>, PathBuf)>> {
     let mut only: Vec<String> = [
-        "plan", "apply", "process", "replay", "startup", "python", "snapshot",
+        "plan", "apply", "process", "replay", "startup", "python", "snapshot", "stores",
     ]
     .map(String::from)
     .to_vec();
@@ -279,6 +280,9 @@ fn sections(ctx: &Ctx, only: &[String], report: &mut Report) -> R<Vec<String>> {
     }
     if wants("snapshot") {
         sections.push((6, snapshot::run(ctx, report)?));
+    }
+    if wants("stores") {
+        sections.push((8, stores::run(ctx, report)?));
     }
     // Not in the default set: it needs a 3-node cluster and takes tens of minutes.
     if wants("wide") {

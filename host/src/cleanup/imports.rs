@@ -72,23 +72,29 @@ fn traced<T, E: std::fmt::Debug>(
     started: Instant,
     answer: wasmtime::Result<Result<T, E>>,
 ) -> wasmtime::Result<Result<T, E>> {
-    let legacy = crate::trace::kafka_calls();
-    if !legacy && !crate::trace::on() {
+    if !crate::trace::kafka_calls() && !crate::trace::on() {
         return answer;
     }
+    let call = call();
+    let legacy = crate::trace::kafka_calls() && !call.starts_with("snapshot-store");
     let outcome = match &answer {
         Ok(Ok(_)) => "ok".to_owned(),
         Ok(Err(error)) => format!("{error:?}"),
         Err(trap) => format!("trap: {trap}"),
     };
-    let call = call();
     if legacy {
         eprintln!(
             "kafka: {call} {} ms: {outcome}",
             started.elapsed().as_millis()
         );
     }
-    crate::trace::step("kafka", started, || format!("{call}: {outcome}"));
+    // A snapshot read is a store request, not a Kafka one: its own label on the timeline.
+    let kind = if call.starts_with("snapshot-store") {
+        "store"
+    } else {
+        "kafka"
+    };
+    crate::trace::step(kind, started, || format!("{call}: {outcome}"));
     answer
 }
 
