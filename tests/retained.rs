@@ -3,7 +3,8 @@
 //! (`<job-id>/chk-N`, with `shared/` state and a `chk-N` still without `_metadata`) and a
 //! savepoint directory (`savepoint-*`) — are found, each planned, and planned together; a point
 //! that cannot be planned (another topic ID, no such operator) stops the plan naming it, and
-//! `--exclude` leaves it out; a location without snapshots is refused.
+//! `--exclude` leaves it out; a location without snapshots is refused. The same layout uploaded
+//! to a real S3 API server (moto's) plans alike from its `s3://` URIs.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,6 +13,8 @@
     reason = "tests: a failure is a failed test"
 )]
 
+#[path = "support/stores.rs"]
+mod stores;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -51,7 +54,10 @@ fn layout(name: &str, extra: &[(&str, &str)]) -> PathBuf {
         &fixture("checkpoint-unaligned").join(job_b),
         &root.join("checkpoints").join(job_b),
     );
-    std::fs::create_dir_all(root.join("checkpoints").join(job_b).join("chk-5")).unwrap();
+    // A checkpoint in progress: state files written, no `_metadata` yet.
+    let in_progress = root.join("checkpoints").join(job_b).join("chk-5");
+    std::fs::create_dir_all(&in_progress).unwrap();
+    std::fs::write(in_progress.join("a1b2c3-state"), b"partial").unwrap();
     copy_dir(
         &fixture("savepoint-canonical").join("savepoint"),
         &root.join("savepoints/savepoint-2103aa-0001"),
@@ -257,4 +263,76 @@ fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
         "{}",
         stderr(&output)
     );
+}
+
+/// The layout uploaded as it is to moto's S3 server: `--retained s3://…/checkpoints
+/// s3://…/savepoints` finds the same points (by URI), plans the same offsets and records the
+/// URI of the same bounding point; `--exclude` takes a URI.
+#[test]
+fn retained_points_in_s3_plan_as_on_disk() {
+    let root = layout("retained-s3", &[]);
+    let endpoint = stores::s3_endpoint();
+    let bucket = unique("retained").to_ascii_lowercase().replace('_', "-");
+    stores::create_bucket(endpoint, &bucket);
+    stores::upload_tree(endpoint, &bucket, &root, "flink");
+    let uri = format!("s3://{bucket}/flink");
+    let aws = [
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let local_root = root.display().to_string();
+    let plan = |base: &str, extra: &[&str]| {
+        let checkpoints = format!("{base}/checkpoints");
+        let savepoints = format!("{base}/savepoints");
+        let mut args = vec![
+            "plan",
+            "--retained",
+            checkpoints.as_str(),
+            savepoints.as_str(),
+            "--operator-uid",
+            "agent-operator",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let output = run(&args, &aws);
+        expect_code(&output, 0);
+        json_doc(&output)
+    };
+    let on_disk = plan(&local_root, &[]);
+    let in_s3 = plan(&uri, &[]);
+    let located = |doc: &serde_json::Value, key: &str| -> Vec<String> {
+        doc["retained"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.get("location").unwrap_or(p).as_str().unwrap().to_owned())
+            .collect()
+    };
+    let expected: Vec<String> = located(&on_disk, "points")
+        .iter()
+        .map(|l| l.replace(&local_root, &uri))
+        .collect();
+    assert_eq!(located(&in_s3, "points"), expected);
+    assert_eq!(
+        located(&in_s3, "incomplete"),
+        located(&on_disk, "incomplete")
+            .iter()
+            .map(|l| l.replace(&local_root, &uri))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(in_s3["plan"]["offsets"], on_disk["plan"]["offsets"]);
+    assert_eq!(
+        in_s3["plan"]["sourceRecoveryPoint"].as_str().unwrap(),
+        on_disk["plan"]["sourceRecoveryPoint"]
+            .as_str()
+            .unwrap()
+            .replace(&local_root, &uri)
+    );
+    // --exclude by URI leaves that point out.
+    let savepoint = format!("{uri}/savepoints/savepoint-2103aa-0001");
+    let excluded = plan(&uri, &["--exclude", &savepoint]);
+    assert!(!located(&excluded, "points").contains(&savepoint));
+    assert_eq!(located(&excluded, "points").len(), expected.len() - 1);
 }

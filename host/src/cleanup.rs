@@ -52,7 +52,7 @@ pub use bindings::exports::action_state::cleanup::recovery::{
     ReplayOptions,
 };
 pub use bindings::exports::action_state::cleanup::snapshots::{
-    Reads as SnapshotReads, SnapshotFailure, SnapshotPlan, StoreFailure,
+    Discovered, Reads as SnapshotReads, SnapshotFailure, SnapshotPlan, StoreFailure,
 };
 pub use events::{NoEvents, OperatorEvents};
 use imports::HostState;

@@ -8,7 +8,7 @@ use crate::Component;
 use crate::bindings::action_state::cleanup::snapshot_store as wit_store;
 use crate::bindings::exports::action_state::cleanup::plans::{OperatorRef, SnapshotSummary};
 use crate::bindings::exports::action_state::cleanup::snapshots::{
-    self as wit, Guest, Reads, SnapshotPlan,
+    self as wit, Discovered, Guest, Reads, SnapshotPlan,
 };
 use crate::plans::{count, operator_ref, snapshot_operator};
 
@@ -62,6 +62,13 @@ fn failure(failure: SnapshotFailure) -> wit::SnapshotFailure {
     }
 }
 
+fn reads(reads: core::snapshot::store::Reads) -> Reads {
+    Reads {
+        requests: reads.requests,
+        bytes: reads.bytes,
+    }
+}
+
 impl Guest for Component {
     fn plan_snapshot(
         location: String,
@@ -75,10 +82,16 @@ impl Guest for Component {
         Ok(SnapshotPlan {
             plan: planned.plan.into(),
             markers: count(planned.markers),
-            reads: Reads {
-                requests: planned.reads.requests,
-                bytes: planned.reads.bytes,
-            },
+            reads: reads(planned.reads),
+        })
+    }
+
+    fn discover(location: String) -> Result<Discovered, wit::SnapshotFailure> {
+        let found = core::snapshot::store::discover(&mut HostStore, &location).map_err(failure)?;
+        Ok(Discovered {
+            snapshots: found.snapshots,
+            incomplete: found.incomplete,
+            reads: reads(found.reads),
         })
     }
 

@@ -5,10 +5,11 @@ use wasmtime::Store;
 
 use super::imports::{HostState, take_records};
 use super::{
-    ApplyFailure, ApplyOptions, ApplyReport, CALL_LIMIT, Caps, CleanupError, MarkerFilesPlan,
-    MarkerSource, OperatorRef, PartitionPreview, Plan, RecoveryMarker, RecoveryPolicy,
-    RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, SnapshotFailure, SnapshotFile,
-    SnapshotFileRef, SnapshotPlan, SnapshotSummary, StatusReport, bindings, epoch_ticks,
+    ApplyFailure, ApplyOptions, ApplyReport, CALL_LIMIT, Caps, CleanupError, Discovered,
+    MarkerFilesPlan, MarkerSource, OperatorRef, PartitionPreview, Plan, RecoveryMarker,
+    RecoveryPolicy, RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, SnapshotFailure,
+    SnapshotFile, SnapshotFileRef, SnapshotPlan, SnapshotSummary, StatusReport, bindings,
+    epoch_ticks,
 };
 use crate::kafka::{KafkaSettings, RequestCounts};
 
@@ -69,6 +70,17 @@ impl CleanupInstance {
         self.bindings
             .action_state_cleanup_snapshots()
             .call_inspect(&mut self.store, location)
+    }
+
+    /// The recovery points below a retained location (`snapshots.discover`).
+    pub fn discover_snapshots(
+        &mut self,
+        location: &str,
+    ) -> wasmtime::Result<Result<Discovered, SnapshotFailure>> {
+        self.reset_deadline();
+        self.bindings
+            .action_state_cleanup_snapshots()
+            .call_discover(&mut self.store, location)
     }
 
     pub fn verify_plan(&mut self, json: &str) -> wasmtime::Result<Result<Plan, CleanupError>> {

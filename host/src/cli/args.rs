@@ -209,17 +209,18 @@ pub struct PlanArgs {
     pub snapshot: CheckpointArgs,
     /// Plan from every recovery point kept here (with --operator-uid or --operator-uid-hash):
     /// a Flink checkpoint directory (every <job-id>/chk-N/_metadata, or one job's chk-N), a
-    /// savepoint directory (every savepoint-*), or one snapshot; several may be given. The plan
+    /// savepoint directory (every savepoint-*), or one snapshot; a local path or a URI as for
+    /// --checkpoint (s3://, gs://, abfss://, hdfs://…); several may be given. The plan
     /// keeps, per partition, the smallest offset any of them needs, and records the point that
     /// bounds every partition (the review and --json say which point bounds which partition). A
     /// point that cannot be planned stops the plan (exit 3, naming it); leave one out with
     /// --exclude.
     #[arg(long, num_args = 1.., value_name = "LOCATION", conflicts_with_all = ["checkpoint", "recovery_point"])]
-    pub retained: Vec<PathBuf>,
+    pub retained: Vec<String>,
     /// With --retained: a snapshot found there to leave out on purpose (another job's
     /// savepoint in a shared directory); repeatable.
     #[arg(long, value_name = "SNAPSHOT", requires = "retained")]
-    pub exclude: Vec<PathBuf>,
+    pub exclude: Vec<String>,
     /// Write the plan here (refuses to overwrite an existing file) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,

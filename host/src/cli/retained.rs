@@ -6,20 +6,21 @@
 //! stops the plan, naming it; `--exclude` leaves one out on purpose); the plan is then the
 //! component's minimum over their markers (the seed's rule, applied across points), recorded
 //! under the point that bounds every partition (or, when none does, the one that bounds most).
+//! Which folders hold snapshots is the component's decision too (`snapshots.discover`, folder
+//! listings through the same store as planning), so a LOCATION may be a URI (`s3://…`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use action_state_cleanup::cleanup::{CleanupInstance, MarkerFilesPlan, OperatorRef};
+use action_state_cleanup::cleanup::{
+    CleanupInstance, MarkerFilesPlan, OperatorRef, SnapshotFailure, SnapshotStoreError,
+};
 use serde_json::json;
 
 use super::failure::Failure;
 use super::output::offsets_json;
 use super::session::answer;
-use super::snapshot::SnapshotAt;
-
-/// Folders of a job's checkpoint directory that hold state files, never a snapshot of their own.
-const STATE_FOLDERS: [&str; 2] = ["shared", "taskowned"];
+use super::snapshot::{SnapshotAt, stored};
 
 /// One recovery point found and what it alone would allow: the minimum offset per partition.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,105 +50,58 @@ pub struct Retained {
     pub excluded: Vec<String>,
 }
 
-/// Every snapshot under `locations` (sorted: `chk-N` by N, the rest by name), less the
-/// excluded ones, and the checkpoint folders that have no `_metadata`.
+/// Every snapshot under `locations` (the component's discovery: `chk-N` by N, the rest by
+/// name), less the excluded ones, and the checkpoint folders that have no `_metadata`.
 pub fn discover(
-    locations: &[PathBuf],
-    excluded: &[PathBuf],
-) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Failure> {
+    instance: &mut CleanupInstance,
+    locations: &[String],
+    excluded: &[String],
+) -> Result<(Vec<String>, Vec<String>), Failure> {
     let mut found = Vec::new();
     let mut incomplete = Vec::new();
     for location in locations {
-        let before = found.len();
-        if location.file_name().is_some_and(|n| n == "_metadata") && location.is_file() {
-            found.push(
-                location
-                    .parent()
-                    .map_or_else(PathBuf::new, Path::to_path_buf),
-            );
-        } else if !location.is_dir() {
+        let discovered = instance.discover_snapshots(location);
+        let discovered = match discovered {
+            Ok(Err(SnapshotFailure::Store(failure)))
+                if matches!(failure.error, SnapshotStoreError::NotFound(_)) =>
+            {
+                return Err(Failure::refused(format!(
+                    "--retained {location}: no such directory (give a checkpoint directory, a savepoint directory or one snapshot)"
+                )));
+            }
+            other => stored(instance, other)?,
+        };
+        if discovered.snapshots.is_empty() {
+            let trimmed = location.trim_end_matches('/');
             return Err(Failure::refused(format!(
-                "--retained {}: no such directory (give a checkpoint directory, a savepoint directory or one snapshot)",
-                location.display()
-            )));
-        } else {
-            scan(location, 0, &mut found, &mut incomplete)?;
-        }
-        if found.len() == before {
-            return Err(Failure::refused(format!(
-                "--retained {} holds no checkpoint or savepoint: neither {}/_metadata, nor <job-id>/chk-N/_metadata, chk-N/_metadata or savepoint-*/_metadata below it",
-                location.display(),
-                location.display()
+                "--retained {location} holds no checkpoint or savepoint: neither {trimmed}/_metadata, nor <job-id>/chk-N/_metadata, chk-N/_metadata or savepoint-*/_metadata below it"
             )));
         }
+        found.extend(discovered.snapshots);
+        incomplete.extend(discovered.incomplete);
     }
-    let is_excluded = |path: &Path| {
-        excluded.iter().any(|e| {
-            same_place(e, path)
-                || e.parent()
-                    .is_some_and(|p| same_place(p, path) && e.ends_with("_metadata"))
-        })
-    };
     found.dedup();
-    let kept = found.into_iter().filter(|p| !is_excluded(p)).collect();
+    let kept = found
+        .into_iter()
+        .filter(|found| !excluded.iter().any(|e| same_snapshot(e, found)))
+        .collect();
     Ok((kept, incomplete))
 }
 
-fn same_place(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+/// Whether `excluded` (a snapshot directory or its `_metadata`) names the snapshot `found`:
+/// local paths compared where they lead, URIs as written.
+fn same_snapshot(excluded: &str, found: &str) -> bool {
+    let excluded = excluded.trim_end_matches('/');
+    let excluded = excluded.strip_suffix("/_metadata").unwrap_or(excluded);
+    if excluded.contains("://") || found.contains("://") {
+        return excluded == found.trim_end_matches('/');
+    }
+    match (
+        std::fs::canonicalize(excluded),
+        std::fs::canonicalize(found),
+    ) {
         (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
-
-/// A snapshot directory here, or the snapshots one or two levels below (`<job-id>/chk-N`).
-fn scan(
-    dir: &Path,
-    depth: usize,
-    found: &mut Vec<PathBuf>,
-    incomplete: &mut Vec<PathBuf>,
-) -> Result<(), Failure> {
-    if dir.join("_metadata").is_file() {
-        found.push(dir.to_path_buf());
-        return Ok(());
-    }
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| Failure::refused(format!("cannot list {}: {e}", dir.display())))?;
-    let mut children: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    children.sort_by_key(|p| order_key(p));
-    for child in children {
-        let name = child
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if child.join("_metadata").is_file() {
-            found.push(child);
-        } else if checkpoint_number(&name).is_some() {
-            incomplete.push(child);
-        } else if depth == 0 && !STATE_FOLDERS.contains(&name.as_str()) {
-            scan(&child, depth + 1, found, incomplete)?;
-        }
-    }
-    Ok(())
-}
-
-fn checkpoint_number(name: &str) -> Option<u64> {
-    name.strip_prefix("chk-")?.parse().ok()
-}
-
-/// `chk-N` in numeric order, before any other name; the rest by name.
-fn order_key(path: &Path) -> (u8, u64, String) {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match checkpoint_number(&name) {
-        Some(n) => (0, n, name),
-        None => (1, 0, name),
+        _ => Path::new(excluded) == Path::new(found),
     }
 }
 
@@ -188,11 +142,11 @@ pub fn bounds(points: &[Point]) -> Bounds {
 /// Plans every retained point, then the minimum over them under the recorded point.
 pub fn plan(
     instance: &mut CleanupInstance,
-    locations: &[PathBuf],
-    excluded: &[PathBuf],
+    locations: &[String],
+    excluded: &[String],
     operator: &OperatorRef,
 ) -> Result<(MarkerFilesPlan, Retained), Failure> {
-    let (snapshots, incomplete) = discover(locations, excluded)?;
+    let (snapshots, incomplete) = discover(instance, locations, excluded)?;
     if snapshots.is_empty() {
         return Err(Failure::refused(
             "--retained found recovery points, but --exclude left out every one of them",
@@ -200,11 +154,10 @@ pub fn plan(
     }
     let mut points = Vec::new();
     let mut plans = Vec::new();
-    for path in &snapshots {
-        let point = SnapshotAt::new(path.display().to_string())
+    for location in &snapshots {
+        let point = SnapshotAt::new(location.clone())
             .plan(instance, operator, None)
             .map_err(|failure| {
-                let location = path.display();
                 Failure {
                     message: format!("retained recovery point {location}: {}", failure.message),
                     hint: Some(format!(
@@ -214,7 +167,7 @@ pub fn plan(
                 }
             })?;
         points.push(Point {
-            location: path.display().to_string(),
+            location: location.clone(),
             offsets: point
                 .plan
                 .offsets
@@ -250,8 +203,8 @@ pub fn plan(
         Retained {
             points,
             bounds,
-            incomplete: incomplete.iter().map(|p| p.display().to_string()).collect(),
-            excluded: excluded.iter().map(|p| p.display().to_string()).collect(),
+            incomplete,
+            excluded: excluded.to_vec(),
         },
     ))
 }
@@ -362,19 +315,5 @@ mod tests {
         assert_eq!(b.recorded, 1, "b bounds partitions 0 and 2");
         assert!(!b.bounds_every_partition);
         assert_eq!(b.partitions[&1], (60, vec![0]));
-    }
-
-    #[test]
-    fn checkpoint_folders_are_ordered_by_number() {
-        let mut paths = [
-            PathBuf::from("/j/chk-10"),
-            PathBuf::from("/j/savepoint-x"),
-            PathBuf::from("/j/chk-9"),
-        ];
-        paths.sort_by_key(|p| order_key(p));
-        assert_eq!(
-            paths.map(|p| p.display().to_string()),
-            ["/j/chk-9", "/j/chk-10", "/j/savepoint-x"]
-        );
     }
 }
