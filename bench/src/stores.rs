@@ -1,7 +1,7 @@
 //! Benchmark 8, plan from an object store: the release CLI's `plan --checkpoint s3://…` against
 //! moto's S3 server (`scripts/stores start s3`, on this machine) and, as the floor, a plain
-//! download of exactly the objects that plan read (one `curl` process fetching them over one
-//! connection, the way an operator would copy a snapshot's files before planning locally). Both
+//! download of exactly the objects that plan read (one `curl` process fetching them, signed, over
+//! one connection, the way an operator would copy a snapshot's files before planning locally). Both
 //! sides are fresh processes, alternating which goes first each round; the CLI's `--json`
 //! gives the requests and bytes of every plan, and its timeline (`ASC_TRACE=1`) the objects it
 //! read. The Java tool's path from the same URI (Flink's S3 plugin under the State Processor
@@ -189,8 +189,16 @@ fn plan(ctx: &Ctx, endpoint: &str, uri: &str) -> Command {
 }
 
 fn curl(urls: &[String]) -> Command {
+    // Signed as the CLI's requests are (SigV4, the same keys): moto refuses anonymous reads.
     let mut command = Command::new("curl");
-    command.args(["--silent", "--fail"]);
+    command.args([
+        "--silent",
+        "--fail",
+        "--aws-sigv4",
+        "aws:amz:us-east-1:s3",
+        "--user",
+        "bench:bench",
+    ]);
     for url in urls {
         command.args(["--output", "/dev/null", url]);
     }
