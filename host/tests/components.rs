@@ -77,7 +77,7 @@ fn validator_imports_no_function_at_all() {
 }
 
 #[test]
-fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
+fn cleanup_imports_only_the_capabilities_our_wit_names() {
     let engine = new_engine().unwrap();
     let component = Component::new(&engine, CLEANUP_COMPONENT).unwrap();
     let allowed = [
@@ -86,6 +86,7 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
         "action-state:cleanup/kafka-consumer@0.3.0",
         "action-state:cleanup/kafka-writer@0.3.0",
         "action-state:cleanup/operator-events@0.3.0",
+        "action-state:cleanup/snapshot-store@0.3.0",
         "action-state:cleanup/types@0.3.0",
     ];
     let names = import_names(&engine, &component);
@@ -96,6 +97,10 @@ fn cleanup_imports_only_the_kafka_capabilities_our_wit_names() {
     let functions = imported_functions(&engine, &component);
     assert!(
         functions.contains(&"action-state:cleanup/kafka-admin@0.3.0#delete-records".to_owned()),
+        "{functions:?}"
+    );
+    assert!(
+        functions.contains(&"action-state:cleanup/snapshot-store@0.3.0#read".to_owned()),
         "{functions:?}"
     );
     assert!(
