@@ -183,6 +183,80 @@ fn every_fixture_plans_from_s3_byte_for_byte_as_its_local_copy_with_the_uri_as_r
     plans_like_local_copies(|_, dir| format!("s3://{bucket}/flink/{dir}"), &envs);
 }
 
+/// `fixtures/snapshots/s3/<line>/<case>/`: snapshots a real Flink job wrote into an S3 server
+/// through Flink's own S3 filesystem (flink-s3-fs-presto), their objects (`bucket/<key>`) and
+/// the Java tool's plan from the same `s3://` URI (the State Processor API reading through that
+/// filesystem; `java/snapshot-fixtures/generate-s3`).
+fn flink_written_s3_cases() -> Vec<(PathBuf, Value)> {
+    let root = repo().join("fixtures/snapshots/s3");
+    let mut cases = Vec::new();
+    for line in std::fs::read_dir(&root).unwrap() {
+        for case in std::fs::read_dir(line.unwrap().path()).unwrap() {
+            let dir = case.unwrap().path();
+            let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
+            cases.push((dir, serde_json::from_str(&text).unwrap()));
+        }
+    }
+    cases.sort_by(|a, b| a.0.cmp(&b.0));
+    cases
+}
+
+#[test]
+fn snapshots_flink_wrote_to_s3_plan_from_their_uri_as_the_java_tools_path_plans_them() {
+    let endpoint = stores::s3_endpoint();
+    // The bucket the job wrote to: a checkpoint's `_metadata` names its files by absolute
+    // `s3://flink-state/…` URIs.
+    stores::ensure_bucket(endpoint, "flink-state");
+    // The keys the job's Flink read (s3.* of its configuration), nothing from the AWS environment.
+    let conf = scratch("flink-written-s3");
+    std::fs::write(
+        conf.join("config.yaml"),
+        format!(
+            "s3.endpoint: {endpoint}\ns3.path.style.access: true\ns3.access-key: flink\ns3.secret-key: flink-secret\n"
+        ),
+    )
+    .unwrap();
+    let conf = conf.to_str().unwrap();
+    let cases = flink_written_s3_cases();
+    assert!(cases.len() >= 3, "{cases:?}");
+    let mut read_a_state_file = false;
+    for (dir, expected) in &cases {
+        stores::upload_tree_once(endpoint, "flink-state", &dir.join("bucket"));
+        let uri = expected["uri"].as_str().unwrap();
+        let uid = expected["operatorUid"].as_str().unwrap();
+        let plan = [
+            "plan",
+            "--checkpoint",
+            uri,
+            "--operator-uid",
+            uid,
+            "--flink-config",
+            conf,
+        ];
+        let text = cli(&plan, &[("AWS_REGION", "us-east-1")]);
+        expect_code(&text, 0);
+        assert_eq!(
+            stdout(&text),
+            expected["plan"].as_str().unwrap(),
+            "{}",
+            dir.display()
+        );
+        let json = cli(
+            &[&plan[..], &["--json"]].concat(),
+            &[("AWS_REGION", "us-east-1")],
+        );
+        expect_code(&json, 0);
+        let doc = json_doc(&json);
+        let requests = doc["snapshotReads"]["requests"].as_u64().unwrap();
+        read_a_state_file |= requests > 1;
+        assert!(requests <= 3, "{}: {}", dir.display(), doc["snapshotReads"]);
+    }
+    assert!(
+        read_a_state_file,
+        "some case keeps its markers in a state file of their own"
+    );
+}
+
 #[test]
 fn a_checkpoint_reads_its_shared_state_and_reports_what_it_read() {
     let endpoint = stores::s3_endpoint();

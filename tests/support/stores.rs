@@ -78,6 +78,30 @@ pub fn create_bucket(endpoint: &str, bucket: &str) {
     assert_eq!(status, 200, "creating bucket {bucket}");
 }
 
+/// Creates `bucket` unless the (long-lived) server already holds it.
+pub fn ensure_bucket(endpoint: &str, bucket: &str) {
+    if request(endpoint, "HEAD", &format!("/{bucket}"), b"") != 200 {
+        create_bucket(endpoint, bucket);
+    }
+}
+
+/// Uploads every file below `dir` under its relative path into `bucket`, leaving alone the keys
+/// the server already holds. moto lets an anonymous request create an object but not read or
+/// overwrite one (403), and answers 404 for a missing key; the fixtures' keys hold random UUIDs,
+/// so an existing key is the same file from an earlier test run against the same server.
+pub fn upload_tree_once(endpoint: &str, bucket: &str, dir: &Path) -> usize {
+    let files = files(dir);
+    for (relative, bytes) in &files {
+        let key = format!("/{bucket}/{relative}");
+        if request(endpoint, "HEAD", &key, b"") != 404 {
+            continue;
+        }
+        let status = request(endpoint, "PUT", &key, bytes);
+        assert_eq!(status, 200, "uploading {key}");
+    }
+    files.len()
+}
+
 /// The endpoint of fake-gcs-server (`scripts/stores start gcs`).
 pub fn gcs_endpoint() -> &'static str {
     static ENDPOINT: OnceLock<String> = OnceLock::new();
