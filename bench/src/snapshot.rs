@@ -14,7 +14,7 @@ use crate::stats::{dur, median};
 use crate::{Ctx, R, env_usize, fail};
 
 /// Flink's own module flags for Java 17 (its `env.java.opts.all`), as `generate` passes them.
-const JAVA_OPENS: [&str; 15] = [
+pub(crate) const JAVA_OPENS: [&str; 15] = [
     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
     "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
     "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
@@ -31,7 +31,7 @@ const JAVA_OPENS: [&str; 15] = [
     "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
     "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
 ];
-const JVM_MAIN: &str = "io.actionstate.snapshotfixtures.PlanWithStateProcessorApi";
+pub(crate) const JVM_MAIN: &str = "io.actionstate.snapshotfixtures.PlanWithStateProcessorApi";
 /// Where a retained checkpoint's `_metadata` points its state handles (absolute paths).
 const CHECKPOINT_ROOT: &str = "/flink/checkpoints";
 const GNU_TIME: &str = "/usr/bin/time";
@@ -186,8 +186,8 @@ fn check(case: &Case, side: &str, run: &Run) -> R<()> {
 }
 
 /// The JVM side of one Flink line, built, or why it is not measured.
-struct Jvm {
-    classpath: String,
+pub(crate) struct Jvm {
+    pub(crate) classpath: String,
 }
 
 fn tool_missing(program: &str, arg: &str) -> bool {
@@ -201,7 +201,7 @@ fn tool_missing(program: &str, arg: &str) -> bool {
 
 /// Builds `java/snapshot-fixtures` for `line` (`mvn -q -P LINE compile
 /// dependency:build-classpath`, as its `generate` script does) and returns its classpath.
-fn build_jvm(ctx: &Ctx, line: &str) -> Result<Jvm, String> {
+pub(crate) fn build_jvm(ctx: &Ctx, line: &str) -> Result<Jvm, String> {
     if tool_missing("java", "-version") {
         return Err("`java` not found on the PATH (Java 17 needed)".into());
     }

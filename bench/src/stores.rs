@@ -1,11 +1,14 @@
 //! Benchmark 8, plan from an object store: the release CLI's `plan --checkpoint s3://…` against
-//! moto's S3 server (`scripts/stores start s3`, on this machine) and, as the floor, a plain
-//! download of exactly the objects that plan read (one `curl` process fetching them, signed, over
-//! one connection, the way an operator would copy a snapshot's files before planning locally). Both
-//! sides are fresh processes, alternating which goes first each round; the CLI's `--json`
-//! gives the requests and bytes of every plan, and its timeline (`ASC_TRACE=1`) the objects it
-//! read. The Java tool's path from the same URI (Flink's S3 plugin under the State Processor
-//! API) is not measured here.
+//! moto's S3 server (`scripts/stores start s3`, on this machine), over the snapshots a real Flink
+//! job wrote there through Flink's own S3 filesystem (`fixtures/snapshots/s3/`), compared with
+//! (1) the floor, a plain download of exactly the objects that plan read (one `curl` process
+//! fetching them, signed, over one connection, the way an operator would copy a snapshot's files
+//! before planning locally), and (2) the Java tool's path from the same URI: the State Processor
+//! API reading through flink-s3-fs-presto (`PlanWithStateProcessorApi` in
+//! `java/snapshot-fixtures`, configured from the same `config.yaml` as the CLI). Every side is a
+//! fresh process, alternating which goes first each round; each side's plan is checked against
+//! the Java tool's expected plan before timing. The CLI's `--json` gives the requests and bytes
+//! of every plan, and its timeline (`ASC_TRACE=1`) the objects it read.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -17,19 +20,33 @@ use crate::report::{Goal, Report, table};
 use crate::stats::{Side, Timing, alternate, ratio};
 use crate::{Ctx, R, env_usize, fail};
 
-/// The cases: a savepoint with inline markers, one with markers in a state file, and a retained
-/// incremental checkpoint whose markers sit in its `chk-N` folder beside shared state.
+/// The cases (folders of `fixtures/snapshots/s3/flink-2.2/`): a savepoint with inline markers,
+/// one with markers in two state files, and a retained incremental checkpoint whose markers sit
+/// in its `chk-N` folder beside shared state (absolute `s3://flink-state/…` handles).
 const CASES: [&str; 3] = [
-    "flink-2.2/savepoint-canonical/savepoint",
-    "flink-2.2/savepoint-large-markers/savepoint",
-    "flink-2.2/checkpoint-rocksdb-incremental/00000000000000000000000000002103/chk-2",
+    "savepoint-canonical",
+    "savepoint-large-markers",
+    "checkpoint-rocksdb-incremental",
 ];
-const BUCKET: &str = "bench-snapshots";
+/// The bucket the job wrote to; its `_metadata` names files in it.
+const BUCKET: &str = "flink-state";
+/// The keys the job's Flink had (`S3Generator`); the CLI and the JVM read them from `config.yaml`.
+const ACCESS_KEY: &str = "flink";
+const SECRET_KEY: &str = "flink-secret";
 /// The goal of the object-store issue: a plan within this factor of the bytes' download.
 const DOWNLOAD_FACTOR: f64 = 1.5;
+/// The goal against the Java tool's path, as for local snapshots.
+const JVM_FACTOR: f64 = 100.0;
+
+struct Case {
+    name: &'static str,
+    uri: String,
+    plan: String,
+}
 
 pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
     let rounds = env_usize("ASC_BENCH_STORES_ROUNDS", 10)?.max(3);
+    let jvm_rounds = env_usize("ASC_BENCH_STORES_JVM_ROUNDS", 3)?.max(3);
     let stores = ctx.repo.join("scripts/stores");
     let running = Command::new(&stores)
         .args(["endpoint", "s3"])
@@ -37,50 +54,107 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         .status
         .success();
     let endpoint = start_s3(&ctx.repo)?;
-    let measured = measure(ctx, report, &endpoint, rounds);
+    let measured = measure(ctx, report, &endpoint, rounds, jvm_rounds);
     if !running {
         Command::new(&stores).args(["stop", "s3"]).status()?;
     }
     measured
 }
 
-fn measure(ctx: &Ctx, report: &mut Report, endpoint: &str, rounds: usize) -> R<String> {
+fn measure(
+    ctx: &Ctx,
+    report: &mut Report,
+    endpoint: &str,
+    rounds: usize,
+    jvm_rounds: usize,
+) -> R<String> {
     let endpoint = endpoint.to_owned();
-    put(&endpoint, &format!("/{BUCKET}"), b"")?;
-    let fixtures = ctx.repo.join("fixtures/snapshots");
-    for case in CASES {
-        upload(&endpoint, &fixtures.join(case), &format!("flink/{case}"))?;
-        // A checkpoint reads `../shared/` files: the job directory's shared folder too.
-        if let Some(job) = case.strip_suffix("/chk-2") {
-            upload(
-                &endpoint,
-                &fixtures.join(job).join("shared"),
-                &format!("flink/{job}/shared"),
-            )?;
-        }
+    if request(&endpoint, "HEAD", &format!("/{BUCKET}"), b"")? != 200 {
+        expect_ok(
+            &format!("/{BUCKET}"),
+            request(&endpoint, "PUT", &format!("/{BUCKET}"), b"")?,
+        )?;
     }
+    let root = ctx.repo.join("fixtures/snapshots/s3/flink-2.2");
+    let mut cases = Vec::new();
+    for name in CASES {
+        let dir = root.join(name);
+        upload_once(&endpoint, &dir.join("bucket"), &dir.join("bucket"))?;
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json"))?)?;
+        let text = |key: &str| {
+            expected[key]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| fail(format!("{name}/expected.json: no {key}")))
+        };
+        cases.push(Case {
+            name,
+            uri: text("uri")?,
+            plan: text("plan")?,
+        });
+    }
+    // Flink's configuration, as the job had it: the CLI gets it with --flink-config, the JVM
+    // through FLINK_CONF_DIR.
+    let conf_dir = ctx.out.join("stores-flink-conf");
+    std::fs::create_dir_all(&conf_dir)?;
+    std::fs::write(
+        conf_dir.join("config.yaml"),
+        format!(
+            "s3.endpoint: {endpoint}\ns3.path.style.access: true\ns3.access-key: {ACCESS_KEY}\ns3.secret-key: {SECRET_KEY}\n"
+        ),
+    )?;
+    let jvm = match crate::snapshot::build_jvm(ctx, "flink-2.2") {
+        Ok(jvm) => Some(jvm),
+        Err(why) => {
+            eprintln!("bench: stores: the Java tool's path is not measured: {why}");
+            None
+        }
+    };
     let mut rows = Vec::new();
     let mut worst: f64 = 0.0;
-    for case in CASES {
-        let uri = format!("s3://{BUCKET}/flink/{case}");
-        let (requests, bytes, objects) = what_it_reads(ctx, &endpoint, &uri)?;
+    let mut least_jvm: f64 = f64::INFINITY;
+    for case in &cases {
+        let (requests, bytes, objects) = what_it_reads(ctx, &conf_dir, &case.uri)?;
         let urls: Vec<String> = objects
             .iter()
             .map(|o| format!("{endpoint}/{}", o.trim_start_matches("s3://")))
             .collect();
-        eprintln!("bench: stores: {case} ({requests} requests, {bytes} bytes)");
+        let text = plan(ctx, &conf_dir, &case.uri, false).output()?;
+        same_plan(case, "the CLI", &text.stdout)?;
+        eprintln!(
+            "bench: stores: {} ({requests} requests, {bytes} bytes)",
+            case.name
+        );
         let ab = alternate(rounds, true, |side, _| match side {
             Side::A => timed(curl(&urls)),
-            Side::B => timed(plan(ctx, &endpoint, &uri)),
+            Side::B => timed(plan(ctx, &conf_dir, &case.uri, true)),
         })?;
         worst = worst.max(ab.ratio());
+        let (jvm_time, jvm_ratio) = match &jvm {
+            Some(jvm) => {
+                let mut probe = java_plan(jvm, &conf_dir, &case.uri);
+                let output = probe.stdin(Stdio::null()).output()?;
+                check(&output, &probe)?;
+                same_plan(case, "the Java tool's path", &output.stdout)?;
+                let cj = alternate(jvm_rounds, false, |side, _| match side {
+                    Side::A => timed(plan(ctx, &conf_dir, &case.uri, true)),
+                    Side::B => timed(java_plan(jvm, &conf_dir, &case.uri)),
+                })?;
+                least_jvm = least_jvm.min(cj.ratio());
+                (cj.b.summary(), ratio(cj.ratio()))
+            }
+            None => ("not run".to_owned(), "n/a".to_owned()),
+        };
         rows.push(vec![
-            case.to_owned(),
+            case.name.to_owned(),
             requests.to_string(),
             bytes.to_string(),
             ab.a.summary(),
             ab.b.summary(),
             ratio(ab.ratio()),
+            jvm_time,
+            jvm_ratio,
         ]);
     }
     report.goals.push(Goal {
@@ -98,12 +172,31 @@ fn measure(ctx: &Ctx, report: &mut Report, endpoint: &str, rounds: usize) -> R<S
                    on decoding large markers; the reads are sequential, one per state file."
             .to_owned(),
     });
+    if jvm.is_some() {
+        report.goals.push(Goal {
+            goal: format!(
+                "plan from S3 at least {JVM_FACTOR}× faster than the Java tool's path from the same URI (section 8)"
+            ),
+            measured: format!("least {}", ratio(least_jvm)),
+            met: Some(least_jvm >= JVM_FACTOR),
+            analysis: "The Java tool's path starts a JVM, Flink's filesystems (the presto S3 \
+                       client) and a local MiniCluster for one batch job of the State Processor \
+                       API; the CLI makes the same reads in one process with a precompiled \
+                       component."
+                .to_owned(),
+        });
+    }
     Ok(format!(
         "## 8. plan from an object store (`plan --checkpoint s3://…`)\n\n\
-         moto's S3 server on 127.0.0.1 (`scripts/stores start s3`); A: `curl` downloading exactly \
-         the objects the plan read (one process, one connection), B: the release CLI planning \
-         from the URI; {rounds} alternating rounds per case, a fresh process per run. Requests \
-         and bytes are the CLI's own count (`plan --json`, `snapshotReads`).\n\n{}\n",
+         moto's S3 server on 127.0.0.1 (`scripts/stores start s3`) holding the snapshots a real \
+         Flink 2.2 job wrote there through flink-s3-fs-presto (`fixtures/snapshots/s3/`); A: \
+         `curl` downloading exactly the objects the plan read (one process, one connection), B: \
+         the release CLI planning from the URI ({rounds} alternating rounds per case), J: the Java \
+         tool's path, `PlanWithStateProcessorApi` reading the same URI through Flink's S3 \
+         filesystem ({jvm_rounds} rounds alternating with the CLI; J/B is median(J) ÷ median(B) \
+         of those rounds). A fresh process per run; every side's plan checked byte for byte \
+         against the Java tool's. Requests and bytes are the CLI's own count (`plan --json`, \
+         `snapshotReads`).\n\n{}\n",
         table(
             &[
                 "case",
@@ -111,11 +204,24 @@ fn measure(ctx: &Ctx, report: &mut Report, endpoint: &str, rounds: usize) -> R<S
                 "bytes",
                 "A: curl download",
                 "B: CLI plan",
-                "B/A"
+                "B/A",
+                "J: Java tool's path",
+                "J/B"
             ],
             &rows
         )
     ))
+}
+
+fn same_plan(case: &Case, side: &str, stdout: &[u8]) -> R<()> {
+    if String::from_utf8_lossy(stdout) == case.plan {
+        return Ok(());
+    }
+    Err(fail(format!(
+        "{}: {side} printed another plan than the Java tool's: {}",
+        case.name,
+        String::from_utf8_lossy(stdout)
+    )))
 }
 
 /// `scripts/stores start s3`: the endpoint of moto's server (a running one is reused, and then
@@ -131,65 +237,92 @@ fn start_s3(repo: &Path) -> R<String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
-/// One unsigned PUT (moto takes them while authentication is off).
-fn put(endpoint: &str, path: &str, body: &[u8]) -> R<()> {
+/// One unsigned request (moto takes anonymous writes while authentication is off); its status.
+fn request(endpoint: &str, method: &str, path: &str, body: &[u8]) -> R<u16> {
     let host = endpoint.trim_start_matches("http://");
     let mut stream = TcpStream::connect(host)?;
     write!(
         stream,
-        "PUT {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )?;
     stream.write_all(body)?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    if !answer.starts_with("HTTP/1.1 200") {
-        return Err(fail(format!(
-            "PUT {path}: {}",
-            answer.lines().next().unwrap_or("")
-        )));
-    }
-    Ok(())
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
+    Ok(answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0))
 }
 
-/// Uploads the files of `dir` (one level) as `prefix/<name>`.
-fn upload(endpoint: &str, dir: &Path, prefix: &str) -> R<()> {
+fn expect_ok(path: &str, status: u16) -> R<()> {
+    if status == 200 {
+        Ok(())
+    } else {
+        Err(fail(format!("PUT {path}: HTTP {status}")))
+    }
+}
+
+/// Uploads every file below `dir` as its path relative to `root`, leaving alone the keys the
+/// server already holds (moto answers 404 for a missing key, and refuses anonymous overwrites).
+fn upload_once(endpoint: &str, root: &Path, dir: &Path) -> R<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        if path.is_file() {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            put(
-                endpoint,
-                &format!("/{BUCKET}/{prefix}/{name}"),
-                &std::fs::read(&path)?,
+        if path.is_dir() {
+            upload_once(endpoint, root, &path)?;
+            continue;
+        }
+        let key = path
+            .strip_prefix(root)
+            .map_err(|e| fail(e.to_string()))?
+            .to_string_lossy()
+            .into_owned();
+        let target = format!("/{BUCKET}/{key}");
+        if request(endpoint, "HEAD", &target, b"")? == 404 {
+            expect_ok(
+                &target,
+                request(endpoint, "PUT", &target, &std::fs::read(&path)?)?,
             )?;
         }
     }
     Ok(())
 }
 
-fn aws(command: &mut Command, endpoint: &str) {
+/// The release CLI planning from `uri` with the job's Flink configuration (`--json` for the
+/// timed runs: what a scheduled job would ask for).
+fn plan(ctx: &Ctx, conf_dir: &Path, uri: &str, json: bool) -> Command {
+    let mut command = Command::new(&ctx.cli);
     command
-        .env("AWS_ENDPOINT_URL", endpoint)
-        .env("AWS_ACCESS_KEY_ID", "bench")
-        .env("AWS_SECRET_ACCESS_KEY", "bench")
+        .args([
+            "plan",
+            "--checkpoint",
+            uri,
+            "--operator-uid",
+            "agent-operator",
+        ])
+        .arg("--flink-config")
+        .arg(conf_dir)
         .env("AWS_REGION", "us-east-1");
+    if json {
+        command.arg("--json");
+    }
+    command
 }
 
-fn plan(ctx: &Ctx, endpoint: &str, uri: &str) -> Command {
-    let mut command = Command::new(&ctx.cli);
-    command.args([
-        "plan",
-        "--checkpoint",
-        uri,
-        "--operator-uid",
-        "agent-operator",
-        "--json",
-    ]);
-    aws(&mut command, endpoint);
+/// The Java tool's path: the State Processor API reading `uri` through Flink's S3 filesystem,
+/// configured from the same `config.yaml`.
+fn java_plan(jvm: &crate::snapshot::Jvm, conf_dir: &Path, uri: &str) -> Command {
+    let mut command = Command::new("java");
+    command
+        .args(crate::snapshot::JAVA_OPENS)
+        .arg("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
+        .arg("-cp")
+        .arg(&jvm.classpath)
+        .arg(crate::snapshot::JVM_MAIN)
+        .args(["--checkpoint", uri, "--operator-uid", "agent-operator"])
+        .env("FLINK_CONF_DIR", conf_dir);
     command
 }
 
@@ -202,7 +335,7 @@ fn curl(urls: &[String]) -> Command {
         "--aws-sigv4",
         "aws:amz:us-east-1:s3",
         "--user",
-        "bench:bench",
+        &format!("{ACCESS_KEY}:{SECRET_KEY}"),
     ]);
     for url in urls {
         command.args(["--output", "/dev/null", url]);
@@ -232,8 +365,8 @@ fn check(output: &Output, command: &Command) -> R<()> {
 }
 
 /// The plan's requests and bytes (`--json`) and the objects it read (its timeline).
-fn what_it_reads(ctx: &Ctx, endpoint: &str, uri: &str) -> R<(u64, u64, Vec<String>)> {
-    let mut command = plan(ctx, endpoint, uri);
+fn what_it_reads(ctx: &Ctx, conf_dir: &Path, uri: &str) -> R<(u64, u64, Vec<String>)> {
+    let mut command = plan(ctx, conf_dir, uri, true);
     command.env("ASC_TRACE", "1");
     let output = command.output()?;
     check(&output, &command)?;

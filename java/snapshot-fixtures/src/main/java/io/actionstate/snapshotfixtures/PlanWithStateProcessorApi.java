@@ -7,6 +7,8 @@ import java.util.Map;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.state.api.OperatorIdentifier;
 import org.apache.flink.state.api.SavepointReader;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -22,6 +24,10 @@ import org.apache.flink.util.CloseableIterator;
  * TypeInformation.of(Object.class))}), collects the elements and builds the plan with
  * {@link Plan#fromRecoveryMarkers} (per-partition minimum, plan ID per SPEC §2); the plan text goes
  * to stdout with {@code sourceRecoveryPoint} = the path as given.
+ *
+ * <p>Snapshots in object stores ({@code s3://…}) are read as a Flink job reads them: through Flink's
+ * filesystems (flink-s3-fs-presto is on this project's Flink 2.2 classpath), configured from the
+ * {@code config.yaml} in {@code FLINK_CONF_DIR} ({@code s3.endpoint}, {@code s3.access-key}, …).
  *
  * <p>Usage: {@code PlanWithStateProcessorApi --checkpoint PATH (--operator-uid UID |
  * --operator-uid-hash HASH)}. A refusal (the tool's IllegalArgumentException) prints {@code error:
@@ -46,6 +52,10 @@ public final class PlanWithStateProcessorApi {
     }
     if (checkpoint == null || (uid == null) == (uidHash == null)) {
       usage("--checkpoint and exactly one of --operator-uid or --operator-uid-hash are required");
+    }
+    String confDir = System.getenv("FLINK_CONF_DIR");
+    if (confDir != null) {
+      FileSystem.initialize(GlobalConfiguration.loadConfiguration(confDir), null);
     }
     OperatorIdentifier id = uid != null
         ? OperatorIdentifier.forUid(uid)
