@@ -6,6 +6,7 @@ exactly as their local copies plan with that URI as recovery point; a missing sn
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import uuid
@@ -75,3 +76,27 @@ def test_a_missing_snapshot_is_unavailable_naming_the_uri(offline: Cleanup, buck
         offline.plan_from_snapshot(uri, operator_uid="agent-operator")
     assert raised.value.reason == "not-found"
     assert f"{uri}/_metadata does not exist" in raised.value.message
+
+
+FLINK_WRITTEN = sorted((SNAPSHOTS / "s3").glob("*/*/expected.json"))
+
+
+@pytest.mark.parametrize("expected_file", FLINK_WRITTEN, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
+def test_a_snapshot_flink_wrote_to_s3_plans_as_the_java_tools_path_from_its_uri(
+    offline: Cleanup, bucket: str, expected_file: Path
+):
+    """fixtures/snapshots/s3: objects a real Flink job wrote through flink-s3-fs-presto, with the
+    plan the State Processor API made from the same s3:// URI. They go back into the bucket the
+    job wrote to (a checkpoint's _metadata names its files by absolute s3://flink-state/… URIs)."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem(endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    if not fs.exists("flink-state"):
+        fs.mkdir("flink-state")
+    objects = expected_file.parent / "bucket"
+    for path in objects.rglob("*"):
+        if path.is_file():
+            fs.put_file(str(path), f"flink-state/{path.relative_to(objects)}")
+    expected = json.loads(expected_file.read_text())
+    plan = offline.plan_from_snapshot(expected["uri"], operator_uid=expected["operatorUid"])
+    assert offline.render(plan) == expected["plan"]
