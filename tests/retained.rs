@@ -236,6 +236,47 @@ fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
     let report = json_doc(&planned);
     assert_eq!(report["retained"]["points"].as_array().unwrap().len(), 1);
     assert_eq!(report["retained"]["excluded"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        report["retained"]["unmatchedExclusions"],
+        serde_json::json!([])
+    );
+    // An exclusion that names no point found is reported, not ignored in silence; one that
+    // leaves out every point is refused.
+    let stale = savepoints.join("savepoint-gone-0009");
+    let planned = plan(&[
+        "--exclude",
+        no_uid.to_str().unwrap(),
+        "--exclude",
+        two_ids.to_str().unwrap(),
+        "--exclude",
+        stale.to_str().unwrap(),
+    ]);
+    expect_code(&planned, 0);
+    assert_eq!(
+        json_doc(&planned)["retained"]["unmatchedExclusions"],
+        serde_json::json!([stale.to_str().unwrap()])
+    );
+    let kept = json_doc(&planned)["retained"]["points"][0]["location"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let refused = plan(&[
+        "--exclude",
+        no_uid.to_str().unwrap(),
+        "--exclude",
+        two_ids.to_str().unwrap(),
+        "--exclude",
+        &kept,
+    ]);
+    expect_code(&refused, 3);
+    assert!(
+        json_doc(&refused)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("every recovery point found was excluded"),
+        "{}",
+        json_doc(&refused)["error"]
+    );
 
     // A location with no snapshot below it, and one that does not exist.
     let empty = scratch("retained-empty");
@@ -249,7 +290,7 @@ fn a_point_that_cannot_be_planned_stops_the_plan_unless_excluded() {
         ]);
         expect_code(&output, 3);
         assert!(
-            stderr(&output).contains(&format!("--retained {}", location.display())),
+            stderr(&output).contains(&format!("retained location {}", location.display())),
             "{}",
             stderr(&output)
         );

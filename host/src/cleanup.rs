@@ -52,7 +52,8 @@ pub use bindings::exports::action_state::cleanup::recovery::{
     ReplayOptions,
 };
 pub use bindings::exports::action_state::cleanup::snapshots::{
-    Discovered, Reads as SnapshotReads, SnapshotFailure, SnapshotPlan, StoreFailure,
+    PartitionBound, PointFailure, Reads as SnapshotReads, RetainedFailure, RetainedPlan,
+    RetainedPoint, SnapshotFailure, SnapshotPlan, StoreFailure,
 };
 pub use events::{NoEvents, OperatorEvents};
 use imports::HostState;

@@ -8,8 +8,10 @@ use crate::Component;
 use crate::bindings::action_state::cleanup::snapshot_store as wit_store;
 use crate::bindings::exports::action_state::cleanup::plans::{OperatorRef, SnapshotSummary};
 use crate::bindings::exports::action_state::cleanup::snapshots::{
-    self as wit, Discovered, Guest, Reads, SnapshotPlan,
+    self as wit, Guest, PartitionBound, PointFailure, Reads, RetainedFailure, RetainedPlan,
+    RetainedPoint, SnapshotPlan,
 };
+use crate::convert::from_offsets;
 use crate::plans::{count, operator_ref, snapshot_operator};
 
 /// The store the host imports, as the core sees it: each method is one import call.
@@ -86,12 +88,57 @@ impl Guest for Component {
         })
     }
 
-    fn discover(location: String) -> Result<Discovered, wit::SnapshotFailure> {
-        let found = core::snapshot::store::discover(&mut HostStore, &location).map_err(failure)?;
-        Ok(Discovered {
-            snapshots: found.snapshots,
-            incomplete: found.incomplete,
-            reads: reads(found.reads),
+    fn plan_retained(
+        locations: Vec<String>,
+        exclusions: Vec<String>,
+        operator: OperatorRef,
+    ) -> Result<RetainedPlan, RetainedFailure> {
+        use core::snapshot::retained::{self, RetainedFailure as Failure};
+        let planned = retained::plan_retained(
+            &mut HostStore,
+            &locations,
+            &exclusions,
+            &operator_ref(operator),
+        )
+        .map_err(|refusal| match refusal {
+            Failure::Refused(error) => RetainedFailure::Refused(error.into()),
+            Failure::Store(store) => match failure(store) {
+                wit::SnapshotFailure::Store(store) => RetainedFailure::Store(store),
+                wit::SnapshotFailure::Refused(error) => RetainedFailure::Refused(error),
+            },
+            Failure::Point {
+                location,
+                failure: why,
+            } => RetainedFailure::Point(PointFailure {
+                location,
+                failure: failure(*why),
+            }),
+        })?;
+        Ok(RetainedPlan {
+            plan: planned.plan.into(),
+            points: planned
+                .points
+                .into_iter()
+                .map(|point| RetainedPoint {
+                    location: point.location,
+                    offsets: from_offsets(&point.offsets),
+                })
+                .collect(),
+            bounds: planned
+                .bounds
+                .into_iter()
+                .map(|bound| PartitionBound {
+                    partition: bound.partition,
+                    offset: bound.offset,
+                    points: bound.points.into_iter().map(count).collect(),
+                })
+                .collect(),
+            recorded: count(planned.recorded),
+            bounds_every_partition: planned.bounds_every_partition,
+            incomplete: planned.incomplete,
+            excluded: planned.excluded,
+            unmatched_exclusions: planned.unmatched_exclusions,
+            reads: reads(planned.reads),
         })
     }
 

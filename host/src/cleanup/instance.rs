@@ -5,11 +5,11 @@ use wasmtime::Store;
 
 use super::imports::{HostState, take_records};
 use super::{
-    ApplyFailure, ApplyOptions, ApplyReport, CALL_LIMIT, Caps, CleanupError, Discovered,
-    MarkerFilesPlan, MarkerSource, OperatorRef, PartitionPreview, Plan, RecoveryMarker,
-    RecoveryPolicy, RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, SnapshotFailure,
-    SnapshotFile, SnapshotFileRef, SnapshotPlan, SnapshotSummary, StatusReport, bindings,
-    epoch_ticks,
+    ApplyFailure, ApplyOptions, ApplyReport, CALL_LIMIT, Caps, CleanupError, MarkerFilesPlan,
+    MarkerSource, OperatorRef, PartitionPreview, Plan, RecoveryMarker, RecoveryPolicy,
+    RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, RetainedFailure, RetainedPlan,
+    SnapshotFailure, SnapshotFile, SnapshotFileRef, SnapshotPlan, SnapshotSummary, StatusReport,
+    bindings, epoch_ticks,
 };
 use crate::kafka::{KafkaSettings, RequestCounts};
 
@@ -72,15 +72,17 @@ impl CleanupInstance {
             .call_inspect(&mut self.store, location)
     }
 
-    /// The recovery points below a retained location (`snapshots.discover`).
-    pub fn discover_snapshots(
+    /// The plan from every recovery point at or below `locations` (`snapshots.plan-retained`).
+    pub fn plan_retained(
         &mut self,
-        location: &str,
-    ) -> wasmtime::Result<Result<Discovered, SnapshotFailure>> {
+        locations: &[String],
+        exclusions: &[String],
+        operator: &OperatorRef,
+    ) -> wasmtime::Result<Result<RetainedPlan, RetainedFailure>> {
         self.reset_deadline();
         self.bindings
             .action_state_cleanup_snapshots()
-            .call_discover(&mut self.store, location)
+            .call_plan_retained(&mut self.store, locations, exclusions, operator)
     }
 
     pub fn verify_plan(&mut self, json: &str) -> wasmtime::Result<Result<Plan, CleanupError>> {

@@ -34,6 +34,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
             let operator = operator(&args.snapshot, "--retained")?;
             let (planned, read) =
                 super::retained::plan(&mut instance, &args.retained, &args.exclude, &operator)?;
+            reads = Some(read.reads());
             retained = Some(read);
             planned
         }

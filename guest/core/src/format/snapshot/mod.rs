@@ -8,6 +8,7 @@ pub mod input;
 pub mod kryo;
 pub mod metadata;
 pub mod operator_id;
+pub mod retained;
 pub mod store;
 
 use crate::error::{CleanupError, Result};

@@ -90,12 +90,7 @@ impl StoredSnapshot {
         location: &str,
     ) -> std::result::Result<Self, SnapshotFailure> {
         let mut reads = Reads::default();
-        let trimmed = location.trim_end_matches('/');
-        let trimmed = if trimmed.is_empty() {
-            location
-        } else {
-            trimmed
-        };
+        let trimmed = trimmed(location);
         let names_metadata = trimmed == "_metadata" || trimmed.ends_with("/_metadata");
         let (directory, metadata_name) = if names_metadata {
             (parent(trimmed), trimmed.to_owned())
@@ -256,12 +251,7 @@ pub fn discover(
     store: &mut dyn SnapshotStore,
     location: &str,
 ) -> std::result::Result<Discovered, SnapshotFailure> {
-    let trimmed = location.trim_end_matches('/');
-    let trimmed = if trimmed.is_empty() {
-        location
-    } else {
-        trimmed
-    };
+    let trimmed = trimmed(location);
     let mut found = Discovered::default();
     if trimmed == "_metadata" || trimmed.ends_with("/_metadata") {
         let directory = parent(trimmed);
@@ -405,6 +395,16 @@ fn store_failure(location: &str, error: StoreError) -> SnapshotFailure {
 }
 
 /// The folder holding `location` ("." for a bare name).
+/// `location` without trailing `/` (a bare `/` stays as it is).
+pub(crate) fn trimmed(location: &str) -> &str {
+    let trimmed = location.trim_end_matches('/');
+    if trimmed.is_empty() {
+        location
+    } else {
+        trimmed
+    }
+}
+
 fn parent(location: &str) -> String {
     match location.rfind('/') {
         Some(0) => "/".to_owned(),
