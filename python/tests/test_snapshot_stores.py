@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from action_state_cleanup import Cleanup, SnapshotUnavailable
+from action_state_cleanup import errors as asc_errors
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOTS = REPO / "fixtures" / "snapshots"
@@ -100,3 +101,54 @@ def test_a_snapshot_flink_wrote_to_s3_plans_as_the_java_tools_path_from_its_uri(
     expected = json.loads(expected_file.read_text())
     plan = offline.plan_from_snapshot(expected["uri"], operator_uid=expected["operatorUid"])
     assert offline.render(plan) == expected["plan"]
+
+
+def test_plan_retained_takes_the_minimum_over_every_point_of_a_bucket(offline: Cleanup, bucket: str):
+    """The retained API over an s3:// checkpoint directory and savepoint: the same component
+    call as the CLI's `plan --retained`."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem(endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    root = f"{bucket}/retained"
+    job = "00000000000000000000000000002103"
+    checkpoint = SNAPSHOTS / "flink-2.2/checkpoint-rocksdb-incremental" / job
+    for path in checkpoint.rglob("*"):
+        if path.is_file():
+            fs.put_file(str(path), f"{root}/checkpoints/{job}/{path.relative_to(checkpoint)}")
+    savepoint = SNAPSHOTS / "flink-2.2/savepoint-canonical/savepoint"
+    for path in savepoint.rglob("*"):
+        if path.is_file():
+            fs.put_file(str(path), f"{root}/savepoints/savepoint-000000-aa/{path.relative_to(savepoint)}")
+    base = f"s3://{root}"
+    planned = offline.plan_retained([f"{base}/checkpoints", f"{base}/savepoints"], operator_uid="agent-operator")
+    locations = [point.location for point in planned.points]
+    assert locations == [f"{base}/checkpoints/{job}/chk-2", f"{base}/savepoints/savepoint-000000-aa"]
+    # The minimum, computed here from each point's own offsets.
+    for partition, (offset, holders) in planned.bounded_by.items():
+        assert offset == min(point.offsets[partition] for point in planned.points)
+        assert holders == [p.location for p in planned.points if p.offsets[partition] == offset]
+        assert planned.plan.offsets[partition] == offset
+    assert planned.plan.source_recovery_point == planned.recorded
+    assert planned.bounds_every_partition
+    # Left out on purpose; an exclusion naming nothing is reported.
+    only = offline.plan_retained(
+        [f"{base}/checkpoints", f"{base}/savepoints"],
+        operator_uid="agent-operator",
+        exclude=[f"{base}/savepoints/savepoint-000000-aa/_metadata", f"{base}/savepoints/gone"],
+    )
+    assert [point.location for point in only.points] == [f"{base}/checkpoints/{job}/chk-2"]
+    assert only.excluded == [f"{base}/savepoints/savepoint-000000-aa"]
+    assert only.unmatched_exclusions == [f"{base}/savepoints/gone"]
+
+
+def test_plan_retained_names_the_point_that_cannot_be_planned(offline: Cleanup, bucket: str, tmp_path: Path):
+    import shutil
+
+    for name, case in [("savepoint-1", "savepoint-canonical"), ("savepoint-2", "savepoint-no-uid")]:
+        shutil.copytree(SNAPSHOTS / "flink-2.2" / case / "savepoint", tmp_path / name)
+    with pytest.raises(asc_errors.CleanupError) as raised:
+        offline.plan_retained([tmp_path], operator_uid="agent-operator")
+    assert raised.value.location == str(tmp_path / "savepoint-2")
+    with pytest.raises(asc_errors.InvalidArgument) as raised:
+        offline.plan_retained([tmp_path / "missing"], operator_uid="agent-operator")
+    assert f"retained location {tmp_path / 'missing'}: no such directory" in str(raised.value)

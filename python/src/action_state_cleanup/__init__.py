@@ -66,6 +66,8 @@ from .model import (
     ReplayBatch,
     ReplayedRecord,
     RequestCounts,
+    RetainedPlan,
+    RetainedPoint,
     StatusReport,
     Verdict,
 )
@@ -79,6 +81,8 @@ __all__ = [
     "ReplayedRecord",
     "PartitionProgress",
     "Plan",
+    "RetainedPlan",
+    "RetainedPoint",
     "ApplyReport",
     "ApplyWarning",
     "ControlTopicReplication",

@@ -24,6 +24,8 @@ from .model import (
     PartitionPreview,
     Plan,
     RequestCounts,
+    RetainedPlan,
+    RetainedPoint,
     StatusReport,
     Verdict,
 )
@@ -207,6 +209,55 @@ class Cleanup:
         operator = Variant("uid", operator_uid) if operator_uid is not None else Variant("uid-hash", operator_uid_hash)
         planned = self._snapshot_answer(self._call("snapshots", "plan-snapshot", os.fspath(path), recovery_point, operator))
         return convert.plan_of(planned.plan)
+
+    def plan_retained(
+        self,
+        locations: Iterable[Union[str, "os.PathLike[str]"]],
+        operator_uid: Optional[str] = None,
+        operator_uid_hash: Optional[str] = None,
+        exclude: Iterable[Union[str, "os.PathLike[str]"]] = (),
+    ) -> RetainedPlan:
+        """One plan from every recovery point kept at `locations` (the CLI's `plan --retained`):
+        each a Flink checkpoint directory (`<job-id>/chk-N` of every job, or one job's), a
+        savepoint directory (every `savepoint-*`) or one snapshot, local or a URI (read through
+        fsspec). The plan is the per-partition minimum over every point found, less those
+        `exclude` names (a snapshot directory or its `_metadata`, as found). Raises
+        `InvalidArgument` when there is nothing to plan, `SnapshotUnavailable` for a location
+        that could not be listed, and, for a point that cannot be planned, that point's error
+        with `location` set to it: every point must be plannable, since any may be restored."""
+        if (operator_uid is None) == (operator_uid_hash is None):
+            raise TypeError("give exactly one of operator_uid and operator_uid_hash")
+        operator = Variant("uid", operator_uid) if operator_uid is not None else Variant("uid-hash", operator_uid_hash)
+        where = [os.fspath(location) for location in locations]
+        left_out = [os.fspath(location) for location in exclude]
+        tag, value = self._call("snapshots", "plan-retained", where, left_out, operator)
+        if tag != "ok":
+            self._retained_failure(value)
+        points = [RetainedPoint(p.location, convert.offsets_of(p.offsets)) for p in value.points]
+        return RetainedPlan(
+            plan=convert.plan_of(value.plan),
+            points=points,
+            bounded_by={b.partition: (b.offset, [points[i].location for i in b.points]) for b in value.bounds},
+            recorded=points[value.recorded].location,
+            bounds_every_partition=field(value, "bounds_every_partition"),
+            incomplete=list(value.incomplete),
+            excluded=list(value.excluded),
+            unmatched_exclusions=list(field(value, "unmatched_exclusions")),
+        )
+
+    def _retained_failure(self, failure: Any) -> None:
+        """Raises the exception for a `retained-failure`."""
+        case = failure.tag if isinstance(failure, Variant) and failure.tag in ("refused", "store", "point") else None
+        payload = failure.payload if case else failure
+        if case == "refused" or (case is None and isinstance(payload, Variant)):
+            raise self._error(payload)
+        if case == "point" or hasattr(payload, "failure"):
+            try:
+                self._snapshot_answer(("err", payload.failure))
+            except errors.CleanupError as error:
+                error.location = payload.location
+                raise
+        self._snapshot_answer(("err", payload))
 
     def inspect_snapshot(self, path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
         """What a Flink checkpoint or savepoint holds, as plain data: the WIT

@@ -213,6 +213,31 @@ class ReplayBatch:
 
 
 @dataclass(frozen=True)
+class RetainedPoint:
+    """One recovery point `Cleanup.plan_retained` found and planned: its own minimum offsets."""
+
+    location: str
+    offsets: Offsets
+
+
+@dataclass(frozen=True)
+class RetainedPlan:
+    """The plan from every retained recovery point (`Cleanup.plan_retained`), and how it was
+    bounded: `bounded_by` maps each partition to its minimum offset and the locations of the
+    points holding it; the plan records `recorded`, the point that bounds every partition
+    (`bounds_every_partition`) or else the one that bounds the most."""
+
+    plan: Plan
+    points: List[RetainedPoint]
+    bounded_by: Dict[int, "tuple[int, List[str]]"]
+    recorded: str
+    bounds_every_partition: bool
+    incomplete: List[str]
+    excluded: List[str]
+    unmatched_exclusions: List[str]
+
+
+@dataclass(frozen=True)
 class ControlEntry:
     """One control-topic record as read (for `Cleanup.replay_control_log`)."""
 
