@@ -290,15 +290,131 @@ public final class Cleanup implements AutoCloseable {
       return new SnapshotPlan(
           Wit.plan(planned[0]), (int) (long) (Long) planned[1], (Long) reads[0], (Long) reads[1]);
     }
-    Case failure = (Case) outcome.payload();
+    throw rethrown(snapshotFailure((Case) outcome.payload()));
+  }
+
+  /** Throws {@code thrown}, one of the two exceptions a snapshot call declares. */
+  private static SnapshotUnavailableException rethrown(Exception thrown) throws CleanupException {
+    if (thrown instanceof CleanupException refused) {
+      throw refused;
+    }
+    return (SnapshotUnavailableException) thrown;
+  }
+
+  /** The exception for a WIT {@code snapshot-failure}. */
+  private Exception snapshotFailure(Case failure) {
     if (failure.index() == 0) {
       CleanupError error = Wit.cleanupError(failure.payload());
-      throw new CleanupException(error, message(error));
+      return new CleanupException(error, message(error));
     }
     Object[] store = (Object[]) failure.payload();
     SnapshotStoreException.Kind reason =
         SnapshotStoreException.Kind.values()[((Case) store[1]).index()];
-    throw new SnapshotUnavailableException(reason, (String) store[0], (String) store[2]);
+    return new SnapshotUnavailableException(reason, (String) store[0], (String) store[2]);
+  }
+
+  /**
+   * One plan from every recovery point kept at {@code locations} (WIT {@code
+   * snapshots.plan-retained}, the CLI's {@code plan --retained}), read through this Cleanup's
+   * {@link SnapshotStore}: each location a Flink checkpoint directory ({@code <job-id>/chk-N} of
+   * every job, or one job's), a savepoint directory (every {@code savepoint-*}) or one snapshot.
+   * The plan is the per-partition minimum over every point found, less those {@code exclude}
+   * names (a snapshot directory or its {@code _metadata}, as found). Exactly one of {@code
+   * operatorUid} and {@code operatorUidHash} is non-null.
+   *
+   * @throws CleanupException nothing to plan ({@code invalid-argument}: a location not there or
+   *     holding no snapshot, every point excluded), points that disagree, or a point that cannot
+   *     be planned (its message names the point: every point must be plannable, since any may be
+   *     restored)
+   * @throws SnapshotUnavailableException a location could not be listed, or a point's file not read
+   */
+  public synchronized RetainedPlan planRetained(
+      List<String> locations, String operatorUid, String operatorUidHash, List<String> exclude)
+      throws CleanupException, SnapshotUnavailableException {
+    open();
+    Objects.requireNonNull(locations, "locations");
+    Objects.requireNonNull(exclude, "exclude");
+    if ((operatorUid == null) == (operatorUidHash == null)) {
+      throw new IllegalArgumentException("give exactly one of operatorUid and operatorUidHash");
+    }
+    requireUtf8("The operator", operatorUid, operatorUidHash);
+    for (String location : locations) {
+      requireUtf8("The retained location", location);
+    }
+    for (String location : exclude) {
+      requireUtf8("The excluded snapshot", location);
+    }
+    Case operator = operatorUid != null ? new Case(0, operatorUid) : new Case(1, operatorUidHash);
+    Case outcome;
+    try {
+      outcome =
+          (Case)
+              host.call(
+                  CleanupWit.PLAN_RETAINED,
+                  new ArrayList<Object>(locations),
+                  new ArrayList<Object>(exclude),
+                  operator);
+    } catch (CanonicalAbi.UnencodableStringException e) {
+      throw unencodable("The retained location", e);
+    }
+    if (outcome.index() == 0) {
+      return retainedPlan((Object[]) outcome.payload());
+    }
+    Case failure = (Case) outcome.payload();
+    Exception thrown;
+    if (failure.index() == 2) {
+      Object[] point = (Object[]) failure.payload();
+      Exception cause = snapshotFailure((Case) point[1]);
+      if (cause instanceof CleanupException refused) {
+        thrown =
+            new CleanupException(
+                refused.error(),
+                "retained recovery point " + point[0] + ": " + refused.getMessage());
+      } else {
+        thrown = cause;
+      }
+    } else {
+      thrown = snapshotFailure(failure);
+    }
+    throw rethrown(thrown);
+  }
+
+  private static RetainedPlan retainedPlan(Object[] f) {
+    List<RetainedPlan.Point> points = new ArrayList<>();
+    for (Object item : (List<?>) f[1]) {
+      Object[] point = (Object[]) item;
+      points.add(new RetainedPlan.Point((String) point[0], Wit.offsets(point[1])));
+    }
+    java.util.SortedMap<Integer, RetainedPlan.Bound> bounds = new java.util.TreeMap<>();
+    for (Object item : (List<?>) f[2]) {
+      Object[] bound = (Object[]) item;
+      List<String> holders = new ArrayList<>();
+      for (Object index : (List<?>) bound[2]) {
+        holders.add(points.get((int) (long) (Long) index).location());
+      }
+      bounds.put(
+          (int) (long) (Long) bound[0], new RetainedPlan.Bound((Long) bound[1], List.copyOf(holders)));
+    }
+    Object[] reads = (Object[]) f[8];
+    return new RetainedPlan(
+        Wit.plan(f[0]),
+        List.copyOf(points),
+        java.util.Collections.unmodifiableSortedMap(bounds),
+        points.get((int) (long) (Long) f[3]).location(),
+        (Boolean) f[4],
+        strings(f[5]),
+        strings(f[6]),
+        strings(f[7]),
+        (Long) reads[0],
+        (Long) reads[1]);
+  }
+
+  private static List<String> strings(Object value) {
+    List<String> out = new ArrayList<>();
+    for (Object item : (List<?>) value) {
+      out.add((String) item);
+    }
+    return List.copyOf(out);
   }
 
   /**

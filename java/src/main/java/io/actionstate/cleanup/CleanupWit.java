@@ -70,6 +70,24 @@ final class CleanupWit {
   static final AbiType SNAPSHOT_PLAN = new Record(List.of(Wit.PLAN, Prim.U32, READS));
   static final AbiType STORE_FAILURE = new Record(List.of(STRING, STORE_ERROR, STRING));
   static final AbiType SNAPSHOT_FAILURE = new Variant(List.of(Wit.CLEANUP_ERROR, STORE_FAILURE));
+  static final AbiType RETAINED_POINT = new Record(List.of(STRING, Wit.OFFSETS));
+  static final AbiType PARTITION_BOUND =
+      new Record(List.of(Prim.U32, Prim.U64, new ListOf(Prim.U32)));
+  static final AbiType RETAINED_PLAN =
+      new Record(
+          List.of(
+              Wit.PLAN,
+              new ListOf(RETAINED_POINT),
+              new ListOf(PARTITION_BOUND),
+              Prim.U32,
+              Prim.BOOL,
+              STRING_LIST,
+              STRING_LIST,
+              STRING_LIST,
+              READS));
+  static final AbiType POINT_FAILURE = new Record(List.of(STRING, SNAPSHOT_FAILURE));
+  static final AbiType RETAINED_FAILURE =
+      new Variant(List.of(Wit.CLEANUP_ERROR, STORE_FAILURE, POINT_FAILURE));
 
   // --- coordinator -----------------------------------------------------------------------------
   static final AbiType APPLY_OPTIONS =
@@ -384,6 +402,15 @@ final class CleanupWit {
           OPTION_STRING,
           OPERATOR_REF);
 
+  static final Function PLAN_RETAINED =
+      f(
+          "snapshots",
+          "plan-retained",
+          Variant.result(RETAINED_PLAN, RETAINED_FAILURE),
+          STRING_LIST,
+          STRING_LIST,
+          OPERATOR_REF);
+
   /** Every export this library calls. */
   static final List<Function> EXPORTS =
       List.of(
@@ -400,7 +427,8 @@ final class CleanupWit {
           PLANNER_NEW,
           PLANNER_ADD_FILE,
           PLANNER_FINISH,
-          PLAN_SNAPSHOT);
+          PLAN_SNAPSHOT,
+          PLAN_RETAINED);
 
   /** Every import and export, for the layout checks. */
   static List<Function> all() {

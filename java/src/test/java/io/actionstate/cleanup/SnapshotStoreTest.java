@@ -120,4 +120,70 @@ class SnapshotStoreTest {
       assertTrue(unsupported.getMessage().contains("gs://bucket/sp"), unsupported.getMessage());
     }
   }
+
+  @Test
+  void retainedPointsPlanToTheirMinimumThroughAStore() throws Exception {
+    Path root = Components.fixtures().resolve("snapshots").toAbsolutePath().normalize();
+    Bucket bucket = new Bucket(root);
+    String checkpoints = BUCKET + "flink-2.2/checkpoint-rocksdb-incremental";
+    String savepoint = BUCKET + "flink-2.2/savepoint-canonical/savepoint";
+    try (Cleanup cleanup = Cleanup.connect(Broker.client(), Duration.ofSeconds(30))) {
+      cleanup.setSnapshotStore(bucket);
+      RetainedPlan planned =
+          cleanup.planRetained(List.of(checkpoints, savepoint), "agent-operator", null, List.of());
+      assertEquals(
+          List.of(BUCKET + CHECKPOINT, savepoint),
+          planned.points().stream().map(RetainedPlan.Point::location).toList());
+      // The minimum per partition, computed here from each point's own offsets.
+      for (PartitionOffset po : planned.plan().offsets()) {
+        long least = Long.MAX_VALUE;
+        List<String> holders = new ArrayList<>();
+        for (RetainedPlan.Point point : planned.points()) {
+          for (PartitionOffset own : point.offsets()) {
+            if (own.partition() == po.partition()) {
+              if (own.offset() < least) {
+                least = own.offset();
+                holders.clear();
+              }
+              if (own.offset() == least) {
+                holders.add(point.location());
+              }
+            }
+          }
+        }
+        assertEquals(least, po.offset());
+        assertEquals(new RetainedPlan.Bound(least, holders), planned.boundedBy().get(po.partition()));
+      }
+      assertEquals(planned.recorded(), planned.plan().sourceRecoveryPoint());
+      assertEquals(bucket.asked.size() > 0, planned.storeRequests() > 0);
+
+      RetainedPlan excluded =
+          cleanup.planRetained(
+              List.of(checkpoints, savepoint),
+              "agent-operator",
+              null,
+              List.of(savepoint + "/_metadata", BUCKET + "gone"));
+      assertEquals(List.of(savepoint), excluded.excluded());
+      assertEquals(List.of(BUCKET + "gone"), excluded.unmatchedExclusions());
+      assertEquals(1, excluded.points().size());
+
+      String noUid = BUCKET + "flink-2.2/savepoint-no-uid/savepoint";
+      CleanupException point =
+          assertThrows(
+              CleanupException.class,
+              () ->
+                  cleanup.planRetained(
+                      List.of(checkpoints, noUid), "agent-operator", null, List.of()));
+      assertTrue(
+          point.getMessage().startsWith("retained recovery point " + noUid + ": "),
+          point.getMessage());
+      CleanupException nothing =
+          assertThrows(
+              CleanupException.class,
+              () ->
+                  cleanup.planRetained(
+                      List.of(BUCKET + "missing"), "agent-operator", null, List.of()));
+      assertEquals("invalid-argument", nothing.kind());
+    }
+  }
 }
