@@ -2,7 +2,7 @@
 //!
 //! The guest crates are compiled for `wasm32-unknown-unknown` by a nested cargo in a target
 //! directory of their own (sharing ours would deadlock on its lock), then turned into components
-//! with `wit-component`. The results land in `<target>/components/{validator,cleanup,conformance}.wasm`.
+//! with `wit-component`. The results land in `<target>/components/{validator,reader,cleanup,conformance}.wasm`.
 
 use std::env;
 use std::fs;
@@ -11,8 +11,10 @@ use std::process::Command;
 
 const GUEST_TARGET: &str = "wasm32-unknown-unknown";
 const GUEST_PROFILE: &str = "guest";
-const COMPONENTS: [(&str, &str); 3] = [
+const COMPONENTS: [(&str, &str); 4] = [
     ("validator", "action_state_validator_component"),
+    // The validator plus snapshots read through `snapshot-store`, no Kafka (the browser page).
+    ("reader", "action_state_reader_component"),
     ("cleanup", "action_state_cleanup_component"),
     // The capability conformance suite (world `conformance`), run by the hosts' tests.
     ("conformance", "action_state_conformance_component"),

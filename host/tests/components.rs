@@ -11,7 +11,7 @@ use std::path::Path;
 
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::validator::ValidatorComponent;
-use action_state_cleanup::{CLEANUP_COMPONENT, VALIDATOR_COMPONENT_PATH};
+use action_state_cleanup::{CLEANUP_COMPONENT, READER_COMPONENT_PATH, VALIDATOR_COMPONENT_PATH};
 use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
 
@@ -73,6 +73,40 @@ fn validator_imports_no_function_at_all() {
     assert_eq!(
         imported_functions(&engine, &component),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn reader_imports_the_snapshot_store_and_no_kafka() {
+    let engine = new_engine().unwrap();
+    let bytes = std::fs::read(READER_COMPONENT_PATH).unwrap();
+    let component = Component::new(&engine, bytes).unwrap();
+    assert_eq!(
+        import_names(&engine, &component),
+        [
+            "action-state:cleanup/snapshot-store@0.3.0",
+            "action-state:cleanup/types@0.3.0"
+        ]
+    );
+    assert_eq!(
+        imported_functions(&engine, &component),
+        [
+            "action-state:cleanup/snapshot-store@0.3.0#list-folder",
+            "action-state:cleanup/snapshot-store@0.3.0#read"
+        ]
+    );
+    let mut exports: Vec<String> = component
+        .component_type()
+        .exports(&engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    exports.sort();
+    assert_eq!(
+        exports,
+        [
+            "action-state:cleanup/plans@0.3.0",
+            "action-state:cleanup/snapshots@0.3.0"
+        ]
     );
 }
 

@@ -302,7 +302,12 @@ export interface PickedFile {
  * `location` is the snapshot as the job names it and becomes `sourceRecoveryPoint`. Rejects with
  * InputError (no or ambiguous `_metadata`, a needed file not picked) or CleanupError.
  */
-export function planFromSnapshot(args: { location: string; files: readonly PickedFile[]; operator: OperatorRef }): Promise<MarkerFilesPlan>;
+export function planFromSnapshot(args: { location: string; files: readonly PickedFile[]; operator: OperatorRef }): Promise<SnapshotPlan>;
+
+/** What `planFromSnapshot` gives: the plan, the markers read, and the store reads it made. */
+export interface SnapshotPlan extends MarkerFilesPlan {
+  reads: { requests: number; bytes: bigint };
+}
 
 /** `inspectSnapshot` of picked files, found and resolved as `planFromSnapshot` does; `location` defaults to `_metadata`'s folder. */
 export function inspectSnapshotFiles(args: { location?: string; files: readonly PickedFile[] }): Promise<SnapshotSummary>;

@@ -1,8 +1,8 @@
-// action-state-cleanup-validator: the project's `validator.wasm` component (world `validator`,
-// transpiled by jco into ./component/) as plain functions. Every function is the component's
-// `plans` function of the same name; a refusal throws a CleanupError carrying the WIT
-// `cleanup-error` case and the component's one-sentence message. A trap (a bug in the
-// component) is not a refusal and is rethrown as it is.
+// action-state-cleanup-validator: the project's `reader.wasm` component (world `reader`: the
+// validator's `plans` plus `snapshots` over picked files; transpiled by jco into ./component/)
+// as plain functions. Every function is the component's `plans` function of the same name; a
+// refusal throws a CleanupError carrying the WIT `cleanup-error` case and the component's
+// one-sentence message. A trap (a bug in the component) is not a refusal and is rethrown as it is.
 //
 // The page's helpers (inputs.js: pastes; snapshots.js: picked snapshot files) throw InputError
 // for what the operator gave that they cannot use.

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as validator from '../dist/index.js';
-import { normalizeSegments, pickSnapshot, resolveNeeded } from '../dist/snapshots.js';
+import { normalizeSegments, pickSnapshot, resolvePicked } from '../dist/snapshots.js';
 
 const { CleanupError, InputError } = validator;
 const snapshots = fileURLToPath(new URL('../../fixtures/snapshots/', import.meta.url));
@@ -34,20 +34,37 @@ describe('planFromSnapshot over picked files', () => {
     assert.equal(normalizeSegments('chk-2/../../shared/a'), null);
   });
 
-  it("resolves a checkpoint's ../shared file against _metadata's folder", () => {
+  it("resolves what the component asks for against _metadata's picked folder", () => {
     const file = (path) => ({ path, bytes: new Uint8Array([1]) });
     const picked = pickSnapshot([file('job/chk-2/_metadata'), file('job/shared/abc'), file('job/chk-2/def')], 'job/chk-2');
-    const refs = [
-      { path: '../shared/abc', written: 'file:/flink/job/shared/abc' },
-      { path: 'def', written: 'def' },
-    ];
-    assert.deepEqual(resolveNeeded(picked, refs).map((r) => r.file.path), ['job/shared/abc', 'job/chk-2/def']);
-    // The chk-2 folder alone: its ../shared cannot have been picked.
-    const alone = pickSnapshot([file('chk-2/_metadata')], 'chk-2');
-    assert.throws(() => resolveNeeded(alone, refs.slice(0, 1)), inputError(/needs \.\.\/shared\/abc \(written in _metadata as file:\/flink\/job\/shared\/abc\), which was not picked.*job directory/));
-    const root = pickSnapshot([file('_metadata')], 'chk-2');
-    assert.throws(() => resolveNeeded(root, refs.slice(0, 1)), inputError(/lies above the picked folder/));
-    assert.throws(() => resolveNeeded(root, [{ path: '/elsewhere/x', written: 'file:/elsewhere/x' }]), inputError(/outside the snapshot's directory/));
+    const at = (location) => resolvePicked(picked, 's3://b/ckpt/job/chk-2', location);
+    // The component resolves a checkpoint's handles against the location the operator gave.
+    assert.deepEqual(at('s3://b/ckpt/job/shared/abc'), { relative: '../shared/abc', path: 'job/shared/abc' });
+    assert.deepEqual(at('s3://b/ckpt/job/chk-2/def'), { relative: 'def', path: 'job/chk-2/def' });
+    // The chk-2 folder alone: its ../shared lies above the picked root.
+    const alone = pickSnapshot([file('_metadata')], 'chk-2');
+    assert.deepEqual(resolvePicked(alone, 'chk-2', 'shared/abc'), { relative: '../shared/abc', path: undefined });
+  });
+
+  it('plans the snapshots a Flink job wrote to S3 from their objects, as the Java tool did from the URI', async () => {
+    const root = join(snapshots, 's3/flink-2.2');
+    const cases = readdirSync(root);
+    assert.ok(cases.length >= 3, cases.join(', '));
+    for (const name of cases) {
+      const expected = JSON.parse(readFileSync(join(root, name, 'expected.json'), 'utf8'));
+      // The bucket's objects as downloaded, picked as a folder: a checkpoint's handles name
+      // s3://flink-state/…/shared/… objects, resolved by the component against the URI.
+      const objects = [];
+      const walk = (dir, prefix) => {
+        for (const entry of readdirSync(dir, { withFileTypes: true })) {
+          if (entry.isDirectory()) walk(join(dir, entry.name), `${prefix}/${entry.name}`);
+          else objects.push({ path: `${prefix}/${entry.name}`, bytes: readFileSync(join(dir, entry.name)) });
+        }
+      };
+      walk(join(root, name, 'bucket'), 'flink-state');
+      const { plan } = await validator.planFromSnapshot({ location: expected.uri, files: objects, operator: uid });
+      assert.equal(validator.renderPlan(plan), expected.plan, name);
+    }
   });
 
   it('names the state file that was not picked', async () => {
