@@ -120,8 +120,9 @@ pub enum Stream<'a> {
     File { path: String, size: u64 },
     /// A file beside `_metadata`, named relative to the snapshot directory (savepoints).
     Relative { path: String, size: u64 },
-    /// A segment of a merged file (`execution.checkpointing.file-merging.enabled`).
-    Segment { path: String },
+    /// A segment of a merged file (`execution.checkpointing.file-merging.enabled`): the stream
+    /// is the `size` bytes from `start` of the file named by an absolute path or URI.
+    Segment { path: String, start: u64, size: u64 },
     /// No stream (an operator state handle with nothing behind it).
     Empty,
 }
@@ -374,18 +375,24 @@ fn read_stream<'a>(input: &mut Input<'a>, what: &str) -> Read<Stream<'a>> {
             Ok(Stream::Empty)
         }
         SEGMENT_FILE_HANDLE => {
-            input.i64("a segment start")?;
-            input.i64("a segment size")?;
+            let start = non_negative(input, "a segment start")?;
+            let size = non_negative(input, "a segment size")?;
             input.i32("a segment scope")?;
             let path = input.utf("a segment file path")?;
             input.utf("a logical file ID")?;
-            Ok(Stream::Segment { path })
+            Ok(Stream::Segment { path, start, size })
         }
         EMPTY_SEGMENT_FILE_HANDLE => Ok(Stream::Empty),
         other => Err(at.error(format!(
             "expected a stream state handle type (0, 1, 2, 3, 6, 15 or 16) for the {what} but found {other}"
         ))),
     }
+}
+
+fn non_negative(input: &mut Input<'_>, what: &str) -> Read<u64> {
+    let at = input.clone();
+    let value = input.i64(what)?;
+    u64::try_from(value).map_err(|_| at.error(format!("expected {what} but found {value}")))
 }
 
 fn file_size(input: &mut Input<'_>) -> Read<u64> {

@@ -221,15 +221,12 @@ impl<'a> Snapshot<'a> {
                 path: path.clone(),
                 written: path.clone(),
             })),
-            Stream::File { path, .. } => Ok(Some(NeededFile {
+            // A merged file (`execution.checkpointing.file-merging.enabled`) is read whole; the
+            // stream is its segment.
+            Stream::File { path, .. } | Stream::Segment { path, .. } => Ok(Some(NeededFile {
                 path: self.local_path(path)?,
                 written: path.clone(),
             })),
-            Stream::Segment { path } => Err(CleanupError::InvalidSnapshot(format!(
-                "Snapshot {} keeps the markers in a merged state file segment ({}), written with execution.checkpointing.file-merging.enabled; this reader does not read merged files: take a savepoint, which is never merged",
-                self.metadata_name,
-                printable(path)
-            ))),
         }
     }
 
@@ -304,7 +301,21 @@ impl<'a> Snapshot<'a> {
                             ))
                         })?
                         .bytes;
-                    (name, bytes, 0)
+                    match stream {
+                        Stream::Segment { start, size, .. } => {
+                            let segment = segment_of(bytes, *start, *size).ok_or_else(|| {
+                                CleanupError::InvalidSnapshot(format!(
+                                    "Snapshot {} keeps the markers of subtask {subtask} in bytes {start} to {} of {}, which holds only {} bytes",
+                                    self.metadata_name,
+                                    start.saturating_add(*size),
+                                    printable(&name),
+                                    bytes.len()
+                                ))
+                            })?;
+                            (name, segment, usize::try_from(*start).unwrap_or(usize::MAX))
+                        }
+                        _ => (name, bytes, 0),
+                    }
                 }
             };
             let stream = Input::window(&name, input, base);
@@ -590,4 +601,11 @@ fn renamed(mut error: SnapshotError, name: &str) -> SnapshotError {
 
 fn invalid(error: SnapshotError) -> CleanupError {
     CleanupError::InvalidSnapshot(error.to_string())
+}
+
+/// The `size` bytes from `start` of a merged file, when the file holds them.
+fn segment_of(bytes: &[u8], start: u64, size: u64) -> Option<&[u8]> {
+    let start = usize::try_from(start).ok()?;
+    let end = start.checked_add(usize::try_from(size).ok()?)?;
+    bytes.get(start..end)
 }

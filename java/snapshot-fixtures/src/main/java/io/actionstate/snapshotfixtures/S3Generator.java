@@ -45,6 +45,10 @@ public final class S3Generator {
       // Markers over the inline threshold: each subtask's operator state is an object of its own
       // beside _metadata, read through the store.
       new Generator.Case("savepoint-large-markers", 13, true, SavepointFormatType.CANONICAL, "hashmap",
+          Generator.Topology.BASIC, MarkerSpec.Kind.VERSIONED, 3000, 100, Generator.UID),
+      // Checkpoint file merging (FLIP-306): the subtasks' marker states are segments of files
+      // that the checkpoint shares, in the job's shared/ or taskowned/ folders, not chk-N/.
+      new Generator.Case("checkpoint-file-merging", 14, false, null, "hashmap",
           Generator.Topology.BASIC, MarkerSpec.Kind.VERSIONED, 3000, 100, Generator.UID));
 
   private S3Generator() {}
@@ -128,6 +132,9 @@ public final class S3Generator {
     conf.addAll(store);
     conf.setString("execution.checkpointing.dir", CHECKPOINTS);
     conf.setString("execution.checkpointing.savepoint-dir", SAVEPOINTS);
+    if (c.name.contains("file-merging")) {
+      conf.setString("execution.checkpointing.file-merging.enabled", "true");
+    }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     Generator.buildJob(env, c);
     JobClient client = env.executeAsync(c.name);
