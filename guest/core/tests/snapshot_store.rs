@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use action_state_core::json;
 use action_state_core::snapshot::store::{
     SnapshotFailure, SnapshotStore, StoreError, StoredSnapshot,
 };
@@ -209,5 +210,58 @@ fn store_errors_name_the_location() {
     assert_eq!(
         message,
         "the store of s3://b/sp/_metadata could not be reached: endpoint http://127.0.0.1:9 refused the connection"
+    );
+}
+
+/// The file-merged checkpoint a real Flink job wrote to S3 (`fixtures/snapshots/s3/`): its
+/// markers are segments of one `taskowned/` file, planned as the State Processor API planned
+/// them; a merged file too short for its segments is refused naming the bytes wanted and held.
+#[test]
+fn a_file_merged_checkpoint_reads_its_segments_and_refuses_a_short_file() {
+    let case = fixtures().join("s3/flink-2.2/checkpoint-file-merging");
+    let expected = std::fs::read_to_string(case.join("expected.json")).unwrap();
+    let Ok(json::Value::Object(fields)) = json::parse(&expected) else {
+        panic!("expected.json is not an object");
+    };
+    let text = |name: &str| match fields.iter().find(|(key, _)| key == name) {
+        Some((_, json::Value::String(value))) => value.clone(),
+        _ => panic!("expected.json has no {name}"),
+    };
+    let (uri, expected_plan) = (text("uri"), text("plan"));
+    let uri = uri.as_str();
+    let mut bucket = Bucket::of_fixtures();
+    // The job wrote to s3://flink-state/: its objects under their own keys.
+    let prefix = format!("{ROOT}/s3/flink-2.2/checkpoint-file-merging/bucket/");
+    let moved: Vec<(String, Vec<u8>)> = bucket
+        .objects
+        .iter()
+        .filter_map(|(key, bytes)| {
+            key.strip_prefix(&prefix)
+                .map(|rest| (format!("s3://flink-state/{rest}"), bytes.clone()))
+        })
+        .collect();
+    assert!(moved.iter().any(|(key, _)| key.contains("/taskowned/")));
+    bucket.objects.extend(moved.clone());
+    let operator = OperatorRef::Uid("agent-operator".into());
+    let plan = StoredSnapshot::open(&mut bucket, uri)
+        .and_then(|mut s| s.plan(&mut bucket, None, &operator))
+        .unwrap();
+    assert_eq!(plan.plan.render_pretty(), expected_plan);
+    assert!(bucket.asked.iter().any(|a| a.contains("/taskowned/")));
+
+    for (key, bytes) in moved.iter().filter(|(key, _)| key.contains("/taskowned/")) {
+        bucket
+            .objects
+            .insert(key.clone(), bytes[..bytes.len() / 2].to_vec());
+    }
+    let Err(SnapshotFailure::Refused(error)) = StoredSnapshot::open(&mut bucket, uri)
+        .and_then(|mut s| s.plan(&mut bucket, None, &operator))
+    else {
+        panic!("a truncated merged file was planned");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains("merged file segment") && message.contains(" at byte "),
+        "{message}"
     );
 }

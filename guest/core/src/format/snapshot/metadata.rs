@@ -116,13 +116,18 @@ pub struct NamedState {
 pub enum Stream<'a> {
     /// Small state, inline in `_metadata`; `at` is the offset of its first byte there.
     Inline { bytes: &'a [u8], at: usize },
-    /// A file named by an absolute path or URI (checkpoints).
-    File { path: String, size: u64 },
+    /// A file named by an absolute path or URI (checkpoints); `at` is where `_metadata` names it.
+    File { path: String, size: u64, at: usize },
     /// A file beside `_metadata`, named relative to the snapshot directory (savepoints).
     Relative { path: String, size: u64 },
     /// A segment of a merged file (`execution.checkpointing.file-merging.enabled`): the stream
     /// is the `size` bytes from `start` of the file named by an absolute path or URI.
-    Segment { path: String, start: u64, size: u64 },
+    Segment {
+        path: String,
+        start: u64,
+        size: u64,
+        at: usize,
+    },
     /// No stream (an operator state handle with nothing behind it).
     Empty,
 }
@@ -354,8 +359,9 @@ fn read_stream<'a>(input: &mut Input<'a>, what: &str) -> Read<Stream<'a>> {
         NULL_HANDLE => Ok(Stream::Empty),
         FILE_STREAM_STATE_HANDLE => {
             let size = file_size(input)?;
+            let at = input.offset();
             let path = input.utf("a state file path")?;
-            Ok(Stream::File { path, size })
+            Ok(Stream::File { path, size, at })
         }
         BYTE_STREAM_STATE_HANDLE => {
             input.utf("an inline state handle name")?;
@@ -378,9 +384,15 @@ fn read_stream<'a>(input: &mut Input<'a>, what: &str) -> Read<Stream<'a>> {
             let start = non_negative(input, "a segment start")?;
             let size = non_negative(input, "a segment size")?;
             input.i32("a segment scope")?;
+            let at = input.offset();
             let path = input.utf("a segment file path")?;
             input.utf("a logical file ID")?;
-            Ok(Stream::Segment { path, start, size })
+            Ok(Stream::Segment {
+                path,
+                start,
+                size,
+                at,
+            })
         }
         EMPTY_SEGMENT_FILE_HANDLE => Ok(Stream::Empty),
         other => Err(at.error(format!(

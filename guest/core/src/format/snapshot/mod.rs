@@ -223,17 +223,19 @@ impl<'a> Snapshot<'a> {
             })),
             // A merged file (`execution.checkpointing.file-merging.enabled`) is read whole; the
             // stream is its segment.
-            Stream::File { path, .. } | Stream::Segment { path, .. } => Ok(Some(NeededFile {
-                path: self.local_path(path)?,
-                written: path.clone(),
-            })),
+            Stream::File { path, at, .. } | Stream::Segment { path, at, .. } => {
+                Ok(Some(NeededFile {
+                    path: self.local_path(path, *at)?,
+                    written: path.clone(),
+                }))
+            }
         }
     }
 
     /// A checkpoint's state files are recorded by absolute URI (`file:/flink/checkpoints/<job>/
     /// chk-7/…`, `…/<job>/shared/…`). They are read relative to the checkpoint directory given,
     /// so a checkpoint copied with its job directory reads the same as where Flink wrote it.
-    fn local_path(&self, written: &str) -> Result<String> {
+    fn local_path(&self, written: &str, at: usize) -> Result<String> {
         let marker = format!("/chk-{}/", self.metadata.checkpoint_id);
         if let Some(at) = written.find(&marker) {
             return Ok(written[at + marker.len()..].to_owned());
@@ -245,10 +247,15 @@ impl<'a> Snapshot<'a> {
         }
         match written.strip_prefix("file:") {
             Some(path) => Ok(format!("/{}", path.trim_start_matches('/'))),
-            None => Err(CleanupError::InvalidSnapshot(format!(
-                "Snapshot {} keeps the markers in {written}, which is not a local file; copy the snapshot to a local directory and plan from there",
-                self.metadata_name
-            ))),
+            None => Err(invalid(SnapshotError {
+                file: self.metadata_name.clone(),
+                offset: at,
+                problem: format!(
+                    "the marker state file {} lies neither in chk-{}/ nor in the job's shared/ or taskowned/ folder, so it cannot be found from the snapshot's location",
+                    printable(written),
+                    self.metadata.checkpoint_id
+                ),
+            })),
         }
     }
 
@@ -303,15 +310,9 @@ impl<'a> Snapshot<'a> {
                         .bytes;
                     match stream {
                         Stream::Segment { start, size, .. } => {
-                            let segment = segment_of(bytes, *start, *size).ok_or_else(|| {
-                                CleanupError::InvalidSnapshot(format!(
-                                    "Snapshot {} keeps the markers of subtask {subtask} in bytes {start} to {} of {}, which holds only {} bytes",
-                                    self.metadata_name,
-                                    start.saturating_add(*size),
-                                    printable(&name),
-                                    bytes.len()
-                                ))
-                            })?;
+                            let Some(segment) = segment_of(bytes, *start, *size) else {
+                                return Err(segment_error(&name, bytes, *start, *size, subtask));
+                            };
                             (name, segment, usize::try_from(*start).unwrap_or(usize::MAX))
                         }
                         _ => (name, bytes, 0),
@@ -601,6 +602,20 @@ fn renamed(mut error: SnapshotError, name: &str) -> SnapshotError {
 
 fn invalid(error: SnapshotError) -> CleanupError {
     CleanupError::InvalidSnapshot(error.to_string())
+}
+
+/// Why a merged file does not hold a segment, naming the file and the byte where it falls short.
+fn segment_error(name: &str, bytes: &[u8], start: u64, size: u64, subtask: u32) -> CleanupError {
+    let whole = Input::window(name, bytes, 0);
+    let what = format!("the merged file segment holding subtask {subtask}'s markers");
+    let error = match whole.at(start, &what) {
+        Err(error) => error,
+        Ok(mut at) => match at.take(usize::try_from(size).unwrap_or(usize::MAX), &what) {
+            Err(error) => error,
+            Ok(_) => whole.error(format!("{what} could not be taken")),
+        },
+    };
+    invalid(error)
 }
 
 /// The `size` bytes from `start` of a merged file, when the file holds them.
