@@ -377,3 +377,123 @@ fn retained_points_in_s3_plan_as_on_disk() {
     assert!(!located(&excluded, "points").contains(&savepoint));
     assert_eq!(located(&excluded, "points").len(), expected.len() - 1);
 }
+
+/// One real job's retained points (`fixtures/snapshots/retained/`, written by
+/// `java/snapshot-fixtures/generate-retained`): the three `chk-N` a running job kept
+/// (`num-retained: 3`, markers advancing with every checkpoint) and a savepoint taken while it
+/// ran. The plan is, per partition, the minimum over the Java tool's plan of each point alone
+/// (computed here), recorded under the point that holds every minimum; each point's own offsets
+/// are the Java tool's; the same from moto's S3 server by URI.
+#[test]
+fn a_real_jobs_retained_points_plan_to_the_minimum_of_each_points_java_plan() {
+    use std::collections::BTreeMap;
+
+    let repo = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
+    let root = format!("{repo}/fixtures/snapshots/retained/flink-2.2");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{root}/points.json")).unwrap())
+            .unwrap();
+    // Each point's location (relative to the repository) and its own plan's offsets.
+    let own: Vec<(String, serde_json::Map<String, serde_json::Value>)> = expected["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|point| {
+            let plan: serde_json::Value =
+                serde_json::from_str(point["plan"].as_str().unwrap()).unwrap();
+            (
+                point["location"].as_str().unwrap().to_owned(),
+                plan["offsets"].as_object().unwrap().clone(),
+            )
+        })
+        .collect();
+    assert!(own.len() >= 4, "three checkpoints and a savepoint: {own:?}");
+    let mut minimum: BTreeMap<u32, (u64, Vec<String>)> = BTreeMap::new();
+    for (location, offsets) in &own {
+        for (partition, offset) in offsets {
+            let (partition, offset) = (partition.parse().unwrap(), offset.as_u64().unwrap());
+            let entry = minimum.entry(partition).or_insert((offset, Vec::new()));
+            if offset < entry.0 {
+                *entry = (offset, Vec::new());
+            }
+            if offset == entry.0 {
+                entry.1.push(location.clone());
+            }
+        }
+    }
+    let oldest = &minimum.values().next().unwrap().1[0];
+    assert!(
+        minimum.values().all(|(_, holders)| holders == &vec![oldest.clone()]),
+        "one point holds every minimum: {minimum:?}"
+    );
+
+    let endpoint = stores::s3_endpoint();
+    let bucket = unique("retained-real").to_ascii_lowercase().replace('_', "-");
+    stores::create_bucket(endpoint, &bucket);
+    stores::upload_tree(endpoint, &bucket, Path::new(&root), "job");
+    let aws = [
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let local = format!("{repo}/fixtures/snapshots/retained/flink-2.2");
+    let in_s3 = format!("s3://{bucket}/job");
+    for base in [local.as_str(), in_s3.as_str()] {
+        // The fixture's locations, as found under `base`.
+        let found = |location: &str| {
+            format!(
+                "{base}/{}",
+                location
+                    .strip_prefix("fixtures/snapshots/retained/flink-2.2/")
+                    .unwrap()
+            )
+        };
+        let checkpoints = format!("{base}/checkpoints");
+        let savepoints = format!("{base}/savepoints");
+        let output = run(
+            &[
+                "plan",
+                "--retained",
+                &checkpoints,
+                &savepoints,
+                "--operator-uid",
+                "agent-operator",
+                "--json",
+            ],
+            &aws,
+        );
+        expect_code(&output, 0);
+        let doc = json_doc(&output);
+        let retained = &doc["retained"];
+        let points: Vec<(String, serde_json::Value)> = retained["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["location"].as_str().unwrap().to_owned(),
+                    p["offsets"].clone(),
+                )
+            })
+            .collect();
+        let wanted: Vec<(String, serde_json::Value)> = own
+            .iter()
+            .map(|(location, offsets)| (found(location), serde_json::Value::Object(offsets.clone())))
+            .collect();
+        assert_eq!(points, wanted, "{base}");
+        for (partition, (offset, holders)) in &minimum {
+            let key = partition.to_string();
+            assert_eq!(doc["plan"]["offsets"][&key].as_u64(), Some(*offset), "{base}");
+            let bounded: Vec<String> = holders.iter().map(|h| found(h)).collect();
+            assert_eq!(
+                retained["boundedBy"][&key]["points"],
+                serde_json::json!(bounded),
+                "{base}"
+            );
+        }
+        assert_eq!(retained["recorded"].as_str().unwrap(), found(oldest));
+        assert_eq!(retained["boundsEveryPartition"], true);
+        assert_eq!(doc["plan"]["sourceRecoveryPoint"], retained["recorded"]);
+    }
+}

@@ -48,7 +48,8 @@ public final class Functions {
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
-      markers.update(spec.markersFor(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask()));
+      markers.update(spec.markersFor(
+          getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), context.getCheckpointId()));
     }
 
     @Override
@@ -77,7 +78,8 @@ public final class Functions {
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
-      markers.update(spec.markersFor(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask()));
+      markers.update(spec.markersFor(
+          getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), context.getCheckpointId()));
     }
 
     @Override

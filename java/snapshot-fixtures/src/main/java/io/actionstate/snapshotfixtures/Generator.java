@@ -255,6 +255,24 @@ public final class Generator {
     }
   }
 
+  /**
+   * A savepoint of the running job, its pointer: tried again (up to 20 times, a second apart)
+   * while Flink declines it because a task is not running yet.
+   */
+  static String triggerSavepoint(JobClient client, SavepointFormatType format) throws Exception {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return client.triggerSavepoint(null, format).get(120, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        if (attempt >= 20) {
+          throw e;
+        }
+        System.out.println("  savepoint attempt " + attempt + " failed: " + e.getCause());
+        Thread.sleep(1000);
+      }
+    }
+  }
+
   /** Runs the case's job and returns the local directory of its savepoint or checkpoint. */
   static Path runJob(Case c) throws Exception {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(jobConfig(c));
@@ -263,18 +281,7 @@ public final class Generator {
     waitRunning(client);
     if (c.savepoint) {
       Thread.sleep(2000);
-      String pointer = null;
-      for (int attempt = 0; pointer == null; attempt++) {
-        try {
-          pointer = client.triggerSavepoint(null, c.format).get(120, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-          if (attempt >= 20) {
-            throw e;
-          }
-          System.out.println("  savepoint attempt " + attempt + " failed: " + e.getCause());
-          Thread.sleep(1000);
-        }
-      }
+      String pointer = triggerSavepoint(client, c.format);
       cancel(client);
       System.out.println("  savepoint " + pointer);
       return Paths.get(new org.apache.flink.core.fs.Path(pointer).toUri().getPath());

@@ -19,7 +19,12 @@ public final class MarkerSpec implements Serializable {
     /** Versioned markers; subtask 0 names topicId, every other subtask topicId2. */
     TWO_TOPIC_IDS,
     /** The union state is registered but every subtask stores nothing. */
-    EMPTY
+    EMPTY,
+    /**
+     * Versioned markers whose offsets advance with the checkpoint: VERSIONED's offsets plus
+     * 7 * checkpoint ID on every partition, as a running job's would (older points need less).
+     */
+    ADVANCING
   }
 
   final Kind kind;
@@ -54,9 +59,15 @@ public final class MarkerSpec implements Serializable {
     return offsets;
   }
 
-  public List<Object> markersFor(int subtask) {
+  public List<Object> markersFor(int subtask, long checkpointId) {
     List<Object> list = new ArrayList<>();
     switch (kind) {
+      case ADVANCING: {
+        HashMap<Integer, Long> offsets = offsets(subtask);
+        offsets.replaceAll((partition, offset) -> offset + 7 * checkpointId);
+        list.add(new KafkaActionStateRecoveryMarker(1, topic, topicId, offsets));
+        break;
+      }
       case VERSIONED:
         list.add(new KafkaActionStateRecoveryMarker(1, topic, topicId, offsets(subtask)));
         break;

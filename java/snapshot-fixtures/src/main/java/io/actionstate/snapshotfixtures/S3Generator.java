@@ -9,8 +9,6 @@ import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -141,18 +139,7 @@ public final class S3Generator {
     Generator.waitRunning(client);
     if (c.savepoint) {
       Thread.sleep(2000);
-      String pointer = null;
-      for (int attempt = 0; pointer == null; attempt++) {
-        try {
-          pointer = client.triggerSavepoint(null, c.format).get(120, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-          if (attempt >= 20) {
-            throw e;
-          }
-          System.out.println("  savepoint attempt " + attempt + " failed: " + e.getCause());
-          Thread.sleep(1000);
-        }
-      }
+      String pointer = Generator.triggerSavepoint(client, c.format);
       Generator.cancel(client);
       System.out.println("  savepoint " + pointer);
       return pointer;
