@@ -464,8 +464,11 @@ fn sigint_after_commit_says_the_plan_is_left_committed_and_the_same_apply_finish
     let plan = plan_file(&dir, &c1, "C1");
     let id = plan_id(&plan);
     let pause = dir.join("pause");
+    let metrics = dir.join("apply.prom");
     let child = Command::new(CLI)
         .args(scripted_apply_args(&plan, &control))
+        .arg("--metrics-file")
+        .arg(&metrics)
         .env_remove("ASC_FAILPOINT")
         .env("ASC_FAILPOINT_PAUSE", "after-delete")
         .env("ASC_FAILPOINT_PAUSE_FILE", &pause)
@@ -495,6 +498,16 @@ fn sigint_after_commit_says_the_plan_is_left_committed_and_the_same_apply_finish
         )) && stderr(&output).contains("run the same apply again to finish it"),
         "{}",
         stderr(&output)
+    );
+    // The metrics file says so too: a scheduled run killed by ^C is not a silent gap.
+    let written = std::fs::read_to_string(&metrics).unwrap();
+    assert!(
+        written.contains("action_state_cleanup_apply_last_run_exit_code{")
+            && written.lines().any(|l| l
+                .starts_with("action_state_cleanup_apply_last_run_exit_code{")
+                && l.ends_with(" 130"))
+            && written.contains("outcome=\"interrupted\""),
+        "{written}"
     );
     let finished = cli(&scripted_apply_args(&plan, &control));
     expect_code(&finished, 0);

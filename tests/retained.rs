@@ -423,12 +423,16 @@ fn a_real_jobs_retained_points_plan_to_the_minimum_of_each_points_java_plan() {
     }
     let oldest = &minimum.values().next().unwrap().1[0];
     assert!(
-        minimum.values().all(|(_, holders)| holders == &vec![oldest.clone()]),
+        minimum
+            .values()
+            .all(|(_, holders)| holders == &vec![oldest.clone()]),
         "one point holds every minimum: {minimum:?}"
     );
 
     let endpoint = stores::s3_endpoint();
-    let bucket = unique("retained-real").to_ascii_lowercase().replace('_', "-");
+    let bucket = unique("retained-real")
+        .to_ascii_lowercase()
+        .replace('_', "-");
     stores::create_bucket(endpoint, &bucket);
     stores::upload_tree(endpoint, &bucket, Path::new(&root), "job");
     let aws = [
@@ -479,12 +483,18 @@ fn a_real_jobs_retained_points_plan_to_the_minimum_of_each_points_java_plan() {
             .collect();
         let wanted: Vec<(String, serde_json::Value)> = own
             .iter()
-            .map(|(location, offsets)| (found(location), serde_json::Value::Object(offsets.clone())))
+            .map(|(location, offsets)| {
+                (found(location), serde_json::Value::Object(offsets.clone()))
+            })
             .collect();
         assert_eq!(points, wanted, "{base}");
         for (partition, (offset, holders)) in &minimum {
             let key = partition.to_string();
-            assert_eq!(doc["plan"]["offsets"][&key].as_u64(), Some(*offset), "{base}");
+            assert_eq!(
+                doc["plan"]["offsets"][&key].as_u64(),
+                Some(*offset),
+                "{base}"
+            );
             let bounded: Vec<String> = holders.iter().map(|h| found(h)).collect();
             assert_eq!(
                 retained["boundedBy"][&key]["points"],

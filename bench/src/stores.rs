@@ -21,12 +21,14 @@ use crate::stats::{Side, Timing, alternate, ratio};
 use crate::{Ctx, R, env_usize, fail};
 
 /// The cases (folders of `fixtures/snapshots/s3/flink-2.2/`): a savepoint with inline markers,
-/// one with markers in two state files, and a retained incremental checkpoint whose markers sit
-/// in its `chk-N` folder beside shared state (absolute `s3://flink-state/…` handles).
-const CASES: [&str; 3] = [
+/// one with markers in two state files, a retained incremental checkpoint whose markers sit in
+/// its `chk-N` folder beside shared state (absolute `s3://flink-state/…` handles), and a
+/// file-merged checkpoint whose markers are two segments of one `taskowned/` file.
+const CASES: [&str; 4] = [
     "savepoint-canonical",
     "savepoint-large-markers",
     "checkpoint-rocksdb-incremental",
+    "checkpoint-file-merging",
 ];
 /// The bucket the job wrote to; its `_metadata` names files in it.
 const BUCKET: &str = "flink-state";

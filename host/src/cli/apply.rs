@@ -277,6 +277,18 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         .as_deref()
         .map(|path| MetricsFile::open(path, &args.control_topic))
         .transpose()?;
+    if let Some(metrics) = metrics.clone() {
+        // A ^C ends the run from the signal thread: the metrics still say so, with exit 130.
+        interrupt::before_exit(move |code| {
+            let facts = RunFacts {
+                outcome: Some("interrupted"),
+                ..RunFacts::default()
+            };
+            if let Err(sentence) = metrics.write(&facts, code, started.elapsed()) {
+                errln!("warning: {sentence}");
+            }
+        });
+    }
     let mut facts = RunFacts::default();
     let result = run(args, &mut facts);
     if let Some(metrics) = metrics {

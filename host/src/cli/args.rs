@@ -333,9 +333,10 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "F", value_parser = fraction, env = "ASC_MAX_DELETE_FRACTION")]
     pub max_delete_fraction: Option<f64>,
     /// Write this run's outcome in the Prometheus text format (for node_exporter's textfile
-    /// collector) on every run, success or failure: exit code, records deleted, duration, and
-    /// the time of the last successful run (kept from the file's previous contents), so that
-    /// "no successful cleanup for N days" is one alert rule. Written atomically.
+    /// collector) on every run, success or failure (^C too: exit code 130): exit code, records
+    /// deleted, duration, and the time of the last successful run (kept from the file's
+    /// previous contents), so that "no successful cleanup for N days" is one alert rule.
+    /// Written atomically.
     #[arg(long, value_name = "FILE", env = "ASC_METRICS_FILE")]
     pub metrics_file: Option<PathBuf>,
     #[command(flatten)]

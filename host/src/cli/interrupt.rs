@@ -25,6 +25,26 @@ pub enum Stage {
 
 static STAGE: AtomicU8 = AtomicU8::new(Stage::Checking as u8);
 
+/// What must still happen when SIGINT ends the run (`--metrics-file`: the run's exit code).
+type BeforeExit = Box<dyn Fn(u8) + Send + Sync>;
+static BEFORE_EXIT: OnceLock<BeforeExit> = OnceLock::new();
+
+/// Runs `last` with the exit code when SIGINT ends the run, after its message is printed and
+/// before the process exits (once per process; a second registration is ignored).
+pub fn before_exit(last: impl Fn(u8) + Send + Sync + 'static) {
+    let _ = BEFORE_EXIT.set(Box::new(last));
+}
+
+fn exit_interrupted() -> ! {
+    if let Some(last) = BEFORE_EXIT.get() {
+        last(INTERRUPTED);
+    }
+    // Exit without running destructors: the main thread is inside the component or a Kafka
+    // client call, and nothing of ours is left to flush (every line is written in one call).
+    // SAFETY: _exit ends the process at once; no Rust state is used afterwards.
+    unsafe { libc::_exit(i32::from(INTERRUPTED)) }
+}
+
 /// The three sentences, rendered before the apply starts (plan ID and control topic known).
 static MESSAGES: OnceLock<Messages> = OnceLock::new();
 
@@ -111,7 +131,7 @@ fn wait_for_sigint() {
         return;
     }
     let Some(messages) = MESSAGES.get() else {
-        std::process::exit(i32::from(INTERRUPTED));
+        exit_interrupted();
     };
     let message = match STAGE.load(Ordering::SeqCst) {
         0 => &messages.checking,
@@ -125,8 +145,5 @@ fn wait_for_sigint() {
     }
     // A question may be on the line: start a new one.
     errln!("\nerror: {message}");
-    // Exit without running destructors: the main thread is inside the component or a Kafka
-    // client call, and nothing of ours is left to flush (every line is written in one call).
-    // SAFETY: _exit ends the process at once; no Rust state is used afterwards.
-    unsafe { libc::_exit(i32::from(INTERRUPTED)) }
+    exit_interrupted();
 }

@@ -16,7 +16,7 @@ const PREFIX: &str = "action_state_cleanup_apply_";
 pub struct RunFacts {
     pub plan_id: Option<String>,
     pub topic: Option<String>,
-    /// `applied`, `resumed`, `already-applied`, `dry-run`, `declined`, or `failed`.
+    /// `applied`, `resumed`, `already-applied`, `dry-run`, `declined`, `interrupted`, or `failed`.
     pub outcome: Option<&'static str>,
     pub records_deleted: u64,
     /// Kafka requests by kind: admin, control reads, control writes.
@@ -24,6 +24,7 @@ pub struct RunFacts {
 }
 
 /// Where the metrics go; checked before the apply contacts Kafka.
+#[derive(Debug, Clone)]
 pub struct MetricsFile {
     path: PathBuf,
     control_topic: String,
