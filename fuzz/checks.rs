@@ -271,6 +271,7 @@ pub fn check_control_record(data: &[u8]) {
         offset: 7,
         key: Some(key.to_owned()),
         value: Some(text.clone()),
+        timestamp: None,
     };
     let history = ControlHistory::replay(&[entry(&id), entry(&id)])
         .unwrap_or_else(|e| panic!("a valid record under its own key is refused: {e}"));
@@ -344,7 +345,12 @@ pub fn decode_control_log(data: &[u8]) -> Vec<ControlEntry> {
                 mutate(&mut u, key, value, previous.as_deref())
             }
         };
-        entries.push(ControlEntry { offset, key, value });
+        entries.push(ControlEntry {
+            offset,
+            key,
+            value,
+            timestamp: None,
+        });
     }
     entries
 }

@@ -458,7 +458,21 @@ fn ctrl_c_at_the_question_says_nothing_was_committed() {
 
 #[test]
 fn sigint_after_commit_says_the_plan_is_left_committed_and_the_same_apply_finishes_it() {
-    let dir = scratch("sigint-committed");
+    signalled_after_commit("INT", 130, "interrupted", "interrupted");
+}
+
+/// SIGTERM is how a scheduler stops a run (a CronJob's deadline, `systemctl stop`): answered
+/// like ^C, with 128 + 15.
+#[test]
+fn sigterm_after_commit_says_the_plan_is_left_committed_and_the_metrics_say_terminated() {
+    signalled_after_commit("TERM", 143, "terminated (SIGTERM)", "terminated");
+}
+
+/// An apply paused after its deletion (COMMITTED, not APPLIED) gets `signal`: it exits `code`
+/// saying `words` and where the plan stands, the metrics file records it as `outcome`, and the
+/// same apply then finishes the plan.
+fn signalled_after_commit(signal: &str, code: i32, words: &str, outcome: &str) {
+    let dir = scratch(&format!("sig{}-committed", signal.to_lowercase()));
     let (topic, _c0, c1) = story(&dir);
     let control = format!("{topic}-control");
     let plan = plan_file(&dir, &c1, "C1");
@@ -486,27 +500,27 @@ fn sigint_after_commit_says_the_plan_is_left_committed_and_the_same_apply_finish
         std::thread::sleep(Duration::from_millis(20));
     }
     let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     let output = child.wait_with_output().unwrap();
-    expect_code(&output, 130);
+    expect_code(&output, code);
     assert!(
         stderr(&output).contains(&format!(
-            "interrupted after the point of no return: plan {id} is left COMMITTED in {control}"
+            "{words} after the point of no return: plan {id} is left COMMITTED in {control}"
         )) && stderr(&output).contains("run the same apply again to finish it"),
         "{}",
         stderr(&output)
     );
-    // The metrics file says so too: a scheduled run killed by ^C is not a silent gap.
+    // The metrics file says so too: a scheduled run stopped by a signal is not a silent gap.
     let written = std::fs::read_to_string(&metrics).unwrap();
     assert!(
         written.contains("action_state_cleanup_apply_last_run_exit_code{")
             && written.lines().any(|l| l
                 .starts_with("action_state_cleanup_apply_last_run_exit_code{")
-                && l.ends_with(" 130"))
-            && written.contains("outcome=\"interrupted\""),
+                && l.ends_with(&format!(" {code}")))
+            && written.contains(&format!("outcome=\"{outcome}\"")),
         "{written}"
     );
     let finished = cli(&scripted_apply_args(&plan, &control));

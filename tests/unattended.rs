@@ -50,6 +50,38 @@ fn scheduled(args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().expect("the CLI runs")
 }
 
+/// Seconds since the Unix epoch of an RFC 3339 UTC time as `status --json` writes it
+/// (`2026-12-05T03:30:12.345Z`), computed here independently of the CLI's formatter.
+fn unix_seconds(at: &str) -> f64 {
+    let number = |range: std::ops::Range<usize>| -> i64 { at[range].parse().unwrap() };
+    assert!(at.len() == 24 && at.ends_with('Z'), "{at}");
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    // Days from 1970-01-01, counting leap years (every 4th, not every 100th, every 400th).
+    let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [
+        31,
+        if leap(year) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let days: i64 = (1970..year)
+        .map(|y| if leap(y) { 366 } else { 365 })
+        .sum::<i64>()
+        + month_days[..(month - 1) as usize].iter().sum::<i64>()
+        + day
+        - 1;
+    let seconds = days * 86_400 + number(11..13) * 3600 + number(14..16) * 60 + number(17..19);
+    seconds as f64 + number(20..23) as f64 / 1000.0
+}
+
 /// The value of one series of the metrics file (`NAME{...} VALUE`, `NAME` without the prefix).
 fn metric(path: &Path, name: &str) -> f64 {
     let text = std::fs::read_to_string(path).unwrap();
@@ -103,6 +135,38 @@ fn the_documented_scheduled_apply_runs_twice_and_the_second_run_changes_nothing(
             "action_state_cleanup_apply_last_run_info{{control_topic=\"{control}\",topic=\"{topic}\","
         )) && text.contains("outcome=\"applied\"} 1\n")
             && text.contains("# TYPE action_state_cleanup_apply_last_run_exit_code gauge\n"),
+        "{text}"
+    );
+
+    // `status` says when the plan was COMMITTED and APPLIED (the control records' Kafka
+    // timestamps, taken during the run just made) and which recovery point the boundary is from.
+    let status = scheduled(&["status", "--json"], &env);
+    expect_code(&status, 0);
+    let status = json_doc(&status);
+    let operation = &status["operations"][0];
+    let plan_id = operation["planId"].as_str().unwrap();
+    for field in ["committedAt", "appliedAt"] {
+        let at = operation[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field}: {status}"));
+        let seconds = unix_seconds(at);
+        assert!(
+            (first_success - 120.0..=first_success + 1.0).contains(&seconds),
+            "{field} {at} is not the run's time ({first_success}): {status}"
+        );
+    }
+    assert_eq!(
+        status["boundaryOrigins"],
+        serde_json::json!({ "0": plan_id, "1": plan_id }),
+        "{status}"
+    );
+    let text = stdout(&scheduled(&["status"], &env));
+    assert!(
+        text.contains(&format!(
+            "      committed {}, applied {}",
+            operation["committedAt"].as_str().unwrap(),
+            operation["appliedAt"].as_str().unwrap()
+        )) && text.contains(&format!("  from C1 (plan {plan_id}) on partitions [0, 1]")),
         "{text}"
     );
 

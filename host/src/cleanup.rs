@@ -40,8 +40,8 @@ pub use bindings::action_state::cleanup::types::{
     VersionedMarker,
 };
 pub use bindings::exports::action_state::cleanup::coordinator::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, ControlTopicReplication,
-    LivePartition, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, BoundaryOrigin,
+    ControlTopicReplication, LivePartition, PlanTimes, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::plans::{
     MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,

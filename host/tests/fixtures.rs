@@ -271,6 +271,7 @@ fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
                 offset: u64::try_from(offset).map_err(|e| e.to_string())?,
                 key: text(&field("key"))?,
                 value: text(&field("value"))?,
+                timestamp: None,
             })
         })
         .collect()

@@ -5,8 +5,8 @@ use action_state_core as core;
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::coordinator::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, ControlTopicReplication,
-    Guest, LivePartition, PartitionPreview, StatusReport,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, BoundaryOrigin,
+    ControlTopicReplication, Guest, LivePartition, PartitionPreview, PlanTimes, StatusReport,
 };
 use crate::convert::from_offsets;
 use crate::imports::{HostObserver, host_kafka};
@@ -60,7 +60,20 @@ impl Guest for Component {
         Ok(StatusReport {
             control_topic: report.control_topic,
             operations: report.operations.into_iter().map(Into::into).collect(),
+            times: report
+                .times
+                .into_iter()
+                .map(|t| PlanTimes {
+                    committed_at: t.committed_at,
+                    applied_at: t.applied_at,
+                })
+                .collect(),
             boundary: from_offsets(&report.boundary),
+            boundary_origins: report
+                .boundary_origins
+                .into_iter()
+                .map(|(partition, plan_id)| BoundaryOrigin { partition, plan_id })
+                .collect(),
             topic: report.topic,
             topic_id: report.topic_id,
             live_topic_id: report.live_topic_id,

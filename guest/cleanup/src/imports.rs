@@ -4,7 +4,8 @@
 
 use action_state_core as core;
 use core::capabilities::{
-    Capabilities, Consumer, KafkaResult, PartitionRange, PolledBatch, TopicMetadata, Writer,
+    Capabilities, Columns, Consumer, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
+    Writer,
 };
 use core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
@@ -68,13 +69,14 @@ impl From<kafka_admin::TopicMetadata> for TopicMetadata {
 
 /// A poll's columns as the host answered them, checked for equal lengths and known flags.
 fn polled_batch(batch: kafka_consumer::PolledBatch) -> KafkaResult<PolledBatch> {
-    PolledBatch::from_columns(
-        batch.partitions,
-        batch.offsets,
-        batch.flags,
-        batch.keys,
-        batch.values,
-    )
+    PolledBatch::from_columns(Columns {
+        partitions: batch.partitions,
+        offsets: batch.offsets,
+        flags: batch.flags,
+        keys: batch.keys,
+        values: batch.values,
+        timestamps: batch.timestamps,
+    })
 }
 
 impl Writer for kafka_writer::Writer {

@@ -33,6 +33,8 @@ struct Row {
     utf8: bool,
     key: Option<String>,
     value: Option<String>,
+    /// -1 when the record has none (and in a poll without data).
+    timestamp: i64,
 }
 
 /// The bits of `polled-batch.flags`, as the WIT defines them.
@@ -56,10 +58,11 @@ fn poll_rows(
         batch.flags.len(),
         batch.keys.len(),
         batch.values.len(),
+        batch.timestamps.len(),
     ];
-    if lengths != [n, n, texts, texts] {
+    if lengths != [n, n, texts, texts, texts] {
         shape.push(format!(
-            "with-data {with_data}: {n} partitions but offsets, flags, keys, values {lengths:?}"
+            "with-data {with_data}: {n} partitions but offsets, flags, keys, values, timestamps {lengths:?}"
         ));
         return Ok(Vec::new());
     }
@@ -73,6 +76,7 @@ fn poll_rows(
     }
     let mut keys = batch.keys.into_iter();
     let mut values = batch.values.into_iter();
+    let mut timestamps = batch.timestamps.into_iter();
     Ok((0..n)
         .map(|i| {
             let flags = batch.flags[i];
@@ -84,6 +88,7 @@ fn poll_rows(
                 utf8: flags & UTF8 != 0,
                 key: keys.next().flatten(),
                 value: values.next().flatten(),
+                timestamp: timestamps.next().unwrap_or(-1),
             }
         })
         .collect())
@@ -413,6 +418,13 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
         ],
         || format!("got {got:?}"),
     );
+    // Written moments ago, so CreateTime is a Unix time in milliseconds after 2020.
+    let times: Vec<i64> = records.iter().map(|r| r.timestamp).collect();
+    checks.check(
+        "poll with data gives each record its Kafka timestamp in milliseconds since the epoch",
+        !times.is_empty() && times.iter().all(|t| *t > 1_577_836_800_000),
+        || format!("got {times:?}"),
+    );
     let position = consumer.position();
     checks.check(
         "position is the next offset after the records read",
@@ -444,7 +456,8 @@ fn consumer_reads(checks: &mut Checks, data: &str, control: &str) {
     checks.check(
         "a poll with nothing new returns empty columns",
         matches!(&empty, Ok(b) if b.partitions.is_empty() && b.offsets.is_empty()
-            && b.flags.is_empty() && b.keys.is_empty() && b.values.is_empty()),
+            && b.flags.is_empty() && b.keys.is_empty() && b.values.is_empty()
+            && b.timestamps.is_empty()),
         || format!("got {empty:?}"),
     );
 

@@ -1047,6 +1047,32 @@ fn the_preview_announces_the_control_topic_a_first_apply_creates() {
 }
 
 #[test]
+fn status_tells_when_each_plan_was_committed_and_applied_and_which_plan_each_boundary_came_from() {
+    let kafka = FakeCaps::new();
+    kafka.c().now = 1_000;
+    run(&kafka, &plan("first", 10, 20)).unwrap();
+    kafka.c().now = 5_000;
+    // The second plan is left COMMITTED: its deletion fails.
+    // Delete calls 1 and 2 were the first apply's probe and deletion; 3 is this one's probe.
+    kafka.fail_on("delete_records", 4, Fault::Fail);
+    let second = plan("second", 30, 20);
+    run(&kafka, &second).unwrap_err();
+    let report = status(&mut kafka.policy(), CONTROL).unwrap();
+    let times: Vec<(Option<i64>, Option<i64>)> = report
+        .times
+        .iter()
+        .map(|t| (t.committed_at, t.applied_at))
+        .collect();
+    assert_eq!(times, [(Some(1_000), Some(1_000)), (Some(5_000), None)]);
+    // Partition 0: the second plan's 30; partition 1: 20, held by both, the first seen.
+    let first_id = report.operations[0].plan.plan_id.clone();
+    assert_eq!(
+        report.boundary_origins,
+        [(0, second.plan_id.clone()), (1, first_id)]
+    );
+}
+
+#[test]
 fn a_data_topic_that_begins_past_the_committed_boundary_is_reported_as_a_broken_history() {
     // The real history committed {0=10, 1=20}; an apply through a mistyped control topic then
     // deleted partition 0 up to 15.

@@ -46,7 +46,7 @@ pub use apply::{
     apply_with_status,
 };
 pub use control::{ControlEntry, ControlRecord, Status};
-pub use control_history::ControlHistory;
+pub use control_history::{ControlHistory, PlanTimes};
 pub use error::{CleanupError, KafkaFailure, Result};
 pub use marker::{Marker, VersionedMarker};
 pub use marker_file::{plan_from_marker_files, split_marker_file, split_named_marker_file};

@@ -177,6 +177,7 @@ fn oversized_control_record_stops_replay_with_a_corruption_error() {
         offset: 3,
         key: Some("k".into()),
         value: Some(value),
+        timestamp: None,
     }];
     let (result, _) = timed("replaying a control record nested 1,000,000 deep", || {
         ControlHistory::replay(&entries)

@@ -138,6 +138,7 @@ impl From<ControlEntry> for core::ControlEntry {
             offset: e.offset,
             key: e.key,
             value: e.value,
+            timestamp: None,
         }
     }
 }

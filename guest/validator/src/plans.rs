@@ -158,6 +158,7 @@ impl Guest for Component {
             offset: 0,
             key,
             value,
+            timestamp: None,
         })?;
         let record = history.operations().first().cloned().ok_or_else(|| {
             core::CleanupError::ControlTopicCorrupt("Cleanup control record was not kept".into())

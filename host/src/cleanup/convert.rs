@@ -109,6 +109,7 @@ pub fn polled(batch: caps::PolledBatch, with_data: bool) -> kafka_consumer::Poll
         flags: Vec::with_capacity(n),
         keys: Vec::new(),
         values: Vec::new(),
+        timestamps: Vec::new(),
     };
     for (partition, offset, flags) in batch.rows() {
         wit.partitions.push(partition);
@@ -117,6 +118,7 @@ pub fn polled(batch: caps::PolledBatch, with_data: bool) -> kafka_consumer::Poll
     }
     let records = batch.into_records();
     if with_data || records.iter().any(|r| r.key.is_some() || r.value.is_some()) {
+        wit.timestamps = records.iter().map(|r| r.timestamp.unwrap_or(-1)).collect();
         (wit.keys, wit.values) = records.into_iter().map(|r| (r.key, r.value)).unzip();
     }
     wit
@@ -136,6 +138,7 @@ mod tests {
             utf8: key.is_some(),
             key: key.map(Into::into),
             value: None,
+            timestamp: None,
         }
     }
 

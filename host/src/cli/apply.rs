@@ -14,7 +14,7 @@ use action_state_core::policy::transactional_id;
 use serde_json::json;
 
 use super::args::ApplyArgs;
-use super::failure::{DECLINED, Failure};
+use super::failure::{DECLINED, Failure, TERMINATED};
 use super::inputs::read_text;
 use super::interrupt::{self, Stage};
 use super::metrics::{MetricsFile, RunFacts};
@@ -278,10 +278,15 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
         .map(|path| MetricsFile::open(path, &args.control_topic))
         .transpose()?;
     if let Some(metrics) = metrics.clone() {
-        // A ^C ends the run from the signal thread: the metrics still say so, with exit 130.
+        // A ^C or SIGTERM ends the run from the signal thread: the metrics still say so, with
+        // exit 130 or 143.
         interrupt::before_exit(move |code| {
             let facts = RunFacts {
-                outcome: Some("interrupted"),
+                outcome: Some(if code == TERMINATED {
+                    "terminated"
+                } else {
+                    "interrupted"
+                }),
                 ..RunFacts::default()
             };
             if let Err(sentence) = metrics.write(&facts, code, started.elapsed()) {

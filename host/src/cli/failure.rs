@@ -26,6 +26,10 @@ pub const RESTORE_REFUSED: u8 = 6;
 /// after saying where the plan stands.
 pub const INTERRUPTED: u8 = 130;
 
+/// Exit code 143 (128 + SIGTERM) of `apply` stopped by SIGTERM — a CronJob's
+/// `activeDeadlineSeconds`, `systemctl stop`, a pod evicted — after saying where the plan stands.
+pub const TERMINATED: u8 = 143;
+
 #[derive(Debug)]
 pub struct Failure {
     pub code: u8,

@@ -1,15 +1,16 @@
-//! SIGINT during `apply`: say where the plan stands, then exit with `INTERRUPTED`.
+//! SIGINT (^C) or SIGTERM (a scheduler's deadline or shutdown) during `apply`: say where the
+//! plan stands, then exit with `INTERRUPTED` (130) or `TERMINATED` (143).
 //!
 //! The stage comes from what the component told the host (`operator-events`): before the review
 //! was answered nothing can have been committed; after `committed` the plan is COMMITTED and the
-//! same apply finishes it; in between, the COMMITTED append may be in flight. SIGINT is blocked
-//! in every thread and taken by one thread of ours with `sigwait`, so the message is printed by
-//! ordinary code, not inside a signal handler.
+//! same apply finishes it; in between, the COMMITTED append may be in flight. Both signals are
+//! blocked in every thread and taken by one thread of ours with `sigwait`, so the message is
+//! printed by ordinary code, not inside a signal handler.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::failure::INTERRUPTED;
+use super::failure::{INTERRUPTED, TERMINATED};
 
 /// Where an apply is, as far as an interruption is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,24 +26,41 @@ pub enum Stage {
 
 static STAGE: AtomicU8 = AtomicU8::new(Stage::Checking as u8);
 
-/// What must still happen when SIGINT ends the run (`--metrics-file`: the run's exit code).
+/// What must still happen when a signal ends the run (`--metrics-file`: the run's exit code).
 type BeforeExit = Box<dyn Fn(u8) + Send + Sync>;
 static BEFORE_EXIT: OnceLock<BeforeExit> = OnceLock::new();
 
-/// Runs `last` with the exit code when SIGINT ends the run, after its message is printed and
-/// before the process exits (once per process; a second registration is ignored).
+/// Runs `last` with the exit code when SIGINT or SIGTERM ends the run, after its message is
+/// printed and before the process exits (once per process; a second registration is ignored).
 pub fn before_exit(last: impl Fn(u8) + Send + Sync + 'static) {
     let _ = BEFORE_EXIT.set(Box::new(last));
 }
 
-fn exit_interrupted() -> ! {
+/// The signals an apply answers, and the exit code of each (128 + the signal, as a shell shows).
+const SIGNALS: [(libc::c_int, u8); 2] = [(libc::SIGINT, INTERRUPTED), (libc::SIGTERM, TERMINATED)];
+
+fn exit_with(code: u8) -> ! {
     if let Some(last) = BEFORE_EXIT.get() {
-        last(INTERRUPTED);
+        last(code);
     }
     // Exit without running destructors: the main thread is inside the component or a Kafka
     // client call, and nothing of ours is left to flush (every line is written in one call).
     // SAFETY: _exit ends the process at once; no Rust state is used afterwards.
-    unsafe { libc::_exit(i32::from(INTERRUPTED)) }
+    unsafe { libc::_exit(i32::from(code)) }
+}
+
+/// SIGINT and SIGTERM as a signal set.
+fn signal_set() -> libc::sigset_t {
+    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset, which initialises it; the
+    // calls only write that local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for (signal, _) in SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
 }
 
 /// The three sentences, rendered before the apply starts (plan ID and control topic known).
@@ -59,8 +77,9 @@ pub fn set_stage(stage: Stage) {
     STAGE.store(stage as u8, Ordering::SeqCst);
 }
 
-/// Blocks SIGINT in this thread, so that every thread started afterwards (the component
-/// runtime's, the Kafka client's) inherits the block and a ^C can only reach `watch`'s thread.
+/// Blocks SIGINT and SIGTERM in this thread, so that every thread started afterwards (the
+/// component runtime's, the Kafka client's) inherits the block and either can only reach
+/// `watch`'s thread.
 /// Call first, before anything starts a thread; `watch` or `release` follows.
 pub fn block() {
     set_mask(libc::SIG_BLOCK);
@@ -72,34 +91,30 @@ pub fn release() {
 }
 
 fn set_mask(how: libc::c_int) -> bool {
-    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset, which initialises it; the
-    // calls only read and write that local set and this thread's mask.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::pthread_sigmask(how, &set, std::ptr::null_mut()) == 0
-    }
+    let set = signal_set();
+    // SAFETY: reads the local set and changes only this thread's mask.
+    unsafe { libc::pthread_sigmask(how, &set, std::ptr::null_mut()) == 0 }
 }
 
-/// From now on SIGINT prints where the plan stands and exits `INTERRUPTED`. Call after `block`,
+/// From now on SIGINT and SIGTERM print where the plan stands and exit `INTERRUPTED` or
+/// `TERMINATED`. Call after `block`,
 /// which must come before any other thread starts (threads inherit the blocked signal); a ^C
 /// that came in between is pending and answered here.
 pub fn watch(plan_id: &str, control_topic: &str, dry_run: bool, json: bool) {
     let checking = if dry_run {
-        "interrupted during a dry run: nothing was committed".to_owned()
+        "during a dry run: nothing was committed".to_owned()
     } else {
         format!(
-            "interrupted before the point of no return: nothing was committed (plan {plan_id} is not COMMITTED by this run); run the same apply again when ready"
+            "before the point of no return: nothing was committed (plan {plan_id} is not COMMITTED by this run); run the same apply again when ready"
         )
     };
     let messages = Messages {
         checking,
         committing: format!(
-            "interrupted while COMMITTED was being written: whether plan {plan_id} is COMMITTED is unknown; run `status --control-topic {control_topic}`: if it lists the plan COMMITTED, run the same apply again to finish it, otherwise nothing was committed"
+            "while COMMITTED was being written: whether plan {plan_id} is COMMITTED is unknown; run `status --control-topic {control_topic}`: if it lists the plan COMMITTED, run the same apply again to finish it, otherwise nothing was committed"
         ),
         committed: format!(
-            "interrupted after the point of no return: plan {plan_id} is left COMMITTED in {control_topic} (its boundary is binding; the deletion may not have finished); run the same apply again to finish it"
+            "after the point of no return: plan {plan_id} is left COMMITTED in {control_topic} (its boundary is binding; the deletion may not have finished); run the same apply again to finish it"
         ),
         json,
     };
@@ -110,40 +125,41 @@ pub fn watch(plan_id: &str, control_topic: &str, dry_run: bool, json: bool) {
         return;
     }
     let spawned = std::thread::Builder::new()
-        .name("sigint".into())
-        .spawn(wait_for_sigint);
+        .name("signals".into())
+        .spawn(wait_for_signal);
     // Without the thread the signal stays blocked: ^C would do nothing. Unblock it again.
     if spawned.is_err() {
         release();
     }
 }
 
-fn wait_for_sigint() {
+fn wait_for_signal() {
     let mut signal: libc::c_int = 0;
-    // SAFETY: sigwait reads the local set (SIGINT, blocked in every thread) and writes `signal`.
-    let received = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigwait(&set, &mut signal) == 0
-    };
-    if !received {
+    let set = signal_set();
+    // SAFETY: sigwait reads the local set (blocked in every thread) and writes `signal`.
+    if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
         return;
     }
-    let Some(messages) = MESSAGES.get() else {
-        exit_interrupted();
+    let (code, kind, cause) = if signal == libc::SIGTERM {
+        (TERMINATED, "terminated", "terminated (SIGTERM)")
+    } else {
+        (INTERRUPTED, "interrupted", "interrupted")
     };
-    let message = match STAGE.load(Ordering::SeqCst) {
+    let Some(messages) = MESSAGES.get() else {
+        exit_with(code);
+    };
+    let stage = match STAGE.load(Ordering::SeqCst) {
         0 => &messages.checking,
         1 => &messages.committing,
         _ => &messages.committed,
     };
+    let message = format!("{cause} {stage}");
     if messages.json {
         super::output::print_json(&serde_json::json!({
-            "error": { "kind": "interrupted", "message": message, "hint": null, "exitCode": INTERRUPTED }
+            "error": { "kind": kind, "message": message, "hint": null, "exitCode": code }
         }));
     }
     // A question may be on the line: start a new one.
     errln!("\nerror: {message}");
-    exit_interrupted();
+    exit_with(code);
 }

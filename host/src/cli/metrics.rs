@@ -16,7 +16,8 @@ const PREFIX: &str = "action_state_cleanup_apply_";
 pub struct RunFacts {
     pub plan_id: Option<String>,
     pub topic: Option<String>,
-    /// `applied`, `resumed`, `already-applied`, `dry-run`, `declined`, `interrupted`, or `failed`.
+    /// `applied`, `resumed`, `already-applied`, `dry-run`, `declined`, `interrupted`, `terminated`,
+    /// or `failed`.
     pub outcome: Option<&'static str>,
     pub records_deleted: u64,
     /// Kafka requests by kind: admin, control reads, control writes.

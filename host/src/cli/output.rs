@@ -189,3 +189,57 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// A Kafka timestamp (milliseconds since the Unix epoch) as RFC 3339 UTC with milliseconds,
+/// e.g. `2026-12-05T03:30:12.345Z`: what a person reads and a script parses alike.
+pub fn utc_time(ms: i64) -> String {
+    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let (year, month, day) = civil_date(days);
+    let seconds = ms_of_day / 1000;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60,
+        ms_of_day % 1000
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01, counted in 400-year eras of 146,097
+/// days that begin on 1 March (so the leap day ends an era's year).
+fn civil_date(days: i64) -> (i64, u32, u32) {
+    let shifted = days + 719_468; // days from 0000-03-01 to 1970-01-01
+    let era = shifted.div_euclid(146_097);
+    let day_of_era = shifted.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (
+        year,
+        u32::try_from(month).unwrap_or(1),
+        u32::try_from(day).unwrap_or(1),
+    )
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::utc_time;
+
+    #[test]
+    fn kafka_timestamps_read_as_utc_dates() {
+        assert_eq!(utc_time(0), "1970-01-01T00:00:00.000Z");
+        // 2024 is a leap year: 29 February exists, and 1 March follows it.
+        assert_eq!(utc_time(1_709_164_800_123), "2024-02-29T00:00:00.123Z");
+        assert_eq!(utc_time(1_709_251_199_999), "2024-02-29T23:59:59.999Z");
+        assert_eq!(utc_time(1_796_441_412_345), "2026-12-05T03:30:12.345Z");
+        assert_eq!(utc_time(-1), "1969-12-31T23:59:59.999Z");
+    }
+}

@@ -1,7 +1,8 @@
 //! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
 
 use action_state_cleanup::cleanup::{
-    BoundaryViolation, LivePartition, RecoveryPolicy, RecoveryVerdict, Status, StatusReport,
+    BoundaryViolation, LivePartition, PlanTimes, RecoveryPolicy, RecoveryVerdict, Status,
+    StatusReport,
 };
 use serde_json::json;
 
@@ -9,7 +10,7 @@ use super::apply::status_name;
 use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
 use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
-use super::output::{offsets_json, print_json};
+use super::output::{offsets_json, print_json, utc_time};
 use super::session::{Progress, answer, instance, kafka_settings};
 use super::snapshot::selected;
 use super::wide;
@@ -45,11 +46,16 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             "topicId": report.topic_id,
             "liveTopicId": report.live_topic_id,
             "boundary": offsets_json(&report.boundary),
-            "operations": report.operations.iter().map(|op| json!({
+            "boundaryOrigins": report.boundary_origins.iter()
+                .map(|o| (o.partition.to_string(), json!(o.plan_id)))
+                .collect::<serde_json::Map<_, _>>(),
+            "operations": report.operations.iter().zip(times(report)).map(|(op, t)| json!({
                 "planId": op.plan.plan_id,
                 "status": status_name(op.status),
                 "sourceRecoveryPoint": op.plan.source_recovery_point,
                 "offsets": offsets_json(&op.plan.offsets),
+                "committedAt": t.committed_at.map(utc_time),
+                "appliedAt": t.applied_at.map(utc_time),
             })).collect::<Vec<_>>(),
             "live": report.live.iter().map(|l| json!({
                 "partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary
@@ -73,7 +79,7 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
         report.control_topic,
         report.operations.len()
     );
-    for op in &report.operations {
+    for (op, t) in report.operations.iter().zip(times(report)) {
         outln!(
             "  {} {:9} from {} {}",
             op.plan.plan_id,
@@ -81,6 +87,7 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             op.plan.source_recovery_point,
             wide::offsets_brief(&op.plan.offsets, all)
         );
+        outln!("      {}", when(&t));
     }
     let Some(topic) = &report.topic else {
         outln!("No boundary committed yet.");
@@ -90,6 +97,9 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
         "Effective boundary: {}",
         wide::offsets_brief(&report.boundary, all)
     );
+    for line in origin_lines(report) {
+        outln!("{line}");
+    }
     let recorded = report.topic_id.as_deref().unwrap_or("?");
     match report.live_topic_id.as_deref() {
         None => outln!("Data topic {topic} (ID {recorded}) does not exist any more."),
@@ -109,6 +119,69 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             outln!("{}", live_table(&report.live, all));
         }
     }
+}
+
+/// Each operation's times (none for a report from a component that had none to give).
+fn times(report: &StatusReport) -> impl Iterator<Item = PlanTimes> + '_ {
+    report
+        .times
+        .iter()
+        .cloned()
+        .chain(std::iter::repeat(PlanTimes {
+            committed_at: None,
+            applied_at: None,
+        }))
+}
+
+/// `committed 2026-12-05T03:30:12.345Z, applied …` from the control records' timestamps.
+fn when(times: &PlanTimes) -> String {
+    let at = |time: Option<i64>, absent: &str| time.map_or_else(|| absent.to_owned(), utc_time);
+    format!(
+        "committed {}, applied {}",
+        at(
+            times.committed_at,
+            "(time unknown: its COMMITTED record was compacted away)"
+        ),
+        at(times.applied_at, "not yet")
+    )
+}
+
+/// Where the effective boundary came from: per plan that sets it somewhere, its recovery point
+/// and the partitions it sets.
+fn origin_lines(report: &StatusReport) -> Vec<String> {
+    let mut by_plan: Vec<(&str, Vec<u32>)> = Vec::new();
+    for origin in &report.boundary_origins {
+        match by_plan.iter_mut().find(|(id, _)| *id == origin.plan_id) {
+            Some((_, partitions)) => partitions.push(origin.partition),
+            None => by_plan.push((&origin.plan_id, vec![origin.partition])),
+        }
+    }
+    by_plan
+        .into_iter()
+        .map(|(plan_id, partitions)| {
+            let point = report
+                .operations
+                .iter()
+                .find(|op| op.plan.plan_id == plan_id)
+                .map_or("?", |op| op.plan.source_recovery_point.as_str());
+            format!(
+                "  from {point} (plan {plan_id}) on {}",
+                partitions_text(&partitions)
+            )
+        })
+        .collect()
+}
+
+fn partitions_text(partitions: &[u32]) -> String {
+    let word = if partitions.len() == 1 {
+        "partition"
+    } else {
+        "partitions"
+    };
+    format!(
+        "{word} {}",
+        action_state_core::offsets::brief_partitions(partitions)
+    )
 }
 
 /// The live partitions: beginning, boundary and end per partition.

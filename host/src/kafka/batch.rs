@@ -21,6 +21,8 @@ pub enum Taken<'a> {
         offset: i64,
         key: Option<&'a [u8]>,
         payload: Option<&'a [u8]>,
+        /// Milliseconds since the Unix epoch; -1 when the record has none.
+        timestamp: i64,
     },
     Error(KafkaError),
 }
@@ -112,5 +114,7 @@ unsafe fn taken(message: &rd::rd_kafka_message_t) -> Taken<'_> {
         offset: message.offset,
         key: bytes(message.key, message.key_len),
         payload: bytes(message.payload, message.len),
+        // SAFETY: a live message; a null type pointer is allowed (the type is not needed).
+        timestamp: unsafe { rd::rd_kafka_message_timestamp(message, std::ptr::null_mut()) },
     }
 }

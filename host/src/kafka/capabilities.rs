@@ -15,7 +15,7 @@ use action_state_core::capabilities::{
 use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use action_state_core::offsets::PartitionOffsets;
 
-use super::consumer::{Columns, Consumer, HeldRecord};
+use super::consumer::{Consumer, HeldRecord, columns};
 use super::progress::{self, SharedWaiting};
 use super::writer::Writer;
 use super::{KafkaClients, KafkaResult as HostResult, admin::Admin, ffi};
@@ -110,8 +110,7 @@ impl caps::Consumer for Consumer {
 
     fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
         let held = Consumer::poll(self, max, Duration::from_millis(u64::from(timeout_ms)))?;
-        let c = Columns::of(held, with_data);
-        PolledBatch::from_columns(c.partitions, c.offsets, c.flags, c.keys, c.values)
+        PolledBatch::from_columns(columns(held, with_data))
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use action_state_core::capabilities::record_flags;
+use action_state_core::capabilities::{Columns, record_flags};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::{Offset, TopicPartitionList};
@@ -19,6 +19,8 @@ pub struct HeldRecord {
     pub offset: u64,
     pub key: Option<Payload>,
     pub value: Option<Payload>,
+    /// Milliseconds since the Unix epoch; -1 when the record has none.
+    pub timestamp: i64,
 }
 
 impl HeldRecord {
@@ -78,33 +80,23 @@ impl Payload {
 }
 
 /// The records of a poll as the WIT's `polled-batch` columns: entry `i` of each column is
-/// record `i`, flags as `record_flags` defines them, texts only when asked for.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Columns {
-    pub partitions: Vec<u32>,
-    pub offsets: Vec<u64>,
-    pub flags: Vec<u8>,
-    pub keys: Vec<Option<String>>,
-    pub values: Vec<Option<String>>,
-}
-
-impl Columns {
-    pub fn of(held: &[HeldRecord], with_data: bool) -> Self {
-        let mut columns = Columns {
-            partitions: held.iter().map(|r| r.partition).collect(),
-            offsets: held.iter().map(|r| r.offset).collect(),
-            flags: held.iter().map(HeldRecord::flags).collect(),
-            ..Columns::default()
-        };
-        if with_data {
-            let text = |p: &Option<Payload>| p.as_ref().and_then(Payload::text).map(str::to_owned);
-            // A text is handed out only when the whole record is text (bit UTF8).
-            let whole = |r: &HeldRecord, p: &Option<Payload>| r.utf8().then(|| text(p)).flatten();
-            columns.keys = held.iter().map(|r| whole(r, &r.key)).collect();
-            columns.values = held.iter().map(|r| whole(r, &r.value)).collect();
-        }
-        columns
+/// record `i`, flags as `record_flags` defines them, texts and timestamps only when asked for.
+pub fn columns(held: &[HeldRecord], with_data: bool) -> Columns {
+    let mut columns = Columns {
+        partitions: held.iter().map(|r| r.partition).collect(),
+        offsets: held.iter().map(|r| r.offset).collect(),
+        flags: held.iter().map(HeldRecord::flags).collect(),
+        ..Columns::default()
+    };
+    if with_data {
+        let text = |p: &Option<Payload>| p.as_ref().and_then(Payload::text).map(str::to_owned);
+        // A text is handed out only when the whole record is text (bit UTF8).
+        let whole = |r: &HeldRecord, p: &Option<Payload>| r.utf8().then(|| text(p)).flatten();
+        columns.keys = held.iter().map(|r| whole(r, &r.key)).collect();
+        columns.values = held.iter().map(|r| whole(r, &r.value)).collect();
+        columns.timestamps = held.iter().map(|r| r.timestamp).collect();
     }
+    columns
 }
 
 pub struct Consumer {
@@ -211,11 +203,13 @@ impl Consumer {
                     offset,
                     key,
                     payload,
+                    timestamp,
                 } => Ok(HeldRecord {
                     partition: u32::try_from(partition).unwrap_or(0),
                     offset: u64::try_from(offset).unwrap_or(0),
                     key: key.map(Payload::decode),
                     value: payload.map(Payload::decode),
+                    timestamp,
                 }),
             };
             match item {
@@ -279,6 +273,7 @@ mod tests {
             offset,
             key: Some(Payload::decode(b"k")),
             value: None,
+            timestamp: 1_764_000_000_000,
         }
     }
 

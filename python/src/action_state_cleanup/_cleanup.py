@@ -23,6 +23,7 @@ from .model import (
     Operation,
     PartitionPreview,
     Plan,
+    PlanTimes,
     RequestCounts,
     RetainedPlan,
     RetainedPoint,
@@ -365,6 +366,8 @@ class Cleanup:
             live_topic_id=field(value, "live_topic_id"),
             live=[LivePartition(l.partition, l.beginning, l.end, l.boundary) for l in value.live],
             broken_history=field(value, "broken_history"),
+            times=[PlanTimes(field(t, "committed_at"), field(t, "applied_at")) for t in value.times],
+            boundary_origins={o.partition: field(o, "plan_id") for o in field(value, "boundary_origins")},
         )
 
     def check_recovery(self, markers: Iterable[Union[str, bytes]], topic: Optional[str] = None, tombstones: bool = False) -> Verdict:

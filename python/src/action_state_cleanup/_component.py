@@ -293,6 +293,7 @@ def polled_batch(records: Sequence[Polled], with_data: bool) -> Record:
         flags=bytes((1 if r.has_key else 0) | (2 if r.has_value else 0) | (4 if r.utf8 else 0) for r in records),
         keys=[r.key for r in records] if with_data else [],
         values=[r.value for r in records] if with_data else [],
+        timestamps=[r.timestamp for r in records] if with_data else [],
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from confluent_kafka import Consumer as KafkaConsumer
-from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaException, TopicPartition
 
 from ._kafka_errors import CapabilityError, failure
 
@@ -22,6 +22,8 @@ class Polled(NamedTuple):
     utf8: bool
     key: Optional[str]
     value: Optional[str]
+    #: Milliseconds since the Unix epoch (CreateTime or LogAppendTime); -1 when it has none.
+    timestamp: int = -1
 
 
 def _text(data: Any) -> Tuple[Optional[str], bool]:
@@ -37,8 +39,10 @@ def polled(message: Any) -> Polled:
     key, key_ok = _text(message.key())
     value, value_ok = _text(message.value())
     utf8 = key_ok and value_ok
+    kind, at = message.timestamp()
     return Polled(message.partition(), message.offset(), message.key() is not None, message.value() is not None, utf8,
-                  key if utf8 else None, value if utf8 else None)
+                  key if utf8 else None, value if utf8 else None,
+                  at if kind != TIMESTAMP_NOT_AVAILABLE else -1)
 
 
 class Consumer:

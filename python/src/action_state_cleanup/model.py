@@ -133,6 +133,16 @@ class LivePartition:
 
 
 @dataclass(frozen=True)
+class PlanTimes:
+    """When a plan became COMMITTED and APPLIED: the control records' Kafka timestamps in
+    milliseconds since the Unix epoch; None when the record had none, or compaction kept only
+    the plan's newest record."""
+
+    committed_at: Optional[int]
+    applied_at: Optional[int]
+
+
+@dataclass(frozen=True)
 class StatusReport:
     control_topic: str
     operations: List[Operation]
@@ -144,6 +154,11 @@ class StatusReport:
     #: The component's sentence when the live topic begins past the committed boundary
     #: (records were deleted outside this history), else None.
     broken_history: Optional[str] = None
+    #: One per operation, in the same order.
+    times: List[PlanTimes] = field(default_factory=list)
+    #: Per partition of `boundary`: the plan ID whose offset it is (its source recovery point
+    #: is where the boundary came from).
+    boundary_origins: Dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,7 @@ impl Consumer for FakeConsumer {
                     utf8: true,
                     key: None,
                     value: None,
+                    timestamp: None,
                 },
             )));
         }
@@ -120,6 +121,7 @@ impl Consumer for FakeConsumer {
                 if !with_data {
                     record.key = None;
                     record.value = None;
+                    record.timestamp = None;
                 }
                 out.push(record);
             }

@@ -229,6 +229,8 @@ impl Cluster {
                 utf8,
                 key: text(key),
                 value: text(value),
+                // The fake clock stands for the broker's: a record is stamped when pushed.
+                timestamp: i64::try_from(self.now).ok(),
             });
         if let Some(t) = self.topics.get_mut(topic) {
             let end = t.ends.get(partition).unwrap_or(0).max(offset + 1);

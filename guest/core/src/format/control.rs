@@ -97,6 +97,8 @@ pub struct ControlEntry {
     pub offset: u64,
     pub key: Option<String>,
     pub value: Option<String>,
+    /// The record's Kafka timestamp (ms since the Unix epoch), when the reader had one.
+    pub timestamp: Option<i64>,
 }
 
 #[cfg(test)]
@@ -123,6 +125,7 @@ mod tests {
             offset,
             key: Some(plan.plan_id.clone()),
             value: Some(record.render()),
+            timestamp: None,
         }
     }
 
@@ -148,6 +151,7 @@ mod tests {
             offset: 1,
             key: Some(p.plan_id.clone()),
             value: None,
+            timestamp: None,
         };
         let error = history.observe(&tombstone).unwrap_err().to_string();
         assert!(
@@ -178,6 +182,7 @@ mod tests {
             offset: 1,
             key: Some(p.plan_id.clone()),
             value: entry(1, Status::Committed, &other).value,
+            timestamp: None,
         };
         assert!(
             history
@@ -197,6 +202,7 @@ mod tests {
                 .render()
                 .replace("COMMITTED", "DELETED"),
             ),
+            timestamp: None,
         };
         assert!(
             history
@@ -214,6 +220,7 @@ mod tests {
                     "\"schemaVersion\":1.5,\"status\"",
                 )
             }),
+            timestamp: None,
         };
         assert!(
             history

@@ -12,6 +12,30 @@ use crate::plan::Plan;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ControlHistory {
     operations: Vec<ControlRecord>,
+    /// One per operation, in the same order.
+    times: Vec<PlanTimes>,
+}
+
+/// When a plan became COMMITTED and APPLIED: the Kafka timestamps (ms since the Unix epoch) of
+/// the first control record with each status. Absent when the record carried none, or when
+/// compaction kept only the plan's newest record (its key is the plan ID).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanTimes {
+    pub committed_at: Option<i64>,
+    pub applied_at: Option<i64>,
+}
+
+impl PlanTimes {
+    /// Records `at` as the time of `status` unless an earlier record of it was seen.
+    fn observe(&mut self, status: Status, at: Option<i64>) {
+        let slot = match status {
+            Status::Committed => &mut self.committed_at,
+            Status::Applied => &mut self.applied_at,
+        };
+        if slot.is_none() {
+            *slot = at;
+        }
+    }
 }
 
 impl ControlHistory {
@@ -55,34 +79,38 @@ impl ControlHistory {
                 record.plan.plan_id
             )));
         }
-        match self
+        let Some(index) = self
             .operations
-            .iter_mut()
-            .find(|op| op.plan.plan_id == *key)
-        {
-            Some(known) if known.plan != record.plan => {
-                Err(corrupt(format!("changed immutable plan {key}")))
-            }
-            Some(known)
-                if known.status == Status::Applied && record.status == Status::Committed =>
-            {
-                Err(corrupt(format!(
-                    "regressed applied plan {key} to COMMITTED"
-                )))
-            }
-            Some(known) => {
-                known.status = record.status;
-                Ok(())
-            }
-            None => {
-                self.operations.push(record);
-                Ok(())
-            }
+            .iter()
+            .position(|op| op.plan.plan_id == *key)
+        else {
+            let mut times = PlanTimes::default();
+            times.observe(record.status, entry.timestamp);
+            self.operations.push(record);
+            self.times.push(times);
+            return Ok(());
+        };
+        let known = &mut self.operations[index];
+        if known.plan != record.plan {
+            return Err(corrupt(format!("changed immutable plan {key}")));
         }
+        if known.status == Status::Applied && record.status == Status::Committed {
+            return Err(corrupt(format!(
+                "regressed applied plan {key} to COMMITTED"
+            )));
+        }
+        known.status = record.status;
+        self.times[index].observe(record.status, entry.timestamp);
+        Ok(())
     }
 
     pub fn operations(&self) -> &[ControlRecord] {
         &self.operations
+    }
+
+    /// When each operation was COMMITTED and APPLIED, in the order of `operations`.
+    pub fn times(&self) -> &[PlanTimes] {
+        &self.times
     }
 
     pub fn is_empty(&self) -> bool {

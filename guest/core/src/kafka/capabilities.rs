@@ -33,6 +33,9 @@ pub struct PolledRecord {
     pub utf8: bool,
     pub key: Option<String>,
     pub value: Option<String>,
+    /// Milliseconds since the Unix epoch as Kafka keeps it (CreateTime or LogAppendTime); only
+    /// in a poll with data, and absent when the record has none.
+    pub timestamp: Option<i64>,
 }
 
 /// The bits of `kafka-consumer.polled-batch.flags`.
@@ -58,34 +61,51 @@ pub struct PolledBatch {
     /// Empty, or one entry per record (a poll with data).
     keys: Vec<Option<String>>,
     values: Vec<Option<String>>,
+    /// Empty, or one entry per record: `kafka-consumer.polled-batch.timestamps` (-1: none).
+    timestamps: Vec<i64>,
+}
+
+/// The columns of a poll as a host answers them, before `PolledBatch::from_columns` checks them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Columns {
+    pub partitions: Vec<u32>,
+    pub offsets: Vec<u64>,
+    pub flags: Vec<u8>,
+    pub keys: Vec<Option<String>>,
+    pub values: Vec<Option<String>>,
+    pub timestamps: Vec<i64>,
 }
 
 impl PolledBatch {
-    /// Checks what a host answered: columns of one length (the texts may be absent altogether)
-    /// and no flag bit outside `record_flags`.
-    pub fn from_columns(
-        partitions: Vec<u32>,
-        offsets: Vec<u64>,
-        flags: Vec<u8>,
-        keys: Vec<Option<String>>,
-        values: Vec<Option<String>>,
-    ) -> KafkaResult<Self> {
+    /// Checks what a host answered: columns of one length (the texts and timestamps may be
+    /// absent altogether) and no flag bit outside `record_flags`.
+    pub fn from_columns(columns: Columns) -> KafkaResult<Self> {
+        let Columns {
+            partitions,
+            offsets,
+            flags,
+            keys,
+            values,
+            timestamps,
+        } = columns;
         let n = partitions.len();
-        let texts_fit = |len: usize| len == 0 || len == n;
+        let optional_fits = |len: usize| len == 0 || len == n;
         if offsets.len() != n
             || flags.len() != n
-            || !texts_fit(keys.len())
-            || !texts_fit(values.len())
+            || !optional_fits(keys.len())
+            || !optional_fits(values.len())
+            || !optional_fits(timestamps.len())
         {
             return Err(KafkaError::new(
                 ErrorKind::Other,
                 format!(
                     "The host's poll answered columns of different lengths (partitions {n}, \
-                     offsets {}, flags {}, keys {}, values {})",
+                     offsets {}, flags {}, keys {}, values {}, timestamps {})",
                     offsets.len(),
                     flags.len(),
                     keys.len(),
-                    values.len()
+                    values.len(),
+                    timestamps.len()
                 ),
             ));
         }
@@ -102,6 +122,7 @@ impl PolledBatch {
             flags,
             keys,
             values,
+            timestamps,
         })
     }
 
@@ -115,10 +136,14 @@ impl PolledBatch {
                 .push(record_flags::of(r.has_key, r.has_value, r.utf8));
             batch.keys.push(r.key);
             batch.values.push(r.value);
+            batch.timestamps.push(r.timestamp.unwrap_or(-1));
         }
         if batch.keys.iter().chain(&batch.values).all(Option::is_none) {
             batch.keys.clear();
             batch.values.clear();
+        }
+        if batch.timestamps.iter().all(|t| *t < 0) {
+            batch.timestamps.clear();
         }
         batch
     }
@@ -148,8 +173,10 @@ impl PolledBatch {
             flags,
             keys,
             values,
+            timestamps,
         } = self;
         let (mut keys, mut values) = (keys.into_iter(), values.into_iter());
+        let mut timestamps = timestamps.into_iter();
         partitions
             .into_iter()
             .zip(offsets)
@@ -162,6 +189,7 @@ impl PolledBatch {
                 utf8: flags & record_flags::UTF8 != 0,
                 key: keys.next().flatten(),
                 value: values.next().flatten(),
+                timestamp: timestamps.next().filter(|t| *t >= 0),
             })
             .collect()
     }
@@ -245,6 +273,16 @@ mod tests {
             utf8: true,
             key: key.map(Into::into),
             value: value.map(Into::into),
+            timestamp: None,
+        }
+    }
+
+    fn columns(partitions: &[u32], offsets: &[u64], flags: &[u8]) -> Columns {
+        Columns {
+            partitions: partitions.to_vec(),
+            offsets: offsets.to_vec(),
+            flags: flags.to_vec(),
+            ..Columns::default()
         }
     }
 
@@ -252,7 +290,10 @@ mod tests {
     fn rows_survive_the_trip_through_columns() {
         let rows = vec![
             row(0, 7, Some("k"), Some("v")),
-            row(3, 9, Some("t"), None),
+            PolledRecord {
+                timestamp: Some(1_764_000_000_000),
+                ..row(3, 9, Some("t"), None)
+            },
             PolledRecord {
                 utf8: false,
                 ..row(1, 2, None, None)
@@ -267,29 +308,48 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_without_texts_keeps_no_text_columns() {
+    fn a_batch_without_texts_or_times_keeps_no_such_columns() {
         let batch = PolledBatch::from_records(vec![row(0, 1, None, None)]);
-        let again = PolledBatch::from_columns(vec![0], vec![1], vec![4], Vec::new(), Vec::new());
+        let again = PolledBatch::from_columns(columns(&[0], &[1], &[4]));
         assert_eq!(again, Ok(batch));
     }
 
     #[test]
+    fn a_negative_timestamp_is_a_record_without_one() {
+        let batch = PolledBatch::from_columns(Columns {
+            timestamps: vec![-1, 5],
+            ..columns(&[0, 0], &[1, 2], &[4, 4])
+        })
+        .unwrap();
+        let times: Vec<Option<i64>> = batch.into_records().iter().map(|r| r.timestamp).collect();
+        assert_eq!(times, [None, Some(5)]);
+    }
+
+    #[test]
     fn columns_of_different_lengths_are_refused_with_every_length() {
-        let refused = PolledBatch::from_columns(vec![0, 0], vec![1], vec![7, 7], vec![], vec![])
+        let refused = PolledBatch::from_columns(columns(&[0, 0], &[1], &[7, 7]))
             .expect_err("offsets are short");
         assert_eq!(refused.kind, ErrorKind::Other);
         assert_eq!(
             refused.message,
             "The host's poll answered columns of different lengths (partitions 2, offsets 1, \
-             flags 2, keys 0, values 0)"
+             flags 2, keys 0, values 0, timestamps 0)"
         );
-        let texts = PolledBatch::from_columns(vec![0], vec![1], vec![7], vec![None, None], vec![]);
+        let texts = PolledBatch::from_columns(Columns {
+            keys: vec![None, None],
+            ..columns(&[0], &[1], &[7])
+        });
         assert!(texts.is_err(), "{texts:?}");
+        let times = PolledBatch::from_columns(Columns {
+            timestamps: vec![1, 2],
+            ..columns(&[0], &[1], &[7])
+        });
+        assert!(times.is_err(), "{times:?}");
     }
 
     #[test]
     fn unknown_flag_bits_are_refused() {
-        let refused = PolledBatch::from_columns(vec![0], vec![1], vec![8 | 7], vec![], vec![])
+        let refused = PolledBatch::from_columns(columns(&[0], &[1], &[8 | 7]))
             .expect_err("bit 8 is not defined");
         assert_eq!(
             refused.message,

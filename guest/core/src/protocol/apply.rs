@@ -812,6 +812,8 @@ impl<C: Capabilities> Session<'_, C> {
             offset,
             key: Some(key),
             value: Some(value),
+            // Its own append: the broker's time is not needed to judge it.
+            timestamp: None,
         })
     }
 

@@ -2,6 +2,7 @@
 
 use crate::capabilities::Capabilities;
 use crate::control::ControlRecord;
+use crate::control_history::PlanTimes;
 use crate::error::Result;
 use crate::kafka_types;
 use crate::marker::VersionedMarker;
@@ -26,7 +27,12 @@ pub struct StatusReport {
     pub control_topic: String,
     /// Every known plan with its latest status, in first-seen order.
     pub operations: Vec<ControlRecord>,
+    /// When each operation was COMMITTED and APPLIED, in the order of `operations`.
+    pub times: Vec<PlanTimes>,
     pub boundary: PartitionOffsets,
+    /// Per partition of `boundary`, ascending: the plan whose offset the boundary is (the first
+    /// seen when several hold it), so the recovery point it came from can be named.
+    pub boundary_origins: Vec<(u32, String)>,
     /// The data topic the history is about (none while the history is empty).
     pub topic: Option<String>,
     pub topic_id: Option<String>,
@@ -48,13 +54,16 @@ pub fn status<C: Capabilities>(kafka: &mut Policy<C>, control_topic: &str) -> Re
     let mut report = StatusReport {
         control_topic: control_topic.to_owned(),
         operations: history.operations().to_vec(),
+        times: history.times().to_vec(),
         boundary: history.boundary(),
+        boundary_origins: Vec::new(),
         topic: None,
         topic_id: None,
         live_topic_id: None,
         live: Vec::new(),
         broken_history: None,
     };
+    report.boundary_origins = boundary_origins(history.operations(), &report.boundary);
     let Some(first) = history.operations().first() else {
         return Ok(report);
     };
@@ -96,6 +105,22 @@ pub fn status<C: Capabilities>(kafka: &mut Policy<C>, control_topic: &str) -> Re
         report.broken_history = broken_history(&plan.topic, control_topic, &past);
     }
     Ok(report)
+}
+
+/// Per partition of `boundary`, the first operation holding exactly its offset there.
+fn boundary_origins(
+    operations: &[ControlRecord],
+    boundary: &PartitionOffsets,
+) -> Vec<(u32, String)> {
+    boundary
+        .iter()
+        .filter_map(|(partition, offset)| {
+            operations
+                .iter()
+                .find(|op| op.plan.offsets.get(partition) == Some(offset))
+                .map(|op| (partition, op.plan.plan_id.clone()))
+        })
+        .collect()
 }
 
 /// The versioned marker of `topic` as of now: its ID and the end offset of every partition,

@@ -341,5 +341,6 @@ fn control_entry(topic: &str, record: PolledRecord) -> Result<ControlEntry> {
         offset: record.offset,
         key,
         value,
+        timestamp: record.timestamp,
     })
 }

@@ -49,7 +49,8 @@ final class CleanupWit {
               new ListOf(Prim.U64),
               new ListOf(Prim.U8),
               new ListOf(OPTION_STRING),
-              new ListOf(OPTION_STRING)));
+              new ListOf(OPTION_STRING),
+              new ListOf(Prim.S64)));
 
   // --- operator-events -------------------------------------------------------------------------
   static final AbiType PARTITION_PREVIEW =
@@ -114,12 +115,17 @@ final class CleanupWit {
       new Record(List.of(Wit.CLEANUP_ERROR, Variant.option(Wit.STATUS), Prim.BOOL));
   static final AbiType LIVE_PARTITION =
       new Record(List.of(Prim.U32, Prim.U64, Prim.U64, Prim.U64));
+  static final AbiType OPTION_S64 = Variant.option(Prim.S64);
+  static final AbiType PLAN_TIMES = new Record(List.of(OPTION_S64, OPTION_S64));
+  static final AbiType BOUNDARY_ORIGIN = new Record(List.of(Prim.U32, STRING));
   static final AbiType STATUS_REPORT =
       new Record(
           List.of(
               STRING,
               new ListOf(Wit.CONTROL_RECORD),
+              new ListOf(PLAN_TIMES),
               Wit.OFFSETS,
+              new ListOf(BOUNDARY_ORIGIN),
               OPTION_STRING,
               OPTION_STRING,
               OPTION_STRING,

@@ -203,7 +203,7 @@ final class HostBindings {
         for (String v : b.values()) {
           values.add(option(v));
         }
-        return new Object[] {b.partitions(), b.offsets(), b.flags(), keys, values};
+        return new Object[] {b.partitions(), b.offsets(), b.flags(), keys, values, b.timestamps()};
       });
       case "kafka-consumer [resource-drop]consumer" -> args -> {
         host.consumers().remove((Long) args[0], "consumer").close();

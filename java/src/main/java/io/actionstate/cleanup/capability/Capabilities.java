@@ -116,11 +116,17 @@ public record Capabilities(Clock clock, Admin admin, Writers writers, Consumers 
 
   /**
    * WIT {@code polled-batch}: column {@code i} of each array describes the poll's record {@code i}.
-   * {@code keys} and {@code values} are empty unless data was asked for; their entries are
-   * {@code null} where the WIT has {@code none}.
+   * {@code keys}, {@code values} and {@code timestamps} are empty unless data was asked for; the
+   * texts are {@code null} where the WIT has {@code none}, a timestamp is milliseconds since the
+   * Unix epoch, -1 when the record has none.
    */
   public record PolledBatch(
-      int[] partitions, long[] offsets, byte[] flags, List<String> keys, List<String> values) {
+      int[] partitions,
+      long[] offsets,
+      byte[] flags,
+      List<String> keys,
+      List<String> values,
+      long[] timestamps) {
     /** Flag bit: the record has a key. */
     public static final int HAS_KEY = 1;
     /** Flag bit: the record has a value (else it is a tombstone). */

@@ -26,7 +26,8 @@ public sealed interface AbiType {
 
   /**
    * Integer and boolean primitives; Java values are {@code Boolean} or {@code Long} (unsigned
-   * types zero-extended, {@code S32} sign-extended).
+   * types zero-extended, {@code S32} sign-extended; {@code S64} and {@code U64} are the same
+   * 64 bits, read as a Java {@code long}).
    */
   enum Prim implements AbiType {
     BOOL(1),
@@ -34,7 +35,8 @@ public sealed interface AbiType {
     U16(2),
     U32(4),
     S32(4),
-    U64(8);
+    U64(8),
+    S64(8);
 
     private final int bytes;
 
@@ -54,7 +56,7 @@ public sealed interface AbiType {
 
     @Override
     public List<CoreType> flat() {
-      return List.of(this == U64 ? CoreType.I64 : CoreType.I32);
+      return List.of(bytes == 8 ? CoreType.I64 : CoreType.I32);
     }
   }
 

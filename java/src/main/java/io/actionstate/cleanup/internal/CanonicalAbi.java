@@ -154,7 +154,7 @@ public final class CanonicalAbi {
       case U8 -> memory.writeByte(pointer, (byte) (long) (Long) value);
       case U16 -> memory.writeShort(pointer, (short) (long) (Long) value);
       case U32, S32 -> memory.writeI32(pointer, (int) (long) (Long) value);
-      case U64 -> memory.writeLong(pointer, (Long) value);
+      case U64, S64 -> memory.writeLong(pointer, (Long) value);
     }
   }
 
@@ -195,7 +195,7 @@ public final class CanonicalAbi {
       case U16 -> (long) (memory.readShort(pointer) & 0xFFFF);
       case U32 -> memory.readInt(pointer) & 0xFFFF_FFFFL;
       case S32 -> (long) memory.readInt(pointer);
-      case U64 -> memory.readLong(pointer);
+      case U64, S64 -> memory.readLong(pointer);
     };
   }
 
@@ -290,7 +290,8 @@ public final class CanonicalAbi {
       memory.write(pointer, buffer.array());
       return new int[] {pointer, ints.length};
     }
-    if (value instanceof long[] longs && list.element() == Prim.U64) {
+    if (value instanceof long[] longs
+        && (list.element() == Prim.U64 || list.element() == Prim.S64)) {
       ByteBuffer buffer = ByteBuffer.allocate(longs.length * 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
       buffer.asLongBuffer().put(longs);
       int pointer = allocate(8, longs.length * 8);
@@ -412,7 +413,7 @@ public final class CanonicalAbi {
       case U16 -> (long) (raw.getShort(at) & 0xFFFF);
       case U32 -> raw.getInt(at) & 0xFFFF_FFFFL;
       case S32 -> (long) raw.getInt(at);
-      case U64 -> raw.getLong(at);
+      case U64, S64 -> raw.getLong(at);
     };
   }
 
@@ -428,7 +429,7 @@ public final class CanonicalAbi {
         case U8 -> out.add((Long) value & 0xFFL);
         case U16 -> out.add((Long) value & 0xFFFFL);
         case U32, S32 -> out.add((Long) value & 0xFFFF_FFFFL);
-        case U64 -> out.add((Long) value);
+        case U64, S64 -> out.add((Long) value);
       }
     } else if (type instanceof Str) {
       int[] pointerAndLength = lowerString((String) value);
@@ -475,7 +476,7 @@ public final class CanonicalAbi {
         case U16 -> v & 0xFFFFL;
         case U32 -> v & 0xFFFF_FFFFL;
         case S32 -> (long) (int) v;
-        case U64 -> v;
+        case U64, S64 -> v;
       };
     } else if (type instanceof Str) {
       int pointer = (int) narrow(values.next(), slots.next());

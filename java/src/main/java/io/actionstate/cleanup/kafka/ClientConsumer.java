@@ -113,6 +113,7 @@ final class ClientConsumer implements Consumer {
     byte[] flags = new byte[n];
     List<String> keys = withData ? new ArrayList<>(n) : List.of();
     List<String> values = withData ? new ArrayList<>(n) : List.of();
+    long[] timestamps = new long[withData ? n : 0];
     List<PolledRecord> records = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       ConsumerRecord<Object, Object> r = waiting.poll();
@@ -131,13 +132,15 @@ final class ClientConsumer implements Consumer {
       if (withData) {
         keys.add(valid ? keyText : null);
         values.add(valid ? valueText : null);
+        // ConsumerRecord.NO_TIMESTAMP is -1, as the WIT has it.
+        timestamps[i] = r.timestamp();
       }
       records.add(
           new PolledRecord(
               r.partition(), r.offset(), key != null, value != null, keyText, valueText));
     }
     latest = records;
-    return new PolledBatch(partitions, offsets, flags, keys, values);
+    return new PolledBatch(partitions, offsets, flags, keys, values, timestamps);
   }
 
   @Override
