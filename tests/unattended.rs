@@ -22,7 +22,7 @@ use std::process::{Command, Output, Stdio};
 use support::*;
 
 /// The settings a scheduled job would hold in its environment (no secret on the command line).
-const SETTINGS: [&str; 10] = [
+const SETTINGS: [&str; 15] = [
     "ASC_BOOTSTRAP_SERVERS",
     "ASC_CONTROL_TOPIC",
     "ASC_KAFKA_CONFIG",
@@ -33,6 +33,11 @@ const SETTINGS: [&str; 10] = [
     "ASC_METRICS_FILE",
     "ASC_TIMEOUT",
     "ASC_REPLICATION_FACTOR",
+    "ASC_RETAINED",
+    "ASC_EXCLUDE",
+    "ASC_OPERATOR_UID",
+    "ASC_OPERATOR_UID_HASH",
+    "ASC_FLINK_CONFIG",
 ];
 
 /// `action-state-cleanup ARGS` with stdin not a terminal and exactly `env` of the settings.
@@ -285,4 +290,60 @@ fn a_plan_deleting_more_than_the_limits_allow_is_refused_before_anything_durable
         "{}",
         stderr(&output)
     );
+}
+
+/// `apply --retained` plans in the run itself: a recovery point that cannot be planned (here:
+/// none has the operator named) stops the run with exit 3 before Kafka is contacted (the
+/// bootstrap address is unreachable), naming the point, and the metrics file records the
+/// failure, so a schedule whose retained points went wrong alerts instead of deleting.
+#[test]
+fn a_scheduled_apply_whose_retained_point_cannot_be_planned_stops_before_kafka() {
+    let dir = scratch("unattended-retained");
+    let metrics = dir.join("cleanup.prom");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/snapshots/retained/flink-2.2")
+        .canonicalize()
+        .unwrap();
+    let retained = format!(
+        "{},{}",
+        fixtures.join("checkpoints").display(),
+        fixtures.join("savepoints").display()
+    );
+    let env = [
+        ("ASC_BOOTSTRAP_SERVERS", "127.0.0.1:1"),
+        ("ASC_CONTROL_TOPIC", "never-created"),
+        ("ASC_RETAINED", retained.as_str()),
+        ("ASC_OPERATOR_UID", "no-such-operator"),
+        ("ASC_YES", "true"),
+        ("ASC_METRICS_FILE", metrics.to_str().unwrap()),
+        ("ASC_TIMEOUT", "3"),
+    ];
+    let output = scheduled(&["apply", "--json"], &env);
+    expect_code(&output, 3);
+    let error = &json_doc(&output)["error"];
+    let message = error["message"].as_str().unwrap();
+    let first_point = fixtures.join("checkpoints/00000000000000000000000000002121/chk-4");
+    assert!(
+        message.starts_with(&format!(
+            "retained recovery point {}: ",
+            first_point.display()
+        )) && message.contains("no-such-operator"),
+        "{error}"
+    );
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("nothing was planned"),
+        "{error}"
+    );
+    assert_eq!(metric(&metrics, "last_run_exit_code"), 3.0);
+    assert_eq!(metric(&metrics, "last_run_records_deleted"), 0.0);
+
+    // A plan file and --retained at once is a usage error: which plan is meant is unclear.
+    let both = scheduled(
+        &["apply", "--plan", "cleanup-plan.json", "--json"],
+        &env[..6],
+    );
+    expect_code(&both, 2);
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_NOT_AVAILABLE, KafkaError, KafkaException, TopicPartition
 
 from action_state_cleanup._kafka_config import KafkaCapabilities, transactional_id
 from action_state_cleanup._kafka_consumer import Consumer as ReplayConsumer
@@ -37,8 +37,8 @@ def test_unlisted_codes_and_non_kafka_exceptions_are_other_or_timeout():
 
 
 class Message:
-    def __init__(self, offset: int, error: Optional[KafkaError] = None, key=b"k", value=b"v") -> None:
-        self._offset, self._error, self._key, self._value = offset, error, key, value
+    def __init__(self, offset: int, error: Optional[KafkaError] = None, key=b"k", value=b"v", at: Optional[int] = None) -> None:
+        self._offset, self._error, self._key, self._value, self._at = offset, error, key, value, at
 
     def error(self):
         return self._error
@@ -54,6 +54,10 @@ class Message:
 
     def value(self):
         return self._value
+
+    def timestamp(self):
+        # confluent_kafka's (type, milliseconds); a record without one reads (NOT_AVAILABLE, -1).
+        return (TIMESTAMP_NOT_AVAILABLE, -1) if self._at is None else (TIMESTAMP_CREATE_TIME, self._at)
 
 
 class ScriptedConsumer:
@@ -115,14 +119,18 @@ def test_polled_records_say_what_they_hold_and_keep_the_texts():
     ]
 
 
-def test_a_poll_crosses_as_columns_with_the_wit_flag_bits_and_texts_only_with_data():
-    consumer = scripted([Message(0, key=None), Message(1, value=None), Message(2, value=b"ok\xff"), Message(3, key=b"", value=b"")])
+def test_a_poll_crosses_as_columns_with_the_wit_flag_bits_and_texts_and_times_only_with_data():
+    consumer = scripted([Message(0, key=None, at=1_764_000_000_000), Message(1, value=None), Message(2, value=b"ok\xff"),
+                         Message(3, key=b"", value=b"", at=1_764_000_000_007)])
     rows = consumer.poll(10, 100)
     bare = polled_batch(rows, with_data=False)
-    assert (bare.partitions, bare.offsets, bare.flags, bare.keys, bare.values) == ([0, 0, 0, 0], [0, 1, 2, 3], bytes([6, 5, 3, 7]), [], [])
+    assert (bare.partitions, bare.offsets, bare.flags, bare.keys, bare.values, bare.timestamps) == (
+        [0, 0, 0, 0], [0, 1, 2, 3], bytes([6, 5, 3, 7]), [], [], [])
     full = polled_batch(rows, with_data=True)
     assert full.flags == bare.flags
     assert (full.keys, full.values) == ([None, "k", None, ""], ["v", None, None, ""])
+    # Milliseconds since the epoch; -1 for a record without a timestamp, as the WIT says.
+    assert full.timestamps == [1_764_000_000_000, -1, -1, 1_764_000_000_007]
 
 
 class ScriptedProducer:

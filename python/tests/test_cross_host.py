@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
@@ -45,6 +46,14 @@ def kafka_args(bootstrap: str, control: str):
     return ["--bootstrap-servers", bootstrap, "--control-topic", control]
 
 
+def utc(ms):
+    """A Kafka timestamp as the CLI's RFC 3339 UTC text with milliseconds, or None."""
+    if ms is None:
+        return None
+    at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
 def python_status_json(cleanup: Cleanup) -> dict:
     """Python's StatusReport in the CLI's `status --json` shape."""
     status = cleanup.status()
@@ -56,14 +65,17 @@ def python_status_json(cleanup: Cleanup) -> dict:
         "topicId": status.topic_id,
         "liveTopicId": status.live_topic_id,
         "boundary": offsets(status.boundary),
+        "boundaryOrigins": {str(p): plan_id for p, plan_id in status.boundary_origins.items()},
         "operations": [
             {
                 "planId": op.plan_id,
                 "status": op.status,
                 "sourceRecoveryPoint": op.plan.source_recovery_point,
                 "offsets": offsets(op.plan.offsets),
+                "committedAt": utc(times.committed_at),
+                "appliedAt": utc(times.applied_at),
             }
-            for op in status.operations
+            for op, times in zip(status.operations, status.times)
         ],
         "live": [{"partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary} for l in status.live],
         "brokenHistory": status.broken_history,
@@ -80,10 +92,15 @@ def test_plan_applied_by_cli_is_reported_identically_by_python(scene, cli: Path,
     code, cli_status = run_cli(cli, "status", *kafka_args(bootstrap, control))
     assert code == 0, cli_status
     py_status = python_status_json(cleanup)
+    times = cleanup.status().times[0]
+    assert times.committed_at is not None and times.applied_at is not None
+    assert abs(times.applied_at / 1000 - time.time()) < 120 and times.committed_at <= times.applied_at
     assert py_status["operations"] == [
-        {"planId": plan.plan_id, "status": "APPLIED", "sourceRecoveryPoint": "C1", "offsets": {"0": 150, "1": 20}}
+        {"planId": plan.plan_id, "status": "APPLIED", "sourceRecoveryPoint": "C1", "offsets": {"0": 150, "1": 20},
+         "committedAt": utc(times.committed_at), "appliedAt": utc(times.applied_at)}
     ]
     assert py_status["boundary"] == {"0": 150, "1": 20}
+    assert py_status["boundaryOrigins"] == {"0": plan.plan_id, "1": plan.plan_id}
     assert py_status == cli_status
 
     # Python then sees the CLI's plan as already applied.

@@ -5,8 +5,8 @@ use std::io::{BufRead, IsTerminal};
 use std::sync::{Arc, Mutex};
 
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
-    Plan, Review, Status,
+    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, OperatorRef,
+    PartitionPreview, Plan, Review, Status,
 };
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::trace;
@@ -19,6 +19,7 @@ use super::inputs::read_text;
 use super::interrupt::{self, Stage};
 use super::metrics::{MetricsFile, RunFacts};
 use super::output::{offsets_json, print_json, table};
+use super::retained::Retained;
 use super::session::{Progress, answer, instance_with, kafka_settings};
 use super::wide;
 
@@ -305,9 +306,38 @@ pub fn apply(args: &ApplyArgs) -> Result<(), Failure> {
     result
 }
 
+/// The plan to apply: the reviewed file, or the one `--retained` makes now (with its account
+/// of the points, shown on stderr unless `--json`, which carries it).
+fn plan_text(args: &ApplyArgs) -> Result<(String, Option<Retained>), Failure> {
+    if let Some(path) = &args.plan {
+        return Ok((read_text(path, "plan file")?, None));
+    }
+    let source = &args.retained;
+    let operator = match (&source.operator_uid, &source.operator_uid_hash) {
+        (Some(uid), None) => OperatorRef::Uid(uid.clone()),
+        (None, Some(hash)) => OperatorRef::UidHash(hash.clone()),
+        _ => {
+            return Err(Failure::usage(
+                "Exactly one of --operator-uid or --operator-uid-hash is required with --retained",
+            ));
+        }
+    };
+    let mut instance = super::session::offline_instance()?;
+    super::snapshot::use_flink_config(&mut instance, source.flink_config.as_deref())?;
+    let (planned, read) =
+        super::retained::plan(&mut instance, &source.retained, &source.exclude, &operator)?;
+    if !args.out.json {
+        errln!("{}", read.text(args.out.all).trim_end());
+    }
+    let text = instance
+        .render_plan(&planned.plan)
+        .map_err(|e| Failure::internal(&e))?;
+    Ok((text, Some(read)))
+}
+
 fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
     consent(args)?;
-    let plan_json = read_text(&args.plan, "plan file")?;
+    let (plan_json, retained) = plan_text(args)?;
     let settings = kafka_settings(&args.kafka)?;
     let mut kafka = KafkaClients::new(settings)
         .map_err(|e| Failure::failed(format!("cannot start the Kafka client runtime: {e}")))?;
@@ -437,6 +467,7 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
             "kafkaRequests": { "admin": counts.admin, "controlReads": counts.control_reads, "controlWrites": counts.control_writes },
             "recordsDeleted": deleted,
             "durationMs": started_ms(),
+            "retained": retained.as_ref().map(Retained::json),
         }));
     } else {
         if let Some(created) = report

@@ -21,8 +21,8 @@ Exit codes: 0 success; 1 apply declined at the confirmation question (nothing co
 usage error; 3 input rejected or refused by a safety check (nothing durable happened, or the plan \
 stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or internal failure; 5 status: \
 the history needs an operator (a plan left COMMITTED, a broken history); 6 check-recovery and \
-recover: the restore is refused; 130 apply interrupted (^C), after saying where the plan stands; \
-141 the output's reader went away.",
+recover: the restore is refused; 130 apply interrupted (^C) and 143 apply terminated (SIGTERM), \
+after saying where the plan stands; 141 the output's reader went away.",
     after_help = "Run `action-state-cleanup demo` to watch the whole story against a local broker."
 )]
 pub struct Cli {
@@ -82,7 +82,14 @@ the commit. Then COMMITTED is written, Kafka deletes the records below \
 the boundary, the result is verified, and APPLIED is written. A failure after COMMITTED leaves the \
 plan COMMITTED: run the same apply again to finish it. Applying an APPLIED plan changes nothing. \
 ^C (SIGINT) stops at once and says where the plan stands: nothing committed before the point \
-of no return, or left COMMITTED (run the same apply again) after it; exit 130.\n\n\
+of no return, or left COMMITTED (run the same apply again) after it; exit 130 (SIGTERM, a \
+scheduler's deadline: the same, exit 143).\n\n\
+On a schedule: `apply --retained LOCATION… --operator-uid UID --yes` plans from every recovery \
+point kept in those checkpoint and savepoint directories (as `plan --retained`) and applies that \
+plan in the same run; --max-delete-records / --max-delete-fraction refuse a plan that reaches \
+further than expected, --metrics-file records every run for alerting, and a run with nothing new \
+to delete is a no-op (exit 0). Every option has an ASC_* environment variable (named in its \
+help), so a CronJob or systemd unit keeps no secret on its command line.\n\n\
 Kafka ACLs the principal needs: Describe, DescribeConfigs, Read and Delete on the data topic; \
 Describe, DescribeConfigs, Read, Write (and Create, to create it) on the control topic; Write and \
 Describe on the transactional id action-state-cleanup:<control topic>; IdempotentWrite on the \
@@ -91,6 +98,15 @@ group. A refused login ends at once with exit 4 naming the principal and SASL me
     )]
     Apply(ApplyArgs),
     /// Show a control topic's history, its effective boundary and the live data topic.
+    #[command(
+        long_about = "Show a control topic's history: every plan with its status, when it was \
+COMMITTED and APPLIED (the control records' Kafka timestamps; a COMMITTED time compaction \
+removed is said to be unknown), the effective boundary and which plan's recovery point each \
+partition's boundary came from, and the live data topic (beginning, boundary and end per \
+partition). Exit 0 when every plan is APPLIED and the history is whole; 5 when a plan is left \
+COMMITTED (run the same apply again) or the live topic begins past the boundary (records were \
+deleted outside this history)."
+    )]
     Status(StatusArgs),
     /// Would a restore from these markers be allowed now? (decision table, no replay)
     #[command(
@@ -258,6 +274,53 @@ pub struct CheckpointArgs {
     pub operator_uid_hash: Option<String>,
 }
 
+/// `apply --retained`: the plan made in the run itself, from every recovery point kept (as
+/// `plan --retained` makes it), for a schedule that plans and applies unattended.
+#[derive(Debug, Args)]
+pub struct RetainedSource {
+    /// Plan from every recovery point kept here and apply that plan, in one run (one exit
+    /// code, one metrics file): what `plan --retained` does (see its help), then the apply. A
+    /// point that cannot be planned stops the run before Kafka is contacted (exit 3). With
+    /// --operator-uid or --operator-uid-hash. (ASC_RETAINED: locations separated by commas.)
+    #[arg(long, num_args = 1.., value_name = "LOCATION", env = "ASC_RETAINED", value_delimiter = ',')]
+    pub retained: Vec<String>,
+    /// With --retained: a snapshot found there to leave out on purpose; repeatable.
+    /// (ASC_EXCLUDE: snapshots separated by commas.)
+    #[arg(
+        long,
+        value_name = "SNAPSHOT",
+        requires = "retained",
+        env = "ASC_EXCLUDE",
+        value_delimiter = ','
+    )]
+    pub exclude: Vec<String>,
+    /// With --retained: the uid the job gave the Flink Agents action operator.
+    #[arg(
+        long,
+        value_name = "UID",
+        requires = "retained",
+        conflicts_with = "operator_uid_hash",
+        env = "ASC_OPERATOR_UID"
+    )]
+    pub operator_uid: Option<String>,
+    /// With --retained: the operator's 32-hex-digit OperatorID, for an operator without a uid.
+    #[arg(
+        long,
+        value_name = "HASH",
+        requires = "retained",
+        env = "ASC_OPERATOR_UID_HASH"
+    )]
+    pub operator_uid_hash: Option<String>,
+    /// With --retained: Flink's configuration, for the store settings (as for plan --checkpoint).
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "retained",
+        env = "ASC_FLINK_CONFIG"
+    )]
+    pub flink_config: Option<PathBuf>,
+}
+
 /// A fraction between 0 and 1, for --max-delete-fraction.
 fn fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -292,9 +355,18 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// The reviewed plan file (- reads standard input).
-    #[arg(long, value_name = "FILE", env = "ASC_PLAN")]
-    pub plan: PathBuf,
+    /// The reviewed plan file (- reads standard input). Or, instead, --retained: plan in the
+    /// same run from every recovery point kept.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "ASC_PLAN",
+        required_unless_present = "retained",
+        conflicts_with = "retained"
+    )]
+    pub plan: Option<PathBuf>,
+    #[command(flatten)]
+    pub retained: RetainedSource,
     /// The control topic holding this job's cleanup history. Created if missing, but only
     /// for a data topic that was never cleaned (every partition begins at 0); the preview
     /// announces the creation.

@@ -125,6 +125,19 @@ class StoryTest {
       StatusReport status = cleanup.status(control);
       assertEquals(1, status.operations().size());
       assertEquals(Status.APPLIED, status.operations().get(0).status());
+      // When it was COMMITTED and APPLIED: the control records' Kafka timestamps, just now.
+      StatusReport.PlanTimes times = status.times().get(0);
+      long now = System.currentTimeMillis();
+      long committedAt = times.committedAt().orElseThrow();
+      long appliedAt = times.appliedAt().orElseThrow();
+      assertTrue(
+          now - 120_000 < committedAt && committedAt <= appliedAt && appliedAt <= now + 1_000,
+          times + " at " + now);
+      assertEquals(
+          List.of(
+              new StatusReport.BoundaryOrigin(0, plan.planId()),
+              new StatusReport.BoundaryOrigin(1, plan.planId())),
+          status.boundaryOrigins());
 
       try (RecoverySession session = cleanup.startRecovery(topic, policy)) {
         CleanupException fromC0 =

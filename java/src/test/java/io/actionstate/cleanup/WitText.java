@@ -312,6 +312,8 @@ final class WitText {
         return Prim.S32;
       case "u64":
         return Prim.U64;
+      case "s64":
+        return Prim.S64;
       case "string":
         return Wit.STRING;
       default:

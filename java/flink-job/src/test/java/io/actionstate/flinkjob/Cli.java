@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,10 +30,21 @@ final class Cli {
   }
 
   static Result run(String... args) throws Exception {
+    return run(Map.of(), args);
+  }
+
+  /**
+   * The CLI as a scheduler runs it: standard input not a terminal, and of the CLI's ASC_*
+   * settings exactly {@code env} (none inherited from the test's environment).
+   */
+  static Result run(Map<String, String> env, String... args) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(path().toString());
     command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE);
+    builder.environment().keySet().removeIf(name -> name.startsWith("ASC_"));
+    builder.environment().putAll(env);
+    Process process = builder.start();
     process.getOutputStream().close();
     byte[] out = process.getInputStream().readAllBytes();
     byte[] err = process.getErrorStream().readAllBytes();
