@@ -146,7 +146,7 @@ class ScheduledCleanupTest {
 
   private static Map<Integer, Long> offsetsOf(JsonNode offsets) {
     Map<Integer, Long> m = new TreeMap<>();
-    offsets.fields().forEachRemaining(e -> m.put(Integer.parseInt(e.getKey()), e.getValue().asLong()));
+    offsets.fieldNames().forEachRemaining(p -> m.put(Integer.parseInt(p), offsets.get(p).asLong()));
     return m;
   }
 
