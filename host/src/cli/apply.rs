@@ -5,8 +5,8 @@ use std::io::{BufRead, IsTerminal};
 use std::sync::{Arc, Mutex};
 
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, OperatorRef,
-    PartitionPreview, Plan, Review, Status,
+    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
+    Plan, Review, Status,
 };
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::trace;
@@ -19,7 +19,7 @@ use super::inputs::read_text;
 use super::interrupt::{self, Stage};
 use super::metrics::{MetricsFile, RunFacts};
 use super::output::{offsets_json, print_json, table};
-use super::retained::Retained;
+use super::retained::{HeldBelowNewest, Retained};
 use super::session::{Progress, answer, instance_with, kafka_settings};
 use super::wide;
 
@@ -312,26 +312,10 @@ fn plan_text(args: &ApplyArgs) -> Result<(String, Option<Retained>), Failure> {
     if let Some(path) = &args.plan {
         return Ok((read_text(path, "plan file")?, None));
     }
-    let source = &args.retained;
-    let operator = match (&source.operator_uid, &source.operator_uid_hash) {
-        (Some(uid), None) => OperatorRef::Uid(uid.clone()),
-        (None, Some(hash)) => OperatorRef::UidHash(hash.clone()),
-        _ => {
-            return Err(Failure::usage(
-                "Exactly one of --operator-uid or --operator-uid-hash is required with --retained",
-            ));
-        }
-    };
-    let mut instance = super::session::offline_instance()?;
-    super::snapshot::use_flink_config(&mut instance, source.flink_config.as_deref())?;
-    let (planned, read) =
-        super::retained::plan(&mut instance, &source.retained, &source.exclude, &operator)?;
+    let (text, read) = super::retained::plan_from(&args.retained)?;
     if !args.out.json {
         errln!("{}", read.text(args.out.all).trim_end());
     }
-    let text = instance
-        .render_plan(&planned.plan)
-        .map_err(|e| Failure::internal(&e))?;
     Ok((text, Some(read)))
 }
 
@@ -440,6 +424,10 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
     let counts = instance.counts();
     let deleted = records_deleted(&report);
     facts.records_deleted = deleted;
+    let held = retained
+        .as_ref()
+        .and_then(|read| held_below_newest(read, &report));
+    facts.records_held = held.as_ref().map(HeldBelowNewest::total);
     facts.requests = Some((
         counts.admin as u64,
         counts.control_reads as u64,
@@ -468,6 +456,7 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
             "recordsDeleted": deleted,
             "durationMs": started_ms(),
             "retained": retained.as_ref().map(Retained::json),
+            "heldBelowNewestPoint": held.as_ref().map(HeldBelowNewest::json),
         }));
     } else {
         if let Some(created) = report
@@ -478,12 +467,40 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
             outln!("{}", creation_text(created, true));
         }
         outln!("{}", outcome_text(&report, args.out.all));
+        if let Some(held) = &held {
+            outln!("{}", held.text());
+        }
     }
     Ok(())
 }
 
 /// Records this run deleted: per partition, how far the beginning moved from the one reviewed
 /// (nothing for a dry run, an already-applied plan, or a resumed plan's earlier deletion).
+/// What the data topic holds below the newest retained point after this apply: from where each
+/// partition begins now (the verified beginnings; the preview's without a deletion) to that
+/// point's offset.
+fn held_below_newest(read: &Retained, report: &ApplyReport) -> Option<HeldBelowNewest> {
+    let ends: Vec<(u32, u64)> = report
+        .preview
+        .iter()
+        .map(|p| (p.partition, p.end))
+        .collect();
+    let beginnings: Vec<(u32, u64)> = if report.beginnings_after.is_empty() {
+        report
+            .preview
+            .iter()
+            .map(|p| (p.partition, p.beginning))
+            .collect()
+    } else {
+        report
+            .beginnings_after
+            .iter()
+            .map(|po| (po.partition, po.offset))
+            .collect()
+    };
+    read.held_below_newest(&beginnings, &ends)
+}
+
 fn records_deleted(report: &ApplyReport) -> u64 {
     report
         .preview

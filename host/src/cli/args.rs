@@ -278,10 +278,11 @@ pub struct CheckpointArgs {
 /// `plan --retained` makes it), for a schedule that plans and applies unattended.
 #[derive(Debug, Args)]
 pub struct RetainedSource {
-    /// Plan from every recovery point kept here and apply that plan, in one run (one exit
-    /// code, one metrics file): what `plan --retained` does (see its help), then the apply. A
-    /// point that cannot be planned stops the run before Kafka is contacted (exit 3). With
-    /// --operator-uid or --operator-uid-hash. (ASC_RETAINED: locations separated by commas.)
+    /// apply: plan from every recovery point kept here and apply that plan, in one run (one
+    /// exit code, one metrics file): what `plan --retained` does (see its help), then the
+    /// apply; a point that cannot be planned stops the run before Kafka is contacted (exit 3).
+    /// status: show the records held below the newest of these points. With --operator-uid or
+    /// --operator-uid-hash. (ASC_RETAINED: locations separated by commas.)
     #[arg(long, num_args = 1.., value_name = "LOCATION", env = "ASC_RETAINED", value_delimiter = ',')]
     pub retained: Vec<String>,
     /// With --retained: a snapshot found there to leave out on purpose; repeatable.
@@ -422,6 +423,10 @@ pub struct StatusArgs {
     /// The control topic to read.
     #[arg(long, value_name = "TOPIC", env = "ASC_CONTROL_TOPIC")]
     pub control_topic: String,
+    /// With --retained (as for apply): also read the recovery points kept there and show the
+    /// records held below the newest one, kept only for the older ones.
+    #[command(flatten)]
+    pub retained: RetainedSource,
     #[command(flatten)]
     pub kafka: KafkaArgs,
     #[command(flatten)]

@@ -20,6 +20,8 @@ pub struct RunFacts {
     /// or `failed`.
     pub outcome: Option<&'static str>,
     pub records_deleted: u64,
+    /// With `--retained`: the records held below the newest retained point after the run.
+    pub records_held: Option<u64>,
     /// Kafka requests by kind: admin, control reads, control writes.
     pub requests: Option<(u64, u64, u64)>,
 }
@@ -139,6 +141,14 @@ fn render(
         "",
         facts.records_deleted.to_string(),
     );
+    if let Some(held) = facts.records_held {
+        gauge(
+            "last_run_records_held_below_newest_point",
+            "With --retained: records the data topic still holds below the newest retained recovery point after the run, kept only for older points (it grows while they are retained).",
+            "",
+            held.to_string(),
+        );
+    }
     gauge(
         "last_success_timestamp_seconds",
         "When an apply last ended with exit 0 (Unix time; 0: never, as far as this file knows).",
@@ -182,6 +192,7 @@ mod tests {
             topic: Some("orders".into()),
             outcome: Some("applied"),
             records_deleted: 20,
+            records_held: None,
             requests: Some((9, 2, 2)),
         };
         let first = render("c\"1", &facts, 0, Duration::from_millis(84), 100.0, 100.0);

@@ -11,6 +11,7 @@ use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
 use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
 use super::output::{offsets_json, print_json, utc_time};
+use super::retained::HeldBelowNewest;
 use super::session::{Progress, answer, instance, kafka_settings};
 use super::snapshot::selected;
 use super::wide;
@@ -19,6 +20,10 @@ use super::wide;
 /// is COMMITTED but unfinished (an apply stopped after its point of no return) or the history
 /// is broken.
 pub fn status(args: &StatusArgs) -> Result<u8, Failure> {
+    let retained = (!args.retained.retained.is_empty())
+        .then(|| super::retained::plan_from(&args.retained))
+        .transpose()?
+        .map(|(_, read)| read);
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
     super::acl::set_topics(None, Some(&args.control_topic));
     let result = instance.status(&args.control_topic);
@@ -34,11 +39,25 @@ pub fn status(args: &StatusArgs) -> Result<u8, Failure> {
     } else {
         ATTENTION
     };
-    print_status(args, &report, &unfinished);
+    let held = retained.as_ref().and_then(|read| {
+        let beginnings: Vec<(u32, u64)> = report
+            .live
+            .iter()
+            .map(|l| (l.partition, l.beginning))
+            .collect();
+        let ends: Vec<(u32, u64)> = report.live.iter().map(|l| (l.partition, l.end)).collect();
+        read.held_below_newest(&beginnings, &ends)
+    });
+    print_status(args, &report, &unfinished, held.as_ref());
     Ok(code)
 }
 
-fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
+fn print_status(
+    args: &StatusArgs,
+    report: &StatusReport,
+    unfinished: &[&str],
+    held: Option<&HeldBelowNewest>,
+) {
     if args.out.json {
         print_json(&json!({
             "controlTopic": report.control_topic,
@@ -62,6 +81,7 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             })).collect::<Vec<_>>(),
             "brokenHistory": report.broken_history,
             "unfinished": unfinished,
+            "heldBelowNewestPoint": held.map(HeldBelowNewest::json),
         }));
         return;
     }
@@ -118,6 +138,9 @@ fn print_status(args: &StatusArgs, report: &StatusReport, unfinished: &[&str]) {
             outln!("Data topic {topic} (ID {recorded}):");
             outln!("{}", live_table(&report.live, all));
         }
+    }
+    if let Some(held) = held {
+        outln!("{}", held.text());
     }
 }
 

@@ -10,6 +10,8 @@
 use action_state_cleanup::cleanup::{
     CleanupInstance, MarkerFilesPlan, OperatorRef, RetainedFailure, RetainedPlan, SnapshotFailure,
 };
+
+use super::args::RetainedSource;
 use serde_json::json;
 
 use super::failure::Failure;
@@ -26,6 +28,58 @@ fn failure_of(instance: &mut CleanupInstance, failure: SnapshotFailure) -> Failu
 
 /// What `plan --retained` read, for the review and `--json`.
 pub struct Retained(RetainedPlan);
+
+/// The plan (as its file's text) from every point `--retained` finds, for `apply` and `status`.
+pub fn plan_from(source: &RetainedSource) -> Result<(String, Retained), Failure> {
+    let operator = match (&source.operator_uid, &source.operator_uid_hash) {
+        (Some(uid), None) => OperatorRef::Uid(uid.clone()),
+        (None, Some(hash)) => OperatorRef::UidHash(hash.clone()),
+        _ => {
+            return Err(Failure::usage(
+                "Exactly one of --operator-uid or --operator-uid-hash is required with --retained",
+            ));
+        }
+    };
+    let mut instance = super::session::offline_instance()?;
+    super::snapshot::use_flink_config(&mut instance, source.flink_config.as_deref())?;
+    let (planned, read) = plan(&mut instance, &source.retained, &source.exclude, &operator)?;
+    let text = instance
+        .render_plan(&planned.plan)
+        .map_err(|e| Failure::internal(&e))?;
+    Ok((text, read))
+}
+
+/// The records kept on each partition only for recovery points older than the newest one:
+/// those from where the partition begins up to the newest point's offset (and not past its
+/// end). What a cleanup could delete if the older points were let go; it grows when they stay.
+pub struct HeldBelowNewest {
+    pub point: String,
+    pub partitions: Vec<(u32, u64)>,
+}
+
+impl HeldBelowNewest {
+    pub fn total(&self) -> u64 {
+        self.partitions.iter().map(|(_, n)| n).sum()
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "point": self.point,
+            "records": self.total(),
+            "partitions": self.partitions.iter()
+                .map(|(p, n)| (p.to_string(), json!(n)))
+                .collect::<serde_json::Map<_, _>>(),
+        })
+    }
+
+    pub fn text(&self) -> String {
+        format!(
+            "{} held below the newest retained point {} (kept only for older recovery points)",
+            super::wide::counted_records(self.total()),
+            self.point
+        )
+    }
+}
 
 /// The component's plan from every retained point, with its account of the points.
 pub fn plan(
@@ -66,6 +120,43 @@ pub fn plan(
 }
 
 impl Retained {
+    /// The newest point: the one whose offsets are furthest on (the largest total; of equal
+    /// ones the last listed, a `chk-N` with the highest N), and what is held below it given where
+    /// each partition begins and ends now.
+    pub fn held_below_newest(
+        &self,
+        beginnings: &[(u32, u64)],
+        ends: &[(u32, u64)],
+    ) -> Option<HeldBelowNewest> {
+        let newest = self.0.points.iter().max_by_key(|point| {
+            point
+                .offsets
+                .iter()
+                .map(|po| u128::from(po.offset))
+                .sum::<u128>()
+        })?;
+        let at = |pairs: &[(u32, u64)], partition: u32| {
+            pairs.iter().find(|(p, _)| *p == partition).map(|(_, o)| *o)
+        };
+        let partitions: Vec<(u32, u64)> = newest
+            .offsets
+            .iter()
+            .filter_map(|po| {
+                let beginning = at(beginnings, po.partition)?;
+                let upto = at(ends, po.partition).map_or(po.offset, |end| end.min(po.offset));
+                Some((po.partition, upto.saturating_sub(beginning)))
+            })
+            .collect();
+        // No live partition to measure against (the topic is gone): nothing to say.
+        if partitions.is_empty() {
+            return None;
+        }
+        Some(HeldBelowNewest {
+            point: newest.location.clone(),
+            partitions,
+        })
+    }
+
     /// The requests and bytes every listing and read took.
     pub fn reads(&self) -> serde_json::Value {
         json!({ "requests": self.0.reads.requests, "bytes": self.0.reads.bytes })

@@ -103,6 +103,12 @@ class ScheduledCleanupTest {
       assertEquals(Harness.each(100), Kafka.beginnings(h.state), "records below K1 are gone");
       assertEquals(0.0, metric(metrics, "last_run_exit_code"));
       assertEquals(200.0, metric(metrics, "last_run_records_deleted"));
+      // K2 (200 on each partition) is the newest point: [100, 200) of each is kept only for K1
+      // and S, 200 records.
+      JsonNode held = report.get("heldBelowNewestPoint");
+      assertEquals(k2.toString(), held.get("point").asText(), held.toString());
+      assertEquals(200, held.get("records").asLong(), held.toString());
+      assertEquals(200.0, metric(metrics, "last_run_records_held_below_newest_point"));
       double firstSuccess = metric(metrics, "last_success_timestamp_seconds");
 
       // The next night, nothing retained changed: nothing to do, exit 0.
@@ -127,6 +133,11 @@ class ScheduledCleanupTest {
               && !applied.isBefore(committed)
               && !applied.isAfter(Instant.now()),
           operation.toString());
+      // ASC_RETAINED is set: status measures what the newest point holds back, as apply did.
+      JsonNode statusHeld = history.get("heldBelowNewestPoint");
+      assertEquals(k2.toString(), statusHeld.get("point").asText(), statusHeld.toString());
+      assertEquals(100, statusHeld.get("partitions").get("0").asLong(), statusHeld.toString());
+      assertEquals(100, statusHeld.get("partitions").get("1").asLong(), statusHeld.toString());
       String planId = operation.get("planId").asText();
       history.get("boundaryOrigins").forEach(origin -> assertEquals(planId, origin.asText()));
       assertEquals(2, history.get("boundaryOrigins").size(), history.toString());
