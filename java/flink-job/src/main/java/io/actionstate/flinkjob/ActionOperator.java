@@ -76,6 +76,11 @@ final class ActionOperator extends AbstractStreamOperator<Long>
   private transient Counter performed;
   private transient Counter skipped;
   private transient Counter replayed;
+  /** Actions that arrived since this subtask started (restored in-flight data first). */
+  private transient Counter arrived;
+  /** At the latest snapshotState: how many had arrived, and whether the replay was unfinished. */
+  private transient volatile long arrivedAtSnapshot = -1;
+  private transient volatile boolean replayingAtSnapshot;
 
   ActionOperator(JobSettings settings) {
     this.settings = settings;
@@ -154,6 +159,9 @@ final class ActionOperator extends AbstractStreamOperator<Long>
     performed = getMetricGroup().counter("actionsPerformed");
     skipped = getMetricGroup().counter("actionsSkipped");
     replayed = getMetricGroup().counter("replayedRecords");
+    arrived = getMetricGroup().counter("actionsArrived");
+    getMetricGroup().gauge("actionsArrivedAtSnapshot", () -> arrivedAtSnapshot);
+    getMetricGroup().gauge("replayUnfinishedAtSnapshot", () -> replayingAtSnapshot ? 1 : 0);
     getMetricGroup().gauge("replayUnfinished", () -> replaying ? 1 : 0);
     getMetricGroup().gauge("bufferedActions", () -> buffered);
     if (replaying) {
@@ -220,6 +228,10 @@ final class ActionOperator extends AbstractStreamOperator<Long>
 
   @Override
   public void processElement(StreamRecord<Long> element) throws Exception {
+    if (!settings.elementPause().isZero()) {
+      Thread.sleep(settings.elementPause().toMillis());
+    }
+    arrived.inc();
     long action = element.getValue();
     if (replaying) {
       pending.add(action);
@@ -251,6 +263,8 @@ final class ActionOperator extends AbstractStreamOperator<Long>
     // While the replay is unfinished the session still answers the restored offsets.
     markerState.update(List.<Object>of(Markers.fromJson(session.snapshotMarker())));
     pendingState.update(new ArrayList<>(pending));
+    arrivedAtSnapshot = arrived.getCount();
+    replayingAtSnapshot = replaying;
   }
 
   @Override

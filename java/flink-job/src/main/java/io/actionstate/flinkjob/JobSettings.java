@@ -24,6 +24,9 @@ import java.util.Objects;
  * @param maxBufferedActions actions that arrive during replay wait in memory (and in checkpoints);
  *     beyond this many the operator finishes the replay at once instead
  * @param operationTimeout how long one Kafka step of the component may take, retries included
+ * @param elementPause how long the operator spends on each arriving action before anything else:
+ *     zero in production; tests use it to stand for per-action work that takes time, so that
+ *     in-flight data waits in front of the operator (and drains slowly after a restore)
  */
 public record JobSettings(
     Map<String, String> kafka,
@@ -34,7 +37,8 @@ public record JobSettings(
     int replayBatchSize,
     Duration replayPause,
     int maxBufferedActions,
-    Duration operationTimeout)
+    Duration operationTimeout,
+    Duration elementPause)
     implements Serializable {
 
   public JobSettings {
@@ -44,6 +48,7 @@ public record JobSettings(
     Objects.requireNonNull(transactionalIdPrefix, "transactionalIdPrefix");
     Objects.requireNonNull(replayPause, "replayPause");
     Objects.requireNonNull(operationTimeout, "operationTimeout");
+    Objects.requireNonNull(elementPause, "elementPause");
     if (replayBatchSize < 1 || maxBufferedActions < 0) {
       throw new IllegalArgumentException(
           "replayBatchSize must be at least 1 and maxBufferedActions at least 0, but got "
@@ -69,13 +74,21 @@ public record JobSettings(
         5_000,
         Duration.ZERO,
         100_000,
-        Duration.ofSeconds(30));
+        Duration.ofSeconds(30),
+        Duration.ZERO);
   }
 
   /** The same settings with replay in steps of {@code batchSize} records, {@code pause} apart. */
   public JobSettings withReplayPace(int batchSize, Duration pause) {
     return new JobSettings(
         kafka, actionStateTopic, effectsTopic, controlTopic, transactionalIdPrefix, batchSize,
-        pause, maxBufferedActions, operationTimeout);
+        pause, maxBufferedActions, operationTimeout, elementPause);
+  }
+
+  /** The same settings with {@code pause} spent on every arriving action. */
+  public JobSettings withElementPause(Duration pause) {
+    return new JobSettings(
+        kafka, actionStateTopic, effectsTopic, controlTopic, transactionalIdPrefix,
+        replayBatchSize, replayPause, maxBufferedActions, operationTimeout, pause);
   }
 }

@@ -42,6 +42,11 @@ final class FlinkCluster {
   }
 
   static FlinkCluster start(Path dir) throws Exception {
+    return start(dir, Map.of());
+  }
+
+  /** A cluster with {@code extra} cluster settings (network buffers, say) over the defaults. */
+  static FlinkCluster start(Path dir, Map<String, String> extra) throws Exception {
     Configuration config = new Configuration();
     config.setString("rest.bind-port", "0");
     config.setString("metrics.reporter.probe.factory.class", Probe.Factory.class.getName());
@@ -51,6 +56,7 @@ final class FlinkCluster {
     // Small network buffers: this job moves a few longs.
     config.setString("taskmanager.memory.network.min", "16mb");
     config.setString("taskmanager.memory.network.max", "16mb");
+    extra.forEach(config::setString);
     MiniCluster mini =
         new MiniCluster(
             new MiniClusterConfiguration.Builder()

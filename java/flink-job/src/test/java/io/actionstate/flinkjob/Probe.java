@@ -21,7 +21,8 @@ public final class Probe implements MetricReporter {
   private static final Set<String> NAMES =
       Set.of(
           "actionsPerformed", "actionsSkipped", "replayedRecords", "replayUnfinished",
-          "bufferedActions");
+          "bufferedActions", "actionsArrived", "actionsArrivedAtSnapshot",
+          "replayUnfinishedAtSnapshot");
   /** Live metrics: job name → (registration → metric). */
   private static final Map<String, Map<Registration, Metric>> LIVE = new ConcurrentHashMap<>();
   /** Final counts of ended tasks: job name + "/" + metric name → sum. */

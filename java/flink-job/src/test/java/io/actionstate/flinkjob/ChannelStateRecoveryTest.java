@@ -1,0 +1,226 @@
+package io.actionstate.flinkjob;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.actionstate.cleanup.CleanupError;
+import io.actionstate.cleanup.OperatorEvents;
+import io.actionstate.cleanup.Plan;
+import io.actionstate.cleanup.RecoveryPolicy;
+import io.actionstate.cleanup.RecoveryRefusalException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.JobID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * FLIP-547 on Flink 2.3 (issue 36): a checkpoint D completes while a job restored from an
+ * unaligned checkpoint S still consumes S's in-flight data and the action operator still replays
+ * the action state.
+ *
+ * <p>The operator spends 20 ms on each arriving action (per-action work), so 600 actions released
+ * at once wait in the network in front of it; S, unaligned, holds them as input-channel state.
+ * The restore from S runs with {@code execution.checkpointing.during-recovery.enabled} (and the
+ * {@code unaligned.recover-output-on-downstream.enabled} it requires), the replay slowed down;
+ * D is triggered as soon as Flink accepts it. The source releases nothing new after the restore,
+ * so every action that arrives is one S held in flight. Evidence that D fell during both
+ * recoveries, asserted below: at D's {@code snapshotState} fewer actions had arrived than S held
+ * in flight and every subtask still replayed (the operator's own gauges); D holds input-channel
+ * state for the action operator (the recovered actions not yet consumed, re-persisted), read
+ * from its {@code _metadata} by the CLI's snapshot reader.
+ *
+ * <p>What must hold: D's markers are S's restored offsets, never past them; no action arriving
+ * during the replay is performed before the replay finished (the operator buffers it — in its
+ * state at D — and performs it after {@code endReplay}); a job lost right after D and restored
+ * from D performs every action's effect exactly once (counted by the read_committed effects
+ * reader), as does one lost during the recovery before D (restored from S again); the CLI and
+ * the JVM plan D to the same bytes; after a later point's plan is applied, a restore from S or D
+ * is refused with the component's sentence.
+ */
+class ChannelStateRecoveryTest {
+  @TempDir static Path dir;
+  static FlinkCluster flink;
+  static final ObjectMapper JSON = new ObjectMapper();
+  static final int RELEASED = 640;
+  /** One action-state record per second: the replay of what completed after S takes seconds. */
+  static final Duration REPLAY_STEP = Duration.ofSeconds(1);
+
+  /** Small network buffers: a few hundred longs fill the network in front of the operator. */
+  @BeforeAll
+  static void startFlink() throws Exception {
+    flink =
+        FlinkCluster.start(
+            dir,
+            Map.of(
+                "taskmanager.memory.segment-size", "4kb",
+                "taskmanager.network.memory.buffers-per-channel", "2",
+                "taskmanager.network.memory.floating-buffers-per-gate", "2"));
+  }
+
+  @AfterAll
+  static void stopFlink() throws Exception {
+    flink.stop();
+  }
+
+  static final Map<String, String> UNALIGNED =
+      Map.of(
+          "execution.checkpointing.unaligned.enabled", "true",
+          "execution.checkpointing.aligned-checkpoint-timeout", "0s");
+
+  /** Unaligned checkpoints that may be taken during recovery (FLIP-547). */
+  static Map<String, String> duringRecovery() {
+    Map<String, String> config = new HashMap<>(UNALIGNED);
+    config.put("execution.checkpointing.during-recovery.enabled", "true");
+    config.put("execution.checkpointing.unaligned.recover-output-on-downstream.enabled", "true");
+    return config;
+  }
+
+  /** Whether the snapshot holds in-flight data of the action operator (CLI `snapshot --json`). */
+  static boolean actionOperatorChannelState(Path snapshot) throws Exception {
+    Cli.Result result = Cli.run("snapshot", snapshot.toString(), "--json");
+    assertEquals(0, result.exit(), result.stderr());
+    for (JsonNode op : JSON.readTree(result.stdout()).get("operators")) {
+      if (ActionJob.OPERATOR_UID.equals(op.path("uid").asText())) {
+        return op.path("channelState").asBoolean();
+      }
+    }
+    throw new AssertionError(ActionJob.OPERATOR_UID + " is not in " + snapshot);
+  }
+
+  /** The first checkpoint Flink accepts for {@code job}, triggered as soon as it may be. */
+  static Path firstCheckpoint(JobID job) throws Exception {
+    long deadline = System.nanoTime() + Harness.WAIT.toNanos();
+    while (true) {
+      try {
+        return flink.checkpoint(job);
+      } catch (Exception notYet) {
+        // Not all tasks deployed yet ("not being executed at the moment"): try again.
+        if (System.nanoTime() > deadline) {
+          throw notYet;
+        }
+        Thread.sleep(50);
+      }
+    }
+  }
+
+  @Test
+  @Timeout(600)
+  void aCheckpointTakenWhileInFlightActionsAreRecoveredKeepsTheRestoredOffsetsAndARestoreFromItIsExactlyOnce()
+      throws Exception {
+    try (Harness h = Harness.create(flink, "flip547")) {
+      JobSettings slow = h.settings().withElementPause(Duration.ofMillis(20));
+      String first = "flip547-first";
+      JobID job = h.start(first, null, slow, UNALIGNED);
+      flink.awaitRunning(job);
+      h.release(40);
+      h.awaitEffects(40);
+      h.awaitStateEnds(40);
+      h.release(RELEASED);
+      Waits.until(
+          "the operator working through the released actions",
+          Harness.WAIT,
+          () -> Probe.total(first, "actionsArrived") > 60);
+      Path s = flink.checkpoint(job);
+      assertTrue(flink.lastCheckpointUnaligned(job), "S is unaligned");
+      long arrivedAtS = Probe.live(first, "actionsArrivedAtSnapshot")[0];
+      // A few actions more complete after S: the restore from S has them to replay.
+      Waits.until(
+          "actions completed after S",
+          Harness.WAIT,
+          () -> Probe.total(first, "actionsPerformed") > arrivedAtS + 6);
+      flink.cancel(job);
+      long inFlightAtS = RELEASED - arrivedAtS;
+      assertTrue(inFlightAtS > 100, "S holds " + inFlightAtS + " actions in flight");
+      assertTrue(actionOperatorChannelState(s), "S holds in-flight data of the action operator");
+      Plan planS = h.plan(s);
+      h.apply(planS, new OperatorEvents() {});
+
+      // Lost during the recovery before any checkpoint of it completed: S is still the newest
+      // completed point, and the restore from it starts over.
+      String lost = "flip547-lost";
+      JobID early = h.start(lost, s, slow.withReplayPace(1, REPLAY_STEP), duringRecovery());
+      Waits.until(
+          "recovered actions arriving", Harness.WAIT, () -> Probe.total(lost, "actionsArrived") > 0);
+      long replayingWhenLost = Probe.live(lost, "replayUnfinished")[0];
+      long performedWhenLost = Probe.total(lost, "actionsPerformed");
+      flink.cancel(early);
+      assertEquals(Harness.PARALLELISM, replayingWhenLost, "lost while the replay ran");
+      assertEquals(0, performedWhenLost, "nothing performed while the replay ran");
+
+      // The restore from S: D as soon as Flink takes one.
+      String recovery = "flip547-recovery";
+      JobID restored =
+          h.start(recovery, s, slow.withReplayPace(1, REPLAY_STEP), duringRecovery());
+      Path d = firstCheckpoint(restored);
+      long arrivedAtD = Probe.live(recovery, "actionsArrivedAtSnapshot")[0];
+      long replayingAtD = Probe.live(recovery, "replayUnfinishedAtSnapshot")[0];
+      long performedDuringReplay = Probe.total(recovery, "actionsPerformed");
+      long stillReplaying = Probe.live(recovery, "replayUnfinished")[0];
+      // Lost right after D, before either recovery finished.
+      flink.cancel(restored);
+      assertEquals(Harness.PARALLELISM, replayingAtD, "every subtask replayed at D");
+      assertTrue(
+          arrivedAtD < inFlightAtS,
+          "at D " + arrivedAtD + " of the " + inFlightAtS + " actions S held in flight had arrived");
+      assertTrue(actionOperatorChannelState(d), "D re-persists the recovered actions not consumed");
+      assertEquals(Harness.PARALLELISM, stillReplaying, "the replay still ran after D");
+      assertEquals(0, performedDuringReplay, "no action performed while the replay ran");
+
+      Plan planD = h.plan(d);
+      assertEquals(Harness.offsets(planS), Harness.offsets(planD), "D keeps S's restored offsets");
+      Path planFile = dir.resolve("flip547-d.json");
+      Cli.Result cli =
+          Cli.run(
+              "plan", "--checkpoint", d.toString(), "--operator-uid", ActionJob.OPERATOR_UID,
+              "--output", planFile.toString());
+      assertEquals(0, cli.exit(), cli.stderr());
+      assertEquals(h.plans.render(planD), Files.readString(planFile), "CLI and JVM plans of D");
+
+      // The restore from D: every action once.
+      String fromD = "flip547-from-d";
+      JobID again = h.start(fromD, d, h.settings(), duringRecovery());
+      flink.awaitRunning(again);
+      h.awaitEffects(RELEASED);
+      h.awaitStateEnds(RELEASED);
+      Effects effects = Effects.read(h.effects);
+      assertNull(effects.exactlyOnceViolation(RELEASED));
+      Path e = flink.checkpoint(again);
+      flink.cancel(again);
+
+      // A later point's plan: S and D now lie below the boundary and are refused.
+      Plan planE = h.plan(e);
+      assertEquals(Harness.each(RELEASED), Harness.offsets(planE), "E's markers");
+      h.apply(planE, new OperatorEvents() {});
+      RecoveryPolicy policy = RecoveryPolicy.enforced(h.state, h.control);
+      long sOffset = Harness.offsets(planS).get(0);
+      for (Plan below : List.of(planS, planD)) {
+        RecoveryRefusalException refused =
+            assertThrows(
+                RecoveryRefusalException.class,
+                () -> h.cleanup.checkRecovery(List.of(Harness.marker(below)), policy));
+        assertEquals(
+            new CleanupError.BoundaryViolation(h.state, 0, sOffset, RELEASED), refused.error());
+      }
+      Harness.counts(
+          "flip547", "actions", RELEASED, "effects", effects.records(), "distinctEffects",
+          effects.actions(), "inFlightAtS", inFlightAtS, "arrivedAtD", arrivedAtD,
+          "replayingAtD", replayingAtD, "S", Harness.offsets(planS), "D", Harness.offsets(planD),
+          "replayedFromS", Probe.total(recovery, "replayedRecords"), "replayedFromD",
+          Probe.total(fromD, "replayedRecords"), "performedFromD",
+          Probe.total(fromD, "actionsPerformed"), "skippedFromD",
+          Probe.total(fromD, "actionsSkipped"));
+    }
+  }
+}
