@@ -80,6 +80,8 @@ def python_status_json(cleanup: Cleanup) -> dict:
         "live": [{"partition": l.partition, "beginning": l.beginning, "end": l.end, "boundary": l.boundary} for l in status.live],
         "brokenHistory": status.broken_history,
         "unfinished": [op.plan_id for op in status.operations if op.status == "COMMITTED"],
+        # Only `status --retained` reads recovery points (the CLI's own step, not the component's).
+        "heldBelowNewestPoint": None,
     }
 
 

@@ -45,9 +45,10 @@ import org.junit.jupiter.api.io.TempDir;
  * during the replay is performed before the replay finished (the operator buffers it — in its
  * state at D — and performs it after {@code endReplay}); a job lost right after D and restored
  * from D performs every action's effect exactly once (counted by the read_committed effects
- * reader), as does one lost during the recovery before D (restored from S again); the CLI and
- * the JVM plan D to the same bytes; after a later point's plan is applied, a restore from S or D
- * is refused with the component's sentence.
+ * reader; the TaskManager is replaced, the job restarts from D), as does one lost during the
+ * recovery before D (it restarts from S); the CLI and the JVM plan D to the same bytes; a
+ * restore from D is allowed under S's boundary, and after a later point's plan is applied a
+ * restore from S or D is refused with the component's sentence.
  */
 class ChannelStateRecoveryTest {
   @TempDir static Path dir;
@@ -147,36 +148,41 @@ class ChannelStateRecoveryTest {
       Plan planS = h.plan(s);
       h.apply(planS, new OperatorEvents() {});
 
-      // Lost during the recovery before any checkpoint of it completed: S is still the newest
-      // completed point, and the restore from it starts over.
-      String lost = "flip547-lost";
-      JobID early = h.start(lost, s, slow.withReplayPace(1, REPLAY_STEP), duringRecovery());
-      Waits.until(
-          "recovered actions arriving", Harness.WAIT, () -> Probe.total(lost, "actionsArrived") > 0);
-      long replayingWhenLost = Probe.live(lost, "replayUnfinished")[0];
-      long performedWhenLost = Probe.total(lost, "actionsPerformed");
-      flink.cancel(early);
-      assertEquals(Harness.PARALLELISM, replayingWhenLost, "lost while the replay ran");
-      assertEquals(0, performedWhenLost, "nothing performed while the replay ran");
-
-      // The restore from S: D as soon as Flink takes one.
+      // The restore from S, with checkpoints during recovery. Its TaskManager is lost while it
+      // recovers, before any checkpoint of it completed: the job restarts from S again.
       String recovery = "flip547-recovery";
       JobID restored =
           h.start(recovery, s, slow.withReplayPace(1, REPLAY_STEP), duringRecovery());
+      Waits.until(
+          "recovered actions arriving",
+          Harness.WAIT,
+          () -> Probe.total(recovery, "actionsArrived") > 0);
+      long replayingWhenLost = Probe.live(recovery, "replayUnfinished")[0];
+      long performedWhenLost = Probe.total(recovery, "actionsPerformed");
+      flink.replaceTaskManager();
+      assertEquals(Harness.PARALLELISM, replayingWhenLost, "lost while the replay ran");
+      assertEquals(0, performedWhenLost, "nothing performed while the replay ran");
+
+      // D, as soon as the restarted attempt takes one.
       Path d = firstCheckpoint(restored);
       long arrivedAtD = Probe.live(recovery, "actionsArrivedAtSnapshot")[0];
       long replayingAtD = Probe.live(recovery, "replayUnfinishedAtSnapshot")[0];
-      long performedDuringReplay = Probe.total(recovery, "actionsPerformed");
+      long performedBeforeLoss = Probe.total(recovery, "actionsPerformed");
       long stillReplaying = Probe.live(recovery, "replayUnfinished")[0];
-      // Lost right after D, before either recovery finished.
-      flink.cancel(restored);
+      List<Path> retained = h.retainedCheckpoints(restored);
+      long replayedBeforeLoss = Probe.total(recovery, "replayedRecords");
+      long skippedBeforeLoss = Probe.total(recovery, "actionsSkipped");
+      // The TaskManager is lost right after D, before either recovery finished: the job
+      // restarts from D, its newest completed checkpoint.
+      flink.replaceTaskManager();
+      assertEquals(d, retained.get(retained.size() - 1), "D is the newest checkpoint");
       assertEquals(Harness.PARALLELISM, replayingAtD, "every subtask replayed at D");
       assertTrue(
           arrivedAtD < inFlightAtS,
           "at D " + arrivedAtD + " of the " + inFlightAtS + " actions S held in flight had arrived");
       assertTrue(actionOperatorChannelState(d), "D re-persists the recovered actions not consumed");
       assertEquals(Harness.PARALLELISM, stillReplaying, "the replay still ran after D");
-      assertEquals(0, performedDuringReplay, "no action performed while the replay ran");
+      assertEquals(0, performedBeforeLoss, "no action performed while the replay ran");
 
       Plan planD = h.plan(d);
       assertEquals(Harness.offsets(planS), Harness.offsets(planD), "D keeps S's restored offsets");
@@ -188,22 +194,21 @@ class ChannelStateRecoveryTest {
       assertEquals(0, cli.exit(), cli.stderr());
       assertEquals(h.plans.render(planD), Files.readString(planFile), "CLI and JVM plans of D");
 
-      // The restore from D: every action once.
-      String fromD = "flip547-from-d";
-      JobID again = h.start(fromD, d, h.settings(), duringRecovery());
-      flink.awaitRunning(again);
+      // The restart from D: every action once.
       h.awaitEffects(RELEASED);
       h.awaitStateEnds(RELEASED);
       Effects effects = Effects.read(h.effects);
       assertNull(effects.exactlyOnceViolation(RELEASED));
-      Path e = flink.checkpoint(again);
-      flink.cancel(again);
+      Path e = flink.checkpoint(restored);
+      flink.cancel(restored);
+      // Restores from S and D stay allowed while the boundary is S's (the plan applied above).
+      RecoveryPolicy policy = RecoveryPolicy.enforced(h.state, h.control);
+      h.cleanup.checkRecovery(List.of(Harness.marker(planD)), policy);
 
       // A later point's plan: S and D now lie below the boundary and are refused.
       Plan planE = h.plan(e);
       assertEquals(Harness.each(RELEASED), Harness.offsets(planE), "E's markers");
       h.apply(planE, new OperatorEvents() {});
-      RecoveryPolicy policy = RecoveryPolicy.enforced(h.state, h.control);
       long sOffset = Harness.offsets(planS).get(0);
       for (Plan below : List.of(planS, planD)) {
         RecoveryRefusalException refused =
@@ -217,10 +222,10 @@ class ChannelStateRecoveryTest {
           "flip547", "actions", RELEASED, "effects", effects.records(), "distinctEffects",
           effects.actions(), "inFlightAtS", inFlightAtS, "arrivedAtD", arrivedAtD,
           "replayingAtD", replayingAtD, "S", Harness.offsets(planS), "D", Harness.offsets(planD),
-          "replayedFromS", Probe.total(recovery, "replayedRecords"), "replayedFromD",
-          Probe.total(fromD, "replayedRecords"), "performedFromD",
-          Probe.total(fromD, "actionsPerformed"), "skippedFromD",
-          Probe.total(fromD, "actionsSkipped"));
+          "replayedBeforeD", replayedBeforeLoss, "replayedFromD",
+          Probe.total(recovery, "replayedRecords") - replayedBeforeLoss, "performedFromD",
+          Probe.total(recovery, "actionsPerformed") - performedBeforeLoss, "skippedFromD",
+          Probe.total(recovery, "actionsSkipped") - skippedBeforeLoss);
     }
   }
 }
