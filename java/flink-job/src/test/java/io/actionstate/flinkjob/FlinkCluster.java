@@ -22,7 +22,7 @@ import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
- * One Flink 2.2 MiniCluster per test class: one TaskManager with two slots (the action operator
+ * One Flink MiniCluster (2.3, or 2.2 with -P flink-2.2) per test class: one TaskManager with two slots (the action operator
  * runs with parallelism 2, the source shares a slot), the {@link Probe} metric reporter, and the
  * operations a test needs: submit (optionally restoring a savepoint or checkpoint), savepoint,
  * checkpoint, cancel, the job's failure, and the failure of the TaskManager.
