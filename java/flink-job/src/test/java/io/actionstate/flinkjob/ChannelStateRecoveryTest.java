@@ -134,7 +134,7 @@ class ChannelStateRecoveryTest {
           Harness.WAIT,
           () -> Probe.total(first, "actionsArrived") > 60);
       Path s = flink.checkpoint(job);
-      assertTrue(flink.lastCheckpointUnaligned(job), "S is unaligned");
+      assertTrue(flink.unalignedCheckpointsEnabled(job), "S is taken with unaligned checkpoints");
       long arrivedAtS = Probe.live(first, "actionsArrivedAtSnapshot")[0];
       // A few actions more complete after S: the restore from S has them to replay.
       Waits.until(

@@ -11,7 +11,6 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.execution.ExecutionState;
 import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
 import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
@@ -139,10 +138,12 @@ final class FlinkCluster {
     return Path.of(new org.apache.flink.core.fs.Path(pointer).toUri().getPath());
   }
 
-  /** Whether the job's last completed checkpoint was unaligned (Flink's checkpoint statistics). */
-  boolean lastCheckpointUnaligned(JobID job) throws Exception {
-    CheckpointStatsSnapshot stats = mini.getExecutionGraph(job).get().getCheckpointStatsSnapshot();
-    return stats.getHistory().getLatestCompletedCheckpoint().isUnalignedCheckpoint();
+  /** Whether the job runs with unaligned checkpoints (its checkpoint coordinator's settings). */
+  boolean unalignedCheckpointsEnabled(JobID job) throws Exception {
+    return mini.getExecutionGraph(job)
+        .get()
+        .getCheckpointCoordinatorConfiguration()
+        .isUnalignedCheckpointsEnabled();
   }
 
   /** How often the job was restarted. */
