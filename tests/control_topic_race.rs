@@ -125,9 +125,10 @@ fn two_applies_creating_the_control_topic_at_once_are_never_refused_for_it() {
             let a = plan(&dir, &format!("a{round}"), &topic, &id, base + 5, base);
             let b = plan(&dir, &format!("b{round}"), &topic, &id, base, base + 5);
             let (one, two) = both(&cluster, &a, &b, &control);
+            // The loser: fenced (exit 7), or refused on the winner's history (exit 3).
             let loser = match (one.status.code(), two.status.code()) {
-                (Some(0), Some(3)) => two,
-                (Some(3), Some(0)) => one,
+                (Some(0), Some(3 | 7)) => two,
+                (Some(3 | 7), Some(0)) => one,
                 _ => panic!(
                     "round {round} (incomparable): exactly one apply must commit\nA: {}\nB: {}",
                     shown(&one),

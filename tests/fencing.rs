@@ -112,12 +112,13 @@ fn of_two_concurrent_applies_of_incomparable_plans_exactly_one_commits() {
             child_b.wait_with_output().unwrap(),
         );
         let codes = (out_a.status.code(), out_b.status.code());
+        // The loser: fenced (exit 7), or refused deciding again on the winner's history (3).
         let loser = match codes {
-            (Some(0), Some(3)) => {
+            (Some(0), Some(3 | 7)) => {
                 wins_a += 1;
                 &out_b
             }
-            (Some(3), Some(0)) => {
+            (Some(3 | 7), Some(0)) => {
                 wins_b += 1;
                 &out_a
             }
@@ -130,6 +131,11 @@ fn of_two_concurrent_applies_of_incomparable_plans_exactly_one_commits() {
             ),
         };
         let kind = error_kind(loser);
+        assert_eq!(
+            loser.status.code() == Some(7),
+            kind == "fenced",
+            "round {round}: exit 7 is the fenced loser's, and only its"
+        );
         // Fenced at commit, the loser decides again on the winner's history: its plan no longer
         // advances the boundary, or (when the winner already deleted) its offsets are gone.
         assert!(

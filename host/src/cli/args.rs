@@ -21,7 +21,8 @@ Exit codes: 0 success; 1 apply declined at the confirmation question (nothing co
 usage error; 3 input rejected or refused by a safety check (nothing durable happened, or the plan \
 stays COMMITTED for a retry, as the message says); 4 Kafka, I/O or internal failure; 5 status: \
 the history needs an operator (a plan left COMMITTED, a broken history); 6 check-recovery and \
-recover: the restore is refused; 130 apply interrupted (^C) and 143 apply terminated (SIGTERM), \
+recover: the restore is refused; 7 apply: another apply of the control topic took it over \
+(nothing committed by this run); 130 apply interrupted (^C) and 143 apply terminated (SIGTERM), \
 after saying where the plan stands; 141 the output's reader went away.",
     after_help = "Run `action-state-cleanup demo` to watch the whole story against a local broker."
 )]

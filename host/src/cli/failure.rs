@@ -22,6 +22,11 @@ pub const DECLINED: u8 = 1;
 /// well-formed and Kafka answered, and the answer is no.
 pub const RESTORE_REFUSED: u8 = 6;
 
+/// Exit code 7 of `apply`: another apply of the same control topic took it over (its
+/// transactional writer fenced this run's): this run committed nothing, and a later run decides
+/// afresh on the history the other one left. A scheduler retries, or alerts on overlap.
+pub const FENCED: u8 = 7;
+
 /// Exit code 130 (128 + SIGINT, what a shell shows for ^C) of `apply` interrupted by SIGINT,
 /// after saying where the plan stands.
 pub const INTERRUPTED: u8 = 130;
@@ -78,10 +83,12 @@ impl Failure {
         self
     }
 
-    /// A component error: Kafka failures exit 4, every refusal exits 3.
+    /// A component error: Kafka failures exit 4, a concurrent apply's takeover 7, every
+    /// refusal 3.
     pub fn from_component(error: &CleanupError, message: String) -> Self {
         let code = match error {
             CleanupError::Kafka(_) | CleanupError::ReplayStalled(_) => FAILED,
+            CleanupError::Fenced(_) => FENCED,
             _ => REFUSED,
         };
         Failure {

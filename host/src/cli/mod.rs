@@ -4,7 +4,8 @@
 //! confirmation question; 2 usage error; 3 input rejected or refused by a safety check; 4 Kafka,
 //! I/O or internal failure; 5 (`status` only) the history needs an operator: a plan COMMITTED
 //! but not APPLIED, or a broken history; 6 (`check-recovery`, `recover`) the restore is refused;
-//! 130 `apply` interrupted by SIGINT; 141 the output's reader went away.
+//! 7 (`apply`) another apply of the control topic took it over; 130 `apply` interrupted by
+//! SIGINT, 143 by SIGTERM; 141 the output's reader went away.
 
 // serde_json's `preserve_order` (fields of --json in the order written) makes a `Value`, and so
 // a `Failure` carrying `violations`, larger than clippy's limit for an error; a command fails

@@ -51,21 +51,9 @@ pub mod record_flags {
     }
 }
 
-/// `kafka-consumer.polled-batch`: one poll's records, column by column. Built only through
-/// `from_columns` or `from_records`, so every column has an entry for every record.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PolledBatch {
-    partitions: Vec<u32>,
-    offsets: Vec<u64>,
-    flags: Vec<u8>,
-    /// Empty, or one entry per record (a poll with data).
-    keys: Vec<Option<String>>,
-    values: Vec<Option<String>>,
-    /// Empty, or one entry per record: `kafka-consumer.polled-batch.timestamps` (-1: none).
-    timestamps: Vec<i64>,
-}
-
-/// The columns of a poll as a host answers them, before `PolledBatch::from_columns` checks them.
+/// The columns of `kafka-consumer.polled-batch` as a host answers them: entry `i` of each is
+/// record `i`; the texts and timestamps are empty, or one entry per record (a poll with data);
+/// a timestamp below 0 means the record has none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Columns {
     pub partitions: Vec<u32>,
@@ -76,10 +64,88 @@ pub struct Columns {
     pub timestamps: Vec<i64>,
 }
 
+/// One poll's records: `Columns` that were checked. Built only through `from_columns` or
+/// `from_records`, so every column has an entry for every record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolledBatch(Columns);
+
 impl PolledBatch {
     /// Checks what a host answered: columns of one length (the texts and timestamps may be
     /// absent altogether) and no flag bit outside `record_flags`.
     pub fn from_columns(columns: Columns) -> KafkaResult<Self> {
+        let c = &columns;
+        let n = c.partitions.len();
+        let optional_fits = |len: usize| len == 0 || len == n;
+        if c.offsets.len() != n
+            || c.flags.len() != n
+            || !optional_fits(c.keys.len())
+            || !optional_fits(c.values.len())
+            || !optional_fits(c.timestamps.len())
+        {
+            return Err(KafkaError::new(
+                ErrorKind::Other,
+                format!(
+                    "The host's poll answered columns of different lengths (partitions {n}, \
+                     offsets {}, flags {}, keys {}, values {}, timestamps {})",
+                    c.offsets.len(),
+                    c.flags.len(),
+                    c.keys.len(),
+                    c.values.len(),
+                    c.timestamps.len()
+                ),
+            ));
+        }
+        let known = record_flags::HAS_KEY | record_flags::HAS_VALUE | record_flags::UTF8;
+        if let Some(bad) = c.flags.iter().find(|f| **f & !known != 0) {
+            return Err(KafkaError::new(
+                ErrorKind::Other,
+                format!("The host's poll answered the unknown record flags {bad}"),
+            ));
+        }
+        Ok(PolledBatch(columns))
+    }
+
+    pub fn from_records(records: impl IntoIterator<Item = PolledRecord>) -> Self {
+        let mut c = Columns::default();
+        for r in records {
+            c.partitions.push(r.partition);
+            c.offsets.push(r.offset);
+            c.flags
+                .push(record_flags::of(r.has_key, r.has_value, r.utf8));
+            c.keys.push(r.key);
+            c.values.push(r.value);
+            c.timestamps.push(r.timestamp.unwrap_or(-1));
+        }
+        if c.keys.iter().chain(&c.values).all(Option::is_none) {
+            c.keys.clear();
+            c.values.clear();
+        }
+        if c.timestamps.iter().all(|t| *t < 0) {
+            c.timestamps.clear();
+        }
+        PolledBatch(c)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.partitions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.partitions.is_empty()
+    }
+
+    /// Partition, offset and flags of each record, in order.
+    pub fn rows(&self) -> impl Iterator<Item = (u32, u64, u8)> + '_ {
+        self.0
+            .partitions
+            .iter()
+            .zip(&self.0.offsets)
+            .zip(&self.0.flags)
+            .map(|((p, o), f)| (*p, *o, *f))
+    }
+
+    /// The records as rows, texts moved out.
+    pub fn into_records(self) -> Vec<PolledRecord> {
         let Columns {
             partitions,
             offsets,
@@ -87,94 +153,7 @@ impl PolledBatch {
             keys,
             values,
             timestamps,
-        } = columns;
-        let n = partitions.len();
-        let optional_fits = |len: usize| len == 0 || len == n;
-        if offsets.len() != n
-            || flags.len() != n
-            || !optional_fits(keys.len())
-            || !optional_fits(values.len())
-            || !optional_fits(timestamps.len())
-        {
-            return Err(KafkaError::new(
-                ErrorKind::Other,
-                format!(
-                    "The host's poll answered columns of different lengths (partitions {n}, \
-                     offsets {}, flags {}, keys {}, values {}, timestamps {})",
-                    offsets.len(),
-                    flags.len(),
-                    keys.len(),
-                    values.len(),
-                    timestamps.len()
-                ),
-            ));
-        }
-        let known = record_flags::HAS_KEY | record_flags::HAS_VALUE | record_flags::UTF8;
-        if let Some(bad) = flags.iter().find(|f| **f & !known != 0) {
-            return Err(KafkaError::new(
-                ErrorKind::Other,
-                format!("The host's poll answered the unknown record flags {bad}"),
-            ));
-        }
-        Ok(PolledBatch {
-            partitions,
-            offsets,
-            flags,
-            keys,
-            values,
-            timestamps,
-        })
-    }
-
-    pub fn from_records(records: impl IntoIterator<Item = PolledRecord>) -> Self {
-        let mut batch = PolledBatch::default();
-        for r in records {
-            batch.partitions.push(r.partition);
-            batch.offsets.push(r.offset);
-            batch
-                .flags
-                .push(record_flags::of(r.has_key, r.has_value, r.utf8));
-            batch.keys.push(r.key);
-            batch.values.push(r.value);
-            batch.timestamps.push(r.timestamp.unwrap_or(-1));
-        }
-        if batch.keys.iter().chain(&batch.values).all(Option::is_none) {
-            batch.keys.clear();
-            batch.values.clear();
-        }
-        if batch.timestamps.iter().all(|t| *t < 0) {
-            batch.timestamps.clear();
-        }
-        batch
-    }
-
-    pub fn len(&self) -> usize {
-        self.partitions.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.partitions.is_empty()
-    }
-
-    /// Partition, offset and flags of each record, in order.
-    pub fn rows(&self) -> impl Iterator<Item = (u32, u64, u8)> + '_ {
-        self.partitions
-            .iter()
-            .zip(&self.offsets)
-            .zip(&self.flags)
-            .map(|((p, o), f)| (*p, *o, *f))
-    }
-
-    /// The records as rows, texts moved out.
-    pub fn into_records(self) -> Vec<PolledRecord> {
-        let PolledBatch {
-            partitions,
-            offsets,
-            flags,
-            keys,
-            values,
-            timestamps,
-        } = self;
+        } = self.0;
         let (mut keys, mut values) = (keys.into_iter(), values.into_iter());
         let mut timestamps = timestamps.into_iter();
         partitions

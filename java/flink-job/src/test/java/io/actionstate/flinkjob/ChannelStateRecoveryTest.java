@@ -100,14 +100,18 @@ class ChannelStateRecoveryTest {
     throw new AssertionError(ActionJob.OPERATOR_UID + " is not in " + snapshot);
   }
 
-  /** The first checkpoint Flink accepts for {@code job}, triggered as soon as it may be. */
+  /** Checkpoints Flink declined while the job recovered, before the first it completed. */
+  static int declined;
+
+  /** The first checkpoint Flink completes for {@code job}, triggered as soon as it may be. */
   static Path firstCheckpoint(JobID job) throws Exception {
     long deadline = System.nanoTime() + Harness.WAIT.toNanos();
     while (true) {
       try {
         return flink.checkpoint(job);
       } catch (Exception notYet) {
-        // Not all tasks deployed yet ("not being executed at the moment"): try again.
+        // Declined: a task not running yet ("not being executed at the moment"). Try again.
+        declined++;
         if (System.nanoTime() > deadline) {
           throw notYet;
         }
@@ -193,6 +197,25 @@ class ChannelStateRecoveryTest {
               "--output", planFile.toString());
       assertEquals(0, cli.exit(), cli.stderr());
       assertEquals(h.plans.render(planD), Files.readString(planFile), "CLI and JVM plans of D");
+      // Every recovery point the recovering job left — D, and nothing from the checkpoints
+      // Flink declined or that the lost TaskManager never finished (a chk-N without _metadata
+      // is no recovery point) — claims S's offsets, never more.
+      Path jobDir = dir.resolve("checkpoints").resolve(restored.toHexString());
+      Cli.Result retainedD =
+          Cli.run(
+              "plan", "--retained", jobDir.toString(), "--operator-uid", ActionJob.OPERATOR_UID,
+              "--json");
+      assertEquals(0, retainedD.exit(), retainedD.stderr());
+      JsonNode points = JSON.readTree(retainedD.stdout()).get("retained").get("points");
+      assertTrue(points.size() >= 1, points.toString());
+      for (JsonNode point : points) {
+        for (Map.Entry<Integer, Long> e : Harness.offsets(planS).entrySet()) {
+          assertEquals(
+              e.getValue().longValue(),
+              point.get("offsets").get(String.valueOf(e.getKey())).asLong(),
+              "point " + point.get("location") + " of the recovering job");
+        }
+      }
 
       // The restart from D: every action once.
       h.awaitEffects(RELEASED);
@@ -221,6 +244,7 @@ class ChannelStateRecoveryTest {
       Harness.counts(
           "flip547", "actions", RELEASED, "effects", effects.records(), "distinctEffects",
           effects.actions(), "inFlightAtS", inFlightAtS, "arrivedAtD", arrivedAtD,
+          "declinedBeforeD", declined, "pointsOfRecoveringJob", points.size(),
           "replayingAtD", replayingAtD, "S", Harness.offsets(planS), "D", Harness.offsets(planD),
           "replayedBeforeD", replayedBeforeLoss, "replayedFromD",
           Probe.total(recovery, "replayedRecords") - replayedBeforeLoss, "performedFromD",
