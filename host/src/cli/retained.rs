@@ -31,15 +31,11 @@ pub struct Retained(RetainedPlan);
 
 /// The plan (as its file's text) from every point `--retained` finds, for `apply` and `status`.
 pub fn plan_from(source: &RetainedSource) -> Result<(String, Retained), Failure> {
-    let operator = match (&source.operator_uid, &source.operator_uid_hash) {
-        (Some(uid), None) => OperatorRef::Uid(uid.clone()),
-        (None, Some(hash)) => OperatorRef::UidHash(hash.clone()),
-        _ => {
-            return Err(Failure::usage(
-                "Exactly one of --operator-uid or --operator-uid-hash is required with --retained",
-            ));
-        }
-    };
+    let operator = super::snapshot::operator_named(
+        &source.operator_uid,
+        &source.operator_uid_hash,
+        "--retained",
+    )?;
     let mut instance = super::session::offline_instance()?;
     super::snapshot::use_flink_config(&mut instance, source.flink_config.as_deref())?;
     let (planned, read) = plan(&mut instance, &source.retained, &source.exclude, &operator)?;

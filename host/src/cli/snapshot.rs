@@ -161,7 +161,16 @@ pub fn selected(args: &CheckpointArgs) -> Result<Option<(SnapshotAt, OperatorRef
 /// The operator `--operator-uid` or `--operator-uid-hash` names (exactly one is needed with
 /// `with`, the option that reads snapshots).
 pub fn operator(args: &CheckpointArgs, with: &str) -> Result<OperatorRef, Failure> {
-    match (&args.operator_uid, &args.operator_uid_hash) {
+    operator_named(&args.operator_uid, &args.operator_uid_hash, with)
+}
+
+/// The operator a uid or a uid hash names: exactly one of them is needed with `with`.
+pub fn operator_named(
+    uid: &Option<String>,
+    hash: &Option<String>,
+    with: &str,
+) -> Result<OperatorRef, Failure> {
+    match (uid, hash) {
         (Some(uid), None) => Ok(OperatorRef::Uid(uid.clone())),
         (None, Some(hash)) => Ok(OperatorRef::UidHash(hash.clone())),
         _ => Err(Failure::usage(format!(
