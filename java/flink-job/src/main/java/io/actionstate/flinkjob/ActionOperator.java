@@ -65,6 +65,8 @@ final class ActionOperator extends AbstractStreamOperator<Long>
   private transient RecoverySession session;
   private transient ListState<Object> markerState;
   private transient ListState<Long> pendingState;
+  /** Only with {@link JobSettings#declinedSnapshots}: a {@code true} here fails the write. */
+  private transient ListState<Boolean> declineState;
   private transient ValueState<Long> performedByAgent;
   /** Actions the replay found completed: they completed after the restored snapshot. */
   private transient Set<Long> completed;
@@ -81,6 +83,8 @@ final class ActionOperator extends AbstractStreamOperator<Long>
   /** At the latest snapshotState: how many had arrived, and whether the replay was unfinished. */
   private transient volatile long arrivedAtSnapshot = -1;
   private transient volatile boolean replayingAtSnapshot;
+  /** Snapshots this attempt declined while replaying ({@link JobSettings#declinedSnapshots}). */
+  private transient int declined;
 
   ActionOperator(JobSettings settings) {
     this.settings = settings;
@@ -106,6 +110,13 @@ final class ActionOperator extends AbstractStreamOperator<Long>
         context
             .getOperatorStateStore()
             .getUnionListState(new ListStateDescriptor<>(PENDING_STATE, Types.LONG));
+    if (settings.declinedSnapshots() > 0) {
+      declineState =
+          context
+              .getOperatorStateStore()
+              .getListState(
+                  new ListStateDescriptor<>("declineProbe", FailingWriteSerializer.INSTANCE));
+    }
     performedByAgent =
         context.getKeyedStateStore().getState(new ValueStateDescriptor<>("performed", Types.LONG));
     completed = new HashSet<>();
@@ -260,6 +271,16 @@ final class ActionOperator extends AbstractStreamOperator<Long>
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
+    if (declineState != null) {
+      boolean decline =
+          replaying
+              && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0
+              && declined < settings.declinedSnapshots();
+      if (decline) {
+        declined++;
+      }
+      declineState.update(decline ? List.of(true) : List.of());
+    }
     // While the replay is unfinished the session still answers the restored offsets.
     markerState.update(List.<Object>of(Markers.fromJson(session.snapshotMarker())));
     pendingState.update(new ArrayList<>(pending));

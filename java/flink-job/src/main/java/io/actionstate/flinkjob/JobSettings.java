@@ -27,6 +27,9 @@ import java.util.Objects;
  * @param elementPause how long the operator spends on each arriving action before anything else:
  *     zero in production; tests use it to stand for per-action work that takes time, so that
  *     in-flight data waits in front of the operator (and drains slowly after a restore)
+ * @param declinedSnapshots how many checkpoints subtask 0 fails to write while it replays, in
+ *     each attempt ({@link FailingWriteSerializer}): zero in production; tests use it to make
+ *     Flink decline a checkpoint taken during recovery
  */
 public record JobSettings(
     Map<String, String> kafka,
@@ -38,7 +41,8 @@ public record JobSettings(
     Duration replayPause,
     int maxBufferedActions,
     Duration operationTimeout,
-    Duration elementPause)
+    Duration elementPause,
+    int declinedSnapshots)
     implements Serializable {
 
   public JobSettings {
@@ -49,10 +53,11 @@ public record JobSettings(
     Objects.requireNonNull(replayPause, "replayPause");
     Objects.requireNonNull(operationTimeout, "operationTimeout");
     Objects.requireNonNull(elementPause, "elementPause");
-    if (replayBatchSize < 1 || maxBufferedActions < 0) {
+    if (replayBatchSize < 1 || maxBufferedActions < 0 || declinedSnapshots < 0) {
       throw new IllegalArgumentException(
-          "replayBatchSize must be at least 1 and maxBufferedActions at least 0, but got "
-              + replayBatchSize + " and " + maxBufferedActions);
+          "replayBatchSize must be at least 1, maxBufferedActions and declinedSnapshots at least"
+              + " 0, but got " + replayBatchSize + ", " + maxBufferedActions + " and "
+              + declinedSnapshots);
     }
   }
 
@@ -75,20 +80,29 @@ public record JobSettings(
         Duration.ZERO,
         100_000,
         Duration.ofSeconds(30),
-        Duration.ZERO);
+        Duration.ZERO,
+        0);
   }
 
   /** The same settings with replay in steps of {@code batchSize} records, {@code pause} apart. */
   public JobSettings withReplayPace(int batchSize, Duration pause) {
     return new JobSettings(
         kafka, actionStateTopic, effectsTopic, controlTopic, transactionalIdPrefix, batchSize,
-        pause, maxBufferedActions, operationTimeout, elementPause);
+        pause, maxBufferedActions, operationTimeout, elementPause, declinedSnapshots);
   }
 
   /** The same settings with {@code pause} spent on every arriving action. */
   public JobSettings withElementPause(Duration pause) {
     return new JobSettings(
         kafka, actionStateTopic, effectsTopic, controlTopic, transactionalIdPrefix,
-        replayBatchSize, replayPause, maxBufferedActions, operationTimeout, pause);
+        replayBatchSize, replayPause, maxBufferedActions, operationTimeout, pause,
+        declinedSnapshots);
+  }
+
+  /** The same settings with subtask 0 declining the first {@code n} snapshots of its replay. */
+  public JobSettings withDeclinedSnapshots(int n) {
+    return new JobSettings(
+        kafka, actionStateTopic, effectsTopic, controlTopic, transactionalIdPrefix,
+        replayBatchSize, replayPause, maxBufferedActions, operationTimeout, elementPause, n);
   }
 }

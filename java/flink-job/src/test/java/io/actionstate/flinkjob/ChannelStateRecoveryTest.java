@@ -12,12 +12,14 @@ import io.actionstate.cleanup.OperatorEvents;
 import io.actionstate.cleanup.Plan;
 import io.actionstate.cleanup.RecoveryPolicy;
 import io.actionstate.cleanup.RecoveryRefusalException;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,9 +48,11 @@ import org.junit.jupiter.api.io.TempDir;
  * state at D — and performs it after {@code endReplay}); a job lost right after D and restored
  * from D performs every action's effect exactly once (counted by the read_committed effects
  * reader; the TaskManager is replaced, the job restarts from D), as does one lost during the
- * recovery before D (it restarts from S); the CLI and the JVM plan D to the same bytes; a
- * restore from D is allowed under S's boundary, and after a later point's plan is applied a
- * restore from S or D is refused with the component's sentence.
+ * recovery before D (it restarts from S); a checkpoint Flink declines during the recovery (subtask
+ * 0 fails to write its state, {@link JobSettings#declinedSnapshots}) leaves no recovery point and
+ * restarts nothing, so D is the recovering job's only point; the CLI and the JVM plan D to the
+ * same bytes; a restore from D is allowed under S's boundary, and after a later point's plan is
+ * applied a restore from S or D is refused with the component's sentence.
  */
 class ChannelStateRecoveryTest {
   @TempDir static Path dir;
@@ -85,6 +89,8 @@ class ChannelStateRecoveryTest {
     Map<String, String> config = new HashMap<>(UNALIGNED);
     config.put("execution.checkpointing.during-recovery.enabled", "true");
     config.put("execution.checkpointing.unaligned.recover-output-on-downstream.enabled", "true");
+    // A checkpoint declined during recovery must not fail the job: the test declines one.
+    config.put("execution.checkpointing.tolerable-failed-checkpoints", "5");
     return config;
   }
 
@@ -100,23 +106,44 @@ class ChannelStateRecoveryTest {
     throw new AssertionError(ActionJob.OPERATOR_UID + " is not in " + snapshot);
   }
 
-  /** Checkpoints Flink declined while the job recovered, before the first it completed. */
-  static int declined;
+  /** Triggers Flink refused while the job recovered because a task was not running yet. */
+  static int refusedTriggers;
 
-  /** The first checkpoint Flink completes for {@code job}, triggered as soon as it may be. */
-  static Path firstCheckpoint(JobID job) throws Exception {
+  /** What a checkpoint trigger came to: the completed checkpoint or why it failed. */
+  record Trigger(Path completed, Throwable failure) {}
+
+  /**
+   * Triggers a checkpoint of {@code job} as soon as Flink accepts one: again while it refuses the
+   * trigger because a task is not running yet ("not being executed at the moment", counted in
+   * {@link #refusedTriggers}).
+   */
+  static Trigger triggerWhenRunning(JobID job) throws Exception {
     long deadline = System.nanoTime() + Harness.WAIT.toNanos();
     while (true) {
       try {
-        return flink.checkpoint(job);
-      } catch (Exception notYet) {
-        // Declined: a task not running yet ("not being executed at the moment"). Try again.
-        declined++;
-        if (System.nanoTime() > deadline) {
-          throw notYet;
+        return new Trigger(flink.checkpoint(job), null);
+      } catch (Exception failed) {
+        boolean refused = false;
+        for (Throwable t = failed; t != null; t = t.getCause()) {
+          String message = String.valueOf(t.getMessage());
+          refused |= message.contains("is not being executed at the moment");
         }
+        if (!refused || System.nanoTime() > deadline) {
+          return new Trigger(null, failed);
+        }
+        refusedTriggers++;
         Thread.sleep(50);
       }
+    }
+  }
+
+  /** The job's checkpoint folders ({@code chk-N}), with or without {@code _metadata}. */
+  static List<Path> chkFolders(Path jobDir) throws IOException {
+    if (!Files.isDirectory(jobDir)) {
+      return List.of();
+    }
+    try (Stream<Path> entries = Files.list(jobDir)) {
+      return entries.filter(p -> p.getFileName().toString().startsWith("chk-")).toList();
     }
   }
 
@@ -156,7 +183,9 @@ class ChannelStateRecoveryTest {
       // recovers, before any checkpoint of it completed: the job restarts from S again.
       String recovery = "flip547-recovery";
       JobID restored =
-          h.start(recovery, s, slow.withReplayPace(1, REPLAY_STEP), duringRecovery());
+          h.start(
+              recovery, s, slow.withReplayPace(1, REPLAY_STEP).withDeclinedSnapshots(1),
+              duringRecovery());
       Waits.until(
           "recovered actions arriving",
           Harness.WAIT,
@@ -167,19 +196,43 @@ class ChannelStateRecoveryTest {
       assertEquals(Harness.PARALLELISM, replayingWhenLost, "lost while the replay ran");
       assertEquals(0, performedWhenLost, "nothing performed while the replay ran");
 
+      // A checkpoint Flink declines during the recovery: subtask 0 fails to write its state
+      // (the asynchronous part), Flink declines the checkpoint and the tasks keep running.
+      Trigger declined = triggerWhenRunning(restored);
+      assertNull(
+          declined.completed(), "the first checkpoint of the restarted attempt is declined");
+      Failures.find(declined.failure(), FailingWriteSerializer.SENTENCE);
+      Failures.find(declined.failure(), "Asynchronous task checkpoint failed");
+      long attemptAtDecline = flink.restarts(restored);
+      long replayingAtDecline = Probe.live(recovery, "replayUnfinished")[0];
+      long performedAtDecline = Probe.total(recovery, "actionsPerformed");
+      Path recoveringJobDir = dir.resolve("checkpoints").resolve(restored.toHexString());
+      Waits.until(
+          "Flink discarding the declined checkpoint's folder",
+          Harness.WAIT,
+          () -> chkFolders(recoveringJobDir).isEmpty());
+      assertEquals(Harness.PARALLELISM, replayingAtDecline, "declined while the replay ran");
+      assertEquals(0, performedAtDecline, "nothing performed before the decline");
+
       // D, as soon as the restarted attempt takes one.
-      Path d = firstCheckpoint(restored);
+      Trigger next = triggerWhenRunning(restored);
+      if (next.failure() != null) {
+        throw new AssertionError("D was not taken", next.failure());
+      }
+      Path d = next.completed();
       long arrivedAtD = Probe.live(recovery, "actionsArrivedAtSnapshot")[0];
       long replayingAtD = Probe.live(recovery, "replayUnfinishedAtSnapshot")[0];
       long performedBeforeLoss = Probe.total(recovery, "actionsPerformed");
       long stillReplaying = Probe.live(recovery, "replayUnfinished")[0];
       List<Path> retained = h.retainedCheckpoints(restored);
+      long attemptAtD = flink.restarts(restored);
       long replayedBeforeLoss = Probe.total(recovery, "replayedRecords");
       long skippedBeforeLoss = Probe.total(recovery, "actionsSkipped");
       // The TaskManager is lost right after D, before either recovery finished: the job
       // restarts from D, its newest completed checkpoint.
       flink.replaceTaskManager();
-      assertEquals(d, retained.get(retained.size() - 1), "D is the newest checkpoint");
+      assertEquals(List.of(d), retained, "D is the recovering job's only checkpoint");
+      assertEquals(attemptAtDecline, attemptAtD, "the declined checkpoint restarted nothing");
       assertEquals(Harness.PARALLELISM, replayingAtD, "every subtask replayed at D");
       assertTrue(
           arrivedAtD < inFlightAtS,
@@ -197,17 +250,18 @@ class ChannelStateRecoveryTest {
               "--output", planFile.toString());
       assertEquals(0, cli.exit(), cli.stderr());
       assertEquals(h.plans.render(planD), Files.readString(planFile), "CLI and JVM plans of D");
-      // Every recovery point the recovering job left — D, and nothing from the checkpoints
-      // Flink declined or that the lost TaskManager never finished (a chk-N without _metadata
-      // is no recovery point) — claims S's offsets, never more.
-      Path jobDir = dir.resolve("checkpoints").resolve(restored.toHexString());
+      // The recovery points the recovering job left: D alone (the checkpoint Flink declined and
+      // the triggers refused while tasks deployed left none), at S's offsets, never more.
       Cli.Result retainedD =
           Cli.run(
-              "plan", "--retained", jobDir.toString(), "--operator-uid", ActionJob.OPERATOR_UID,
-              "--json");
+              "plan", "--retained", recoveringJobDir.toString(), "--operator-uid",
+              ActionJob.OPERATOR_UID, "--json");
       assertEquals(0, retainedD.exit(), retainedD.stderr());
       JsonNode points = JSON.readTree(retainedD.stdout()).get("retained").get("points");
-      assertTrue(points.size() >= 1, points.toString());
+      assertEquals(1, points.size(), points.toString());
+      assertTrue(
+          points.get(0).get("location").asText().endsWith(d.getFileName().toString()),
+          points.toString());
       for (JsonNode point : points) {
         for (Map.Entry<Integer, Long> e : Harness.offsets(planS).entrySet()) {
           assertEquals(
@@ -244,7 +298,8 @@ class ChannelStateRecoveryTest {
       Harness.counts(
           "flip547", "actions", RELEASED, "effects", effects.records(), "distinctEffects",
           effects.actions(), "inFlightAtS", inFlightAtS, "arrivedAtD", arrivedAtD,
-          "declinedBeforeD", declined, "pointsOfRecoveringJob", points.size(),
+          "refusedTriggersBeforeD", refusedTriggers, "forcedDeclines", 1,
+          "pointsOfRecoveringJob", points.size(),
           "replayingAtD", replayingAtD, "S", Harness.offsets(planS), "D", Harness.offsets(planD),
           "replayedBeforeD", replayedBeforeLoss, "replayedFromD",
           Probe.total(recovery, "replayedRecords") - replayedBeforeLoss, "performedFromD",
