@@ -1,10 +1,10 @@
 //! The checks every fuzz input goes through, shared word for word by the cargo-fuzz targets
 //! (`fuzz/fuzz_targets/*.rs`, nightly + libFuzzer) and by the stable regression test that
-//! replays the committed corpus (`guest/core/tests/fuzz_corpus.rs`). Both include this file with
+//! replays the committed corpus (`guest/format/tests/fuzz_corpus.rs`). Both include this file with
 //! `#[path]`, so a check is written once. A check panics (assertion) when the core breaks one of
 //! its promises; any input the core *refuses* with a typed error is a pass.
 //!
-//! Only `action_state_core` and `arbitrary` are used, so the including crate needs exactly these.
+//! Only `action_state_format` and `arbitrary` are used, so the including crate needs exactly these.
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -15,11 +15,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use action_state_core::decode;
-use action_state_core::fields::write_offsets;
-use action_state_core::json::{self, Value, write_string};
-use action_state_core::plan::ZERO_TOPIC_ID;
-use action_state_core::{
+use action_state_format::decode;
+use action_state_format::fields::write_offsets;
+use action_state_format::json::{self, Value, write_string};
+use action_state_format::plan::ZERO_TOPIC_ID;
+use action_state_format::{
     CleanupError, ControlEntry, ControlHistory, ControlRecord, ListedPlan, Marker,
     PartitionOffsets, Plan, Status, VersionedMarker, compute_plan_id, parse_markers,
     plan_from_marker_files, plan_from_marker_texts, plan_from_markers, split_marker_file,
@@ -1057,8 +1057,8 @@ pub fn split_snapshot_input(data: &[u8]) -> (&[u8], &[u8]) {
 /// operator listed, and for each that keeps markers either a refusal or a plan whose offsets are
 /// exactly the per-partition minimum of the versioned markers read, with a verified plan ID.
 pub fn check_snapshot(data: &[u8]) {
-    use action_state_core::snapshot::kryo::Element;
-    use action_state_core::snapshot::{OperatorRef, Snapshot, StateFile};
+    use action_state_format::snapshot::kryo::Element;
+    use action_state_format::snapshot::{OperatorRef, Snapshot, StateFile};
 
     let (metadata, state) = split_snapshot_input(data);
     let location = "/flink/savepoints/fuzz";

@@ -1,5 +1,5 @@
 //! The fuzz seeds, derived from the golden scenarios in `fixtures/` — the only fuzz inputs kept
-//! in the tree besides the minimized crashes of `regressions/`. `guest/core/tests/fuzz_corpus.rs`
+//! in the tree besides the minimized crashes of `regressions/`. `guest/format/tests/fuzz_corpus.rs`
 //! replays them through every check on each `cargo test`, and `fuzz/seed-corpus` writes them into
 //! `fuzz/corpus/<target>/` (ignored by git) to start a campaign.
 //!
@@ -22,8 +22,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use action_state_core::json::{self, Value};
-use action_state_core::split_marker_file;
+use action_state_format::json::{self, Value};
+use action_state_format::split_marker_file;
 
 /// State files above this size are left out of snapshot seeds (libFuzzer works on small inputs).
 const MAX_STATE_FILE_SEED: u64 = 65_536;

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use action_state_cleanup::CLEANUP_COMPONENT;
 use action_state_cleanup::cleanup::{
-    ApplyOptions, CleanupComponent, CleanupInstance, NoEvents, RecoveryPolicy, ReplayOptions,
+    ApplyOptions, CleanupComponent, CleanupError, CleanupInstance, FailureClass, NoEvents,
+    RecoveryPolicy, ReplayOptions,
 };
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
@@ -720,4 +721,61 @@ fn a_recreated_topic_against_its_old_control_topic_is_reported_as_recreated() {
         assert!(text.contains(&old_id) && text.contains(&new_id), "{text}");
         assert!(!text.contains("not dedicated"), "{text}");
     }
+}
+
+/// `apply`'s failure answers the whole use case in the one call: the plan as verified (none for
+/// a rejected document), the sentence `message` renders for its error, and the class a host's
+/// exit code follows.
+#[test]
+fn an_apply_failure_carries_the_plan_its_sentence_and_its_class() {
+    let mut runtime = instance(bootstrap());
+    let options = ApplyOptions {
+        control_topic: unique("failure-control"),
+        replication_factor: Some(1),
+        dry_run: false,
+        start_new_history: false,
+    };
+
+    let rejected = runtime
+        .apply("{\"schemaVersion\": 1", &options)
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(rejected.error, CleanupError::InvalidPlan(_)),
+        "{:?}",
+        rejected.error
+    );
+    assert!(rejected.plan.is_none(), "a rejected document is no plan");
+    assert_eq!(rejected.class, FailureClass::Refused);
+    assert_eq!(rejected.message, runtime.message(&rejected.error).unwrap());
+
+    // A plan for a topic this cluster does not have: refused as topic-changed, the plan known.
+    let topic = unique("failure-missing");
+    let marker = format!(
+        r#"{{"schemaVersion":1,"topic":"{topic}","topicId":"AAAAAAAAAAAAAAAAAAAAAQ","offsets":{{"0":5}}}}"#
+    );
+    let plan = runtime
+        .plan_from_markers("checkpoint-7", std::slice::from_ref(&marker))
+        .unwrap()
+        .unwrap();
+    let plan_json = runtime.render_plan(&plan).unwrap();
+    let missing = runtime.apply(&plan_json, &options).unwrap().unwrap_err();
+    assert!(
+        matches!(missing.error, CleanupError::TopicChanged(_)),
+        "{:?}",
+        missing.error
+    );
+    let carried = missing.plan.as_ref().expect("the failure carries the plan");
+    assert_eq!(
+        (
+            &carried.plan_id,
+            &carried.topic,
+            &carried.source_recovery_point
+        ),
+        (&plan.plan_id, &plan.topic, &plan.source_recovery_point)
+    );
+    assert_eq!(missing.class, FailureClass::Refused);
+    assert!(!missing.commit_attempted);
+    assert_eq!(missing.message, runtime.message(&missing.error).unwrap());
+    assert!(missing.message.contains(&topic), "{}", missing.message);
 }

@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use action_state_cleanup::cleanup::{ApplyOptions, NoEvents};
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings, RequestCounts};
-use action_state_core::apply::{self as core_apply, Silent};
-use action_state_core::control::{Status, render_value};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::plan::Plan;
+use action_state_format::control::{Status, render_value};
+use action_state_format::offsets::PartitionOffsets;
+use action_state_format::plan::Plan;
+use action_state_protocol::apply::{self as core_apply, Silent};
 
 use crate::broker::{ClientRequests, RequestLog};
 use crate::floor;
@@ -613,7 +613,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) -> R<String> {
         out,
         "Data topic of {PARTITIONS} partitions per side (`cleanup.policy=compact,delete`), its control topic \
          already created by a first apply. Each apply uses fresh Kafka clients, as one CLI invocation \
-         does (connection set-up included); only the apply call is timed. A = `action_state_core::apply` \
+         does (connection set-up included); only the apply call is timed. A = `action_state_protocol::apply` \
          natively over the host's `KafkaClients` capabilities (the same calls the component's imports \
          make), B = `CleanupInstance::apply`. *Resumed*: the plan was first left COMMITTED, its \
          COMMITTED record written by the control topic's fenced producer as an apply stopped after \

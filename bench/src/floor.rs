@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use action_state_cleanup::kafka::ffi;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::policy::transactional_id;
+use action_state_format::offsets::PartitionOffsets;
+use action_state_kafka::policy::transactional_id;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
@@ -326,7 +326,7 @@ pub fn resumed(settings: &KafkaSettings, target: &Target<'_>, step: &Step<'_>) -
 #[cfg(test)]
 mod tests {
     use super::targets;
-    use action_state_core::offsets::PartitionOffsets;
+    use action_state_format::offsets::PartitionOffsets;
 
     #[test]
     fn deletes_to_the_plan_within_what_each_partition_holds() {

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use action_state_cleanup::kafka::KafkaCapabilities;
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
-use action_state_core::capabilities::{
+use action_state_format::offsets::PartitionOffsets;
+use action_state_kafka::capabilities::{
     self as caps, Capabilities, KafkaResult, PolledBatch, TopicMetadata,
 };
-use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::policy::Policy;
+use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_kafka::policy::Policy;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};

@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use action_state_core::marker::{Marker, VersionedMarker};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::plan::Plan;
-use action_state_core::planning::{parse_markers, plan_from_marker_texts, plan_from_markers};
+use action_state_format::marker::{Marker, VersionedMarker};
+use action_state_format::offsets::PartitionOffsets;
+use action_state_format::plan::Plan;
+use action_state_format::planning::{parse_markers, plan_from_marker_texts, plan_from_markers};
 
 use crate::report::{Goal, Report, table};
 use crate::stats::{Laps, Side, Timing, alternate, dur, mib, ratio};

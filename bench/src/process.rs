@@ -21,9 +21,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use action_state_cleanup::kafka::KafkaSettings;
-use action_state_core::control::{Status, render_value};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::plan::Plan;
+use action_state_format::control::{Status, render_value};
+use action_state_format::offsets::PartitionOffsets;
+use action_state_format::plan::Plan;
 
 use crate::floor;
 use crate::native::BulkProducer;

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, ReplayOptions};
 use action_state_cleanup::kafka::ffi::Spec;
-use action_state_core::marker::{Marker, VersionedMarker};
-use action_state_core::planning::parse_markers;
-use action_state_core::recovery::RecoveryPolicy as CorePolicy;
-use action_state_core::replay::{RecoverySession, ReplayOptions as CoreOptions};
+use action_state_format::marker::{Marker, VersionedMarker};
+use action_state_format::planning::parse_markers;
+use action_state_protocol::recovery::RecoveryPolicy as CorePolicy;
+use action_state_protocol::replay::{RecoverySession, ReplayOptions as CoreOptions};
 
 use crate::native::{BulkProducer, NativeCore};
 use crate::report::{Goal, Report, table};
@@ -496,7 +496,7 @@ fn replay_core(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
         control_topic: None,
         tombstones_enabled: true,
     };
-    let fail_core = |e: action_state_core::CleanupError| fail(e.to_string());
+    let fail_core = |e: action_state_format::CleanupError| fail(e.to_string());
     let mut session =
         RecoverySession::start(&mut core.policy, &data.topic, policy).map_err(fail_core)?;
     let markers = parse_markers(std::slice::from_ref(&data.marker)).map_err(fail_core)?;
@@ -740,7 +740,7 @@ fn introduction(data: &Data, settings: &Settings, measured: &Measured) -> String
          `HashMap<String, String>`. A = `KafkaClients::replay_consumer` → assign → \
          `poll({BATCH}, {POLL_TIMEOUT_MS} ms)` loop; B = `start_session` → `restore` → \
          `next_batch({BATCH})` loop (as the `recover` CLI does). {} Diagnostic, for the analysis \
-         only: C = `action_state_core::replay::RecoverySession` natively over the same consumer \
+         only: C = `action_state_protocol::replay::RecoverySession` natively over the same consumer \
          (the same core code without the WebAssembly boundary). Every in-process variant ends with \
          the same {} states (checked by digest). {rounds} rounds with a 1 s pause between \
          replays, order rotated and reversed from round to round; times include session set-up \

@@ -11,8 +11,8 @@ use action_state_cleanup::CLEANUP_COMPONENT;
 use action_state_cleanup::cleanup::{CleanupComponent, NoEvents};
 use action_state_cleanup::engine::{load_component, new_engine};
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::plan::Plan;
+use action_state_format::offsets::PartitionOffsets;
+use action_state_format::plan::Plan;
 
 use crate::plan::{Rng, TOPIC, TOPIC_ID};
 use crate::report::{Goal, Report, table};

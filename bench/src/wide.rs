@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
-use action_state_core::plan::Plan;
+use action_state_format::plan::Plan;
 
 use crate::report::{Goal, Report, table};
 use crate::stats::{dur, ratio};

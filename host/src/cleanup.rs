@@ -41,7 +41,7 @@ pub use bindings::action_state::cleanup::types::{
 };
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, BoundaryOrigin,
-    ControlTopicReplication, LivePartition, PlanTimes, StatusReport,
+    ControlTopicReplication, FailureClass, LivePartition, PlanTimes, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::plans::{
     MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,

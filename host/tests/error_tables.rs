@@ -15,8 +15,8 @@ use std::path::Path;
 
 use action_state_cleanup::cleanup as bindings;
 use action_state_cleanup::kafka::errors::kind_of;
-use action_state_core::capabilities::ErrorKind;
-use action_state_core::kafka_codes::PROTOCOL_CODES;
+use action_state_kafka::capabilities::ErrorKind;
+use action_state_kafka::kafka_codes::PROTOCOL_CODES;
 use rdkafka::bindings as rd;
 use rdkafka::types::RDKafkaErrorCode;
 
@@ -133,7 +133,7 @@ fn the_cores_protocol_codes_are_exactly_the_positive_codes_the_wit_lists() {
         .collect();
     assert_eq!(
         core, listed,
-        "PROTOCOL_CODES (guest/core/src/kafka/kafka_codes.rs) against wit/types.wit"
+        "PROTOCOL_CODES (guest/kafka/src/kafka_codes.rs) against wit/types.wit"
     );
 }
 
@@ -272,8 +272,8 @@ fn the_clis_error_kind_names_are_the_wits_cleanup_error_cases() {
 
 #[test]
 fn the_cores_error_kind_names_are_the_wits_cleanup_error_cases() {
-    use action_state_core::CleanupError as C;
-    use action_state_core::error as e;
+    use action_state_format::CleanupError as C;
+    use action_state_format::error as e;
     let wit = types_wit();
     let text = || "x".to_owned();
     let range = || e::RangeViolation {
@@ -324,6 +324,6 @@ fn the_cores_error_kind_names_are_the_wits_cleanup_error_cases() {
     assert_eq!(
         names,
         variant_cases(&wit, "cleanup-error"),
-        "CleanupError::kind (guest/core/src/format/error.rs) against wit/types.wit"
+        "CleanupError::kind (guest/format/src/error.rs) against wit/types.wit"
     );
 }

@@ -18,7 +18,6 @@ use action_state_cleanup::VALIDATOR_COMPONENT_PATH;
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::validator::bindings::action_state::cleanup::types as wit;
 use action_state_cleanup::validator::{ValidatorComponent, ValidatorInstance};
-use action_state_core as core;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// What a scenario produced: the expected files' contents, or an error message.
@@ -167,7 +166,7 @@ fn plan_files(rendered: String, plan_id: &str) -> Outcome {
 }
 
 fn plan_native(input: &str) -> Outcome {
-    match core::Plan::parse(input) {
+    match action_state_format::Plan::parse(input) {
         Ok(plan) => plan_files(plan.render_pretty(), &plan.plan_id),
         Err(error) => Outcome::Error(error.to_string()),
     }
@@ -202,11 +201,11 @@ fn component_plan_outcome(
 // --- markers -------------------------------------------------------------------------------
 
 fn marker_texts(json: &str) -> Result<Vec<String>, Failed> {
-    match core::json::parse(json).map_err(|e| e.to_string())? {
-        core::json::Value::Array(items) => items
+    match action_state_format::json::parse(json).map_err(|e| e.to_string())? {
+        action_state_format::json::Value::Array(items) => items
             .into_iter()
             .map(|item| match item {
-                core::json::Value::String(text) => Ok(text),
+                action_state_format::json::Value::String(text) => Ok(text),
                 other => Err(format!(
                     "markers.json elements must be strings, found {}",
                     other.kind()
@@ -219,8 +218,8 @@ fn marker_texts(json: &str) -> Result<Vec<String>, Failed> {
 }
 
 fn markers_native(recovery_point: &str, markers: &[String]) -> Outcome {
-    let plan =
-        core::parse_markers(markers).and_then(|m| core::plan_from_markers(recovery_point, &m));
+    let plan = action_state_format::parse_markers(markers)
+        .and_then(|m| action_state_format::plan_from_markers(recovery_point, &m));
     match plan {
         Ok(plan) => plan_files(plan.render_pretty(), &plan.plan_id),
         Err(error) => Outcome::Error(error.to_string()),
@@ -240,14 +239,15 @@ fn markers_component(
 
 // --- control logs --------------------------------------------------------------------------
 
-fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
-    let core::json::Value::Array(items) = core::json::parse(json).map_err(|e| e.to_string())?
+fn control_entries(json: &str) -> Result<Vec<action_state_format::ControlEntry>, Failed> {
+    let action_state_format::json::Value::Array(items) =
+        action_state_format::json::parse(json).map_err(|e| e.to_string())?
     else {
         return Err("control-log.json must be an array".into());
     };
-    let text = |value: &core::json::Value| match value {
-        core::json::Value::String(s) => Ok(Some(s.clone())),
-        core::json::Value::Null => Ok(None),
+    let text = |value: &action_state_format::json::Value| match value {
+        action_state_format::json::Value::String(s) => Ok(Some(s.clone())),
+        action_state_format::json::Value::Null => Ok(None),
         other => Err(Failed::from(format!(
             "key and value must be strings or null, found {}",
             other.kind()
@@ -257,17 +257,17 @@ fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
         .iter()
         .map(|item| {
             let field = |name: &str| match item {
-                core::json::Value::Object(members) => members
+                action_state_format::json::Value::Object(members) => members
                     .iter()
                     .find(|(n, _)| n == name)
                     .map(|(_, v)| v.clone())
-                    .unwrap_or(core::json::Value::Null),
-                _ => core::json::Value::Null,
+                    .unwrap_or(action_state_format::json::Value::Null),
+                _ => action_state_format::json::Value::Null,
             };
             let offset = field("offset")
                 .as_i64()
                 .ok_or("each entry needs an integer offset")?;
-            Ok(core::ControlEntry {
+            Ok(action_state_format::ControlEntry {
                 offset: u64::try_from(offset).map_err(|e| e.to_string())?,
                 key: text(&field("key"))?,
                 value: text(&field("value"))?,
@@ -279,7 +279,7 @@ fn control_entries(json: &str) -> Result<Vec<core::ControlEntry>, Failed> {
 
 fn history_text(
     lines: impl Iterator<Item = (String, &'static str)>,
-    boundary: &core::PartitionOffsets,
+    boundary: &action_state_format::PartitionOffsets,
 ) -> Outcome {
     let mut text: String = lines
         .map(|(id, status)| format!("{id} {status}\n"))
@@ -288,8 +288,8 @@ fn history_text(
     Outcome::Files(vec![("expected.txt", text)])
 }
 
-fn control_native(entries: &[core::ControlEntry]) -> Outcome {
-    match core::ControlHistory::replay(entries) {
+fn control_native(entries: &[action_state_format::ControlEntry]) -> Outcome {
+    match action_state_format::ControlHistory::replay(entries) {
         Ok(history) => history_text(
             history
                 .operations()
@@ -303,7 +303,7 @@ fn control_native(entries: &[core::ControlEntry]) -> Outcome {
 
 fn control_component(
     instance: &mut ValidatorInstance,
-    entries: &[core::ControlEntry],
+    entries: &[action_state_format::ControlEntry],
 ) -> Result<Outcome, Failed> {
     let entries: Vec<wit::ControlEntry> = entries
         .iter()

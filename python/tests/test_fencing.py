@@ -138,6 +138,9 @@ def test_an_apply_fenced_at_every_attempt_is_refused_with_fenced_and_commits_not
         cleanup.apply(plan_json)
     assert len(fences) >= 2
     assert fenced.value.kind == "fenced"
+    # The component classes the stop; the plan comes with the failure (no further call).
+    assert fenced.value.failure_class == "fenced"
+    assert fenced.value.plan_id == cleanup.verify(plan_json).plan_id
     assert f"A concurrent apply took over control topic {cleanup.control_topic}" in fenced.value.message
     cleanup.kafka.open_writer = real_open
     assert cleanup.status().operations == []
@@ -160,6 +163,7 @@ def test_an_append_failing_after_committed_is_a_kafka_failure_and_the_plan_resum
     with pytest.raises(KafkaFailure) as failed:
         cleanup.apply(plan_json)
     assert failed.value.status == "COMMITTED" and failed.value.retriable is False
+    assert failed.value.failure_class == "failed"
     assert failed.value.cause == {"tag": "authorization", "payload": {"code": 29, "name": "TOPIC_AUTHORIZATION_FAILED", "message": "denied (test)"}}
     assert [op.status for op in cleanup.status().operations] == ["COMMITTED"]
     undo()
@@ -172,3 +176,4 @@ def test_an_apply_for_a_missing_data_topic_sees_it_missing(story, admin: AdminCl
     with pytest.raises(TopicChanged) as changed:
         cleanup.apply(plan_json)
     assert changed.value.found_topic_id == "" and changed.value.found_partitions == []
+    assert changed.value.failure_class == "refused" and not changed.value.commit_attempted

@@ -1,43 +1,53 @@
 //! The `coordinator` export: apply and control-topic status.
 
-use action_state_core as core;
-
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, BoundaryOrigin,
-    ControlTopicReplication, Guest, LivePartition, PartitionPreview, PlanTimes, StatusReport,
+    ControlTopicReplication, FailureClass, Guest, LivePartition, PartitionPreview, PlanTimes,
+    StatusReport,
 };
 use crate::convert::from_offsets;
 use crate::imports::{HostObserver, host_kafka};
 
 impl Guest for Component {
     fn apply(plan_json: String, options: ApplyOptions) -> Result<ApplyReport, ApplyFailure> {
-        let plan = core::Plan::parse(&plan_json).map_err(|error| ApplyFailure {
+        let plan = action_state_format::Plan::parse(&plan_json).map_err(|error| ApplyFailure {
+            message: error.to_string(),
+            class: class(&error),
             error: error.into(),
             status: None,
             commit_attempted: false,
+            plan: None,
         })?;
-        let options = core::ApplyOptions {
+        let options = action_state_protocol::ApplyOptions {
             control_topic: options.control_topic,
             replication_factor: options.replication_factor,
             dry_run: options.dry_run,
             start_new_history: options.start_new_history,
         };
-        let report = core::apply_with_status(&mut host_kafka(), &mut HostObserver, &plan, &options)
-            .map_err(|failure| ApplyFailure {
-                error: failure.error.into(),
-                status: failure.status.map(Into::into),
-                commit_attempted: failure.commit_attempted,
-            })?;
+        let report = action_state_protocol::apply_with_status(
+            &mut host_kafka(),
+            &mut HostObserver,
+            &plan,
+            &options,
+        )
+        .map_err(|failure| ApplyFailure {
+            message: failure.error.to_string(),
+            class: class(&failure.error),
+            error: failure.error.into(),
+            status: failure.status.map(Into::into),
+            commit_attempted: failure.commit_attempted,
+            plan: Some(plan.clone().into()),
+        })?;
         Ok(ApplyReport {
             plan_id: report.plan_id,
             outcome: match report.outcome {
-                core::ApplyOutcome::Applied => ApplyOutcome::Applied,
-                core::ApplyOutcome::Resumed => ApplyOutcome::Resumed,
-                core::ApplyOutcome::AlreadyApplied => ApplyOutcome::AlreadyApplied,
-                core::ApplyOutcome::DryRun => ApplyOutcome::DryRun,
-                core::ApplyOutcome::Declined => ApplyOutcome::Declined,
+                action_state_protocol::ApplyOutcome::Applied => ApplyOutcome::Applied,
+                action_state_protocol::ApplyOutcome::Resumed => ApplyOutcome::Resumed,
+                action_state_protocol::ApplyOutcome::AlreadyApplied => ApplyOutcome::AlreadyApplied,
+                action_state_protocol::ApplyOutcome::DryRun => ApplyOutcome::DryRun,
+                action_state_protocol::ApplyOutcome::Declined => ApplyOutcome::Declined,
             },
             status: report.status.map(Into::into),
             preview: report.preview.into_iter().map(Into::into).collect(),
@@ -50,13 +60,13 @@ impl Guest for Component {
     }
 
     fn preview_plan(plan_json: String) -> Result<Vec<PartitionPreview>, CleanupError> {
-        let plan = core::Plan::parse(&plan_json)?;
-        let preview = core::preview::preview_plan(&mut host_kafka(), &plan)?;
+        let plan = action_state_format::Plan::parse(&plan_json)?;
+        let preview = action_state_protocol::preview::preview_plan(&mut host_kafka(), &plan)?;
         Ok(preview.into_iter().map(Into::into).collect())
     }
 
     fn control_status(control_topic: String) -> Result<StatusReport, CleanupError> {
-        let report = core::status::status(&mut host_kafka(), &control_topic)?;
+        let report = action_state_protocol::status::status(&mut host_kafka(), &control_topic)?;
         Ok(StatusReport {
             control_topic: report.control_topic,
             operations: report.operations.into_iter().map(Into::into).collect(),
@@ -92,9 +102,9 @@ impl Guest for Component {
     }
 }
 
-fn warning(warning: core::replication::ApplyWarning) -> ApplyWarning {
+fn warning(warning: action_state_protocol::replication::ApplyWarning) -> ApplyWarning {
     match warning {
-        core::replication::ApplyWarning::UnderReplicatedControlTopic(w) => {
+        action_state_protocol::replication::ApplyWarning::UnderReplicatedControlTopic(w) => {
             ApplyWarning::UnderReplicatedControlTopic(ControlTopicReplication {
                 control_topic: w.control_topic,
                 replication_factor: w.replication_factor,
@@ -106,8 +116,17 @@ fn warning(warning: core::replication::ApplyWarning) -> ApplyWarning {
                 message: w.message,
             })
         }
-        core::replication::ApplyWarning::ReplicationUnchecked(message) => {
+        action_state_protocol::replication::ApplyWarning::ReplicationUnchecked(message) => {
             ApplyWarning::ReplicationUnchecked(message)
         }
+    }
+}
+
+/// The WIT `failure-class` of an apply's stop: the core's one mapping.
+fn class(error: &action_state_format::CleanupError) -> FailureClass {
+    match error.class() {
+        action_state_format::FailureClass::Refused => FailureClass::Refused,
+        action_state_format::FailureClass::Failed => FailureClass::Failed,
+        action_state_format::FailureClass::Fenced => FailureClass::Fenced,
     }
 }

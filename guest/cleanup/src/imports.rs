@@ -1,13 +1,12 @@
 //! The core's `Capabilities` over the WIT imports: each method is exactly one import call, no
-//! policy (that is `core::policy`). Answers are converted here; their shape is checked by the
+//! policy (that is `action_state_kafka::policy`). Answers are converted here; their shape is checked by the
 //! policy, since the host is not part of the audited core.
 
-use action_state_core as core;
-use core::capabilities::{
+use action_state_kafka::capabilities::{
     Capabilities, Columns, Consumer, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
     Writer,
 };
-use core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use crate::bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events,
@@ -18,10 +17,10 @@ use crate::convert::{from_offsets, to_offsets};
 pub struct HostCaps;
 
 /// The protocols' Kafka: every policy over the host's plain capabilities.
-pub type HostKafka = core::policy::Policy<HostCaps>;
+pub type HostKafka = action_state_kafka::policy::Policy<HostCaps>;
 
 pub fn host_kafka() -> HostKafka {
-    core::policy::Policy::new(HostCaps)
+    action_state_kafka::policy::Policy::new(HostCaps)
 }
 
 fn owned(items: &[&str]) -> Vec<String> {
@@ -86,11 +85,11 @@ impl Writer for kafka_writer::Writer {
 }
 
 impl Consumer for kafka_consumer::Consumer {
-    fn assign(&mut self, start: &core::PartitionOffsets) -> KafkaResult<()> {
+    fn assign(&mut self, start: &action_state_format::PartitionOffsets) -> KafkaResult<()> {
         kafka_consumer::Consumer::assign(self, &from_offsets(start)).map_err(Into::into)
     }
 
-    fn position(&mut self) -> KafkaResult<core::PartitionOffsets> {
+    fn position(&mut self) -> KafkaResult<action_state_format::PartitionOffsets> {
         kafka_consumer::Consumer::position(self)
             .map(|p| to_offsets(&p))
             .map_err(Into::into)
@@ -187,7 +186,7 @@ impl Capabilities for HostCaps {
     fn delete_records(
         &mut self,
         topic: &str,
-        before: &core::PartitionOffsets,
+        before: &action_state_format::PartitionOffsets,
     ) -> KafkaResult<Vec<(u32, u64)>> {
         Ok(pairs(kafka_admin::delete_records(
             topic,
@@ -207,29 +206,29 @@ impl Capabilities for HostCaps {
 /// Forwards the pre-commit preview to the host.
 pub struct HostObserver;
 
-impl core::apply::ApplyObserver for HostObserver {
+impl action_state_protocol::apply::ApplyObserver for HostObserver {
     fn before_commit(
         &mut self,
-        plan: &core::Plan,
-        preview: &[core::PartitionPreview],
-        created: Option<&core::apply::NewControlTopic>,
-    ) -> core::Review {
+        plan: &action_state_format::Plan,
+        preview: &[action_state_protocol::PartitionPreview],
+        created: Option<&action_state_protocol::apply::NewControlTopic>,
+    ) -> action_state_protocol::Review {
         let preview: Vec<operator_events::PartitionPreview> =
             preview.iter().map(|p| (*p).into()).collect();
         let created = created.map(Into::into);
         match operator_events::before_commit(&plan.plan_id, &preview, created.as_ref()) {
-            operator_events::Review::Proceed => core::Review::Proceed,
-            operator_events::Review::Decline => core::Review::Decline,
+            operator_events::Review::Proceed => action_state_protocol::Review::Proceed,
+            operator_events::Review::Decline => action_state_protocol::Review::Decline,
         }
     }
 
-    fn committed(&mut self, plan: &core::Plan) {
+    fn committed(&mut self, plan: &action_state_format::Plan) {
         operator_events::committed(&plan.plan_id);
     }
 }
 
-impl From<&core::apply::NewControlTopic> for operator_events::NewControlTopic {
-    fn from(created: &core::apply::NewControlTopic) -> Self {
+impl From<&action_state_protocol::apply::NewControlTopic> for operator_events::NewControlTopic {
+    fn from(created: &action_state_protocol::apply::NewControlTopic) -> Self {
         operator_events::NewControlTopic {
             name: created.topic.clone(),
             partitions: created.partitions,
@@ -239,8 +238,8 @@ impl From<&core::apply::NewControlTopic> for operator_events::NewControlTopic {
     }
 }
 
-impl From<core::PartitionPreview> for operator_events::PartitionPreview {
-    fn from(p: core::PartitionPreview) -> Self {
+impl From<action_state_protocol::PartitionPreview> for operator_events::PartitionPreview {
+    fn from(p: action_state_protocol::PartitionPreview) -> Self {
         operator_events::PartitionPreview {
             partition: p.partition,
             beginning: p.beginning,

@@ -2,8 +2,6 @@
 
 use std::cell::RefCell;
 
-use action_state_core as core;
-
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::marker_planning::{
@@ -16,10 +14,10 @@ impl Guest for Component {
 }
 
 /// The `marker-files-planner` resource: the core's planner until `finish` takes it.
-pub struct FilesPlanner(RefCell<Option<core::marker_file::MarkerFilesPlanner>>);
+pub struct FilesPlanner(RefCell<Option<action_state_format::marker_file::MarkerFilesPlanner>>);
 
-fn finished() -> core::CleanupError {
-    core::CleanupError::InvalidArgument(
+fn finished() -> action_state_format::CleanupError {
+    action_state_format::CleanupError::InvalidArgument(
         "This marker files planner has finished already; create a new one".into(),
     )
 }
@@ -27,7 +25,7 @@ fn finished() -> core::CleanupError {
 impl GuestMarkerFilesPlanner for FilesPlanner {
     fn new(recovery_point: String) -> Self {
         FilesPlanner(RefCell::new(Some(
-            core::marker_file::MarkerFilesPlanner::new(&recovery_point),
+            action_state_format::marker_file::MarkerFilesPlanner::new(&recovery_point),
         )))
     }
 

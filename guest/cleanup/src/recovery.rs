@@ -3,8 +3,7 @@
 
 use std::cell::RefCell;
 
-use action_state_core as core;
-use core::replay::ReplayOptions as CoreReplayOptions;
+use action_state_protocol::replay::ReplayOptions as CoreReplayOptions;
 
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::{BoundaryViolation, CleanupError};
@@ -22,37 +21,41 @@ impl Guest for Component {
         markers: Vec<String>,
         policy: RecoveryPolicy,
     ) -> Result<RecoveryVerdict, RecoveryRefusal> {
-        let refused = |refusal: Box<core::recovery::RecoveryRefusal>| RecoveryRefusal {
-            error: refusal.error.into(),
-            violations: refusal
-                .violations
-                .into_iter()
-                .map(|v| BoundaryViolation {
-                    topic: v.topic,
-                    partition: v.partition,
-                    requested: v.requested,
-                    boundary: v.boundary,
-                })
-                .collect(),
-            hint: refusal.hint,
-        };
-        let markers = core::planning::parse_markers(&markers)
+        let refused =
+            |refusal: Box<action_state_protocol::recovery::RecoveryRefusal>| RecoveryRefusal {
+                error: refusal.error.into(),
+                violations: refusal
+                    .violations
+                    .into_iter()
+                    .map(|v| BoundaryViolation {
+                        topic: v.topic,
+                        partition: v.partition,
+                        requested: v.requested,
+                        boundary: v.boundary,
+                    })
+                    .collect(),
+                hint: refusal.hint,
+            };
+        let markers = action_state_format::planning::parse_markers(&markers)
             .map_err(|error| refused(Box::new(error.into())))?;
-        let check =
-            core::recovery::check_recovery_detailed(&mut host_kafka(), &markers, &policy.into())
-                .map_err(refused)?;
+        let check = action_state_protocol::recovery::check_recovery_detailed(
+            &mut host_kafka(),
+            &markers,
+            &policy.into(),
+        )
+        .map_err(refused)?;
         Ok(verdict(check))
     }
 
     fn snapshot_marker(topic: String) -> Result<String, CleanupError> {
-        let marker = core::status::snapshot_marker(&mut host_kafka(), &topic)?;
-        Ok(core::Marker::Versioned(marker).render())
+        let marker = action_state_protocol::status::snapshot_marker(&mut host_kafka(), &topic)?;
+        Ok(action_state_format::Marker::Versioned(marker).render())
     }
 }
 
-impl From<RecoveryPolicy> for core::recovery::RecoveryPolicy {
+impl From<RecoveryPolicy> for action_state_protocol::recovery::RecoveryPolicy {
     fn from(policy: RecoveryPolicy) -> Self {
-        core::recovery::RecoveryPolicy {
+        action_state_protocol::recovery::RecoveryPolicy {
             topic: policy.topic,
             control_topic: policy.control_topic,
             tombstones_enabled: policy.tombstones_enabled,
@@ -60,12 +63,14 @@ impl From<RecoveryPolicy> for core::recovery::RecoveryPolicy {
     }
 }
 
-fn verdict(check: core::recovery::RecoveryCheck) -> RecoveryVerdict {
+fn verdict(check: action_state_protocol::recovery::RecoveryCheck) -> RecoveryVerdict {
     RecoveryVerdict {
         topic: check.decision.topic,
         boundary: match check.decision.mode {
-            core::recovery::RecoveryMode::Standard => None,
-            core::recovery::RecoveryMode::Enforced { boundary } => Some(from_offsets(&boundary)),
+            action_state_protocol::recovery::RecoveryMode::Standard => None,
+            action_state_protocol::recovery::RecoveryMode::Enforced { boundary } => {
+                Some(from_offsets(&boundary))
+            }
         },
         versioned: check.decision.versioned,
         ranges: check
@@ -84,7 +89,7 @@ fn verdict(check: core::recovery::RecoveryCheck) -> RecoveryVerdict {
 /// The poll indices of the records to replay. Never inlined, so that this loop over every
 /// record is not part of the large `next-batch` export function (see `accept_poll` in the core).
 #[inline(never)]
-fn record_indices(records: &[core::replay::ReplayedRecord]) -> Vec<u32> {
+fn record_indices(records: &[action_state_protocol::replay::ReplayedRecord]) -> Vec<u32> {
     records.iter().map(|r| r.index).collect()
 }
 
@@ -95,14 +100,18 @@ pub struct Session {
 }
 
 struct SessionState {
-    session: core::replay::RecoverySession,
+    session: action_state_protocol::replay::RecoverySession,
     kafka: HostKafka,
 }
 
 impl GuestRecoverySession for Session {
     fn start(topic: String, policy: RecoveryPolicy) -> Result<RecoverySession, CleanupError> {
         let mut kafka = host_kafka();
-        let session = core::replay::RecoverySession::start(&mut kafka, &topic, policy.into())?;
+        let session = action_state_protocol::replay::RecoverySession::start(
+            &mut kafka,
+            &topic,
+            policy.into(),
+        )?;
         Ok(RecoverySession::new(Session {
             state: RefCell::new(SessionState { session, kafka }),
         }))
@@ -151,6 +160,6 @@ impl GuestRecoverySession for Session {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
         let marker = state.session.snapshot_marker(&mut state.kafka)?;
-        Ok(core::Marker::Versioned(marker).render())
+        Ok(action_state_format::Marker::Versioned(marker).render())
     }
 }

@@ -1,8 +1,9 @@
 //! The `snapshots` export: the core's store-driven snapshot reader over the `snapshot-store`
 //! import. The host answers reads by location; every decision is the core's.
 
-use action_state_core as core;
-use core::snapshot::store::{SnapshotFailure, SnapshotStore, StoreError, StoredSnapshot};
+use action_state_format::snapshot::store::{
+    SnapshotFailure, SnapshotStore, StoreError, StoredSnapshot,
+};
 
 use crate::Component;
 use crate::bindings::action_state::cleanup::snapshot_store as wit_store;
@@ -64,7 +65,7 @@ fn failure(failure: SnapshotFailure) -> wit::SnapshotFailure {
     }
 }
 
-fn reads(reads: core::snapshot::store::Reads) -> Reads {
+fn reads(reads: action_state_format::snapshot::store::Reads) -> Reads {
     Reads {
         requests: reads.requests,
         bytes: reads.bytes,
@@ -93,7 +94,7 @@ impl Guest for Component {
         exclusions: Vec<String>,
         operator: OperatorRef,
     ) -> Result<RetainedPlan, RetainedFailure> {
-        use core::snapshot::retained::{self, RetainedFailure as Failure};
+        use action_state_format::snapshot::retained::{self, RetainedFailure as Failure};
         let planned = retained::plan_retained(
             &mut HostStore,
             &locations,

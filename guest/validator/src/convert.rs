@@ -1,19 +1,17 @@
 //! Conversions between WIT types and core types, in one place. Shared with the cleanup
 //! component through `#[path]`, since both generate identical binding paths.
 
-use action_state_core as core;
-
 use crate::bindings::action_state::cleanup::types::{
     BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaDetail,
     KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status,
     TopicChange, VersionedMarker,
 };
 
-pub fn to_offsets(offsets: &[PartitionOffset]) -> core::PartitionOffsets {
+pub fn to_offsets(offsets: &[PartitionOffset]) -> action_state_format::PartitionOffsets {
     offsets.iter().map(|po| (po.partition, po.offset)).collect()
 }
 
-pub fn from_offsets(offsets: &core::PartitionOffsets) -> Vec<PartitionOffset> {
+pub fn from_offsets(offsets: &action_state_format::PartitionOffsets) -> Vec<PartitionOffset> {
     offsets
         .iter()
         .map(|(partition, offset)| PartitionOffset { partition, offset })
@@ -27,9 +25,9 @@ pub fn from_offsets(offsets: &core::PartitionOffsets) -> Vec<PartitionOffset> {
 pub fn checked_offsets(
     offsets: &[PartitionOffset],
     subject: &str,
-    invalid: fn(String) -> core::CleanupError,
-) -> Result<core::PartitionOffsets, core::CleanupError> {
-    let mut checked = core::PartitionOffsets::new();
+    invalid: fn(String) -> action_state_format::CleanupError,
+) -> Result<action_state_format::PartitionOffsets, action_state_format::CleanupError> {
+    let mut checked = action_state_format::PartitionOffsets::new();
     for po in offsets {
         if let Some(first) = checked.get(po.partition) {
             return Err(invalid(format!(
@@ -44,8 +42,8 @@ pub fn checked_offsets(
 }
 
 /// A plan record taken as given, for pure writers and arithmetic that do not trust its ID.
-pub fn plan_unchecked(p: Plan) -> core::PlanFields {
-    core::PlanFields {
+pub fn plan_unchecked(p: Plan) -> action_state_format::PlanFields {
+    action_state_format::PlanFields {
         plan_id: p.plan_id,
         source_recovery_point: p.source_recovery_point,
         topic: p.topic,
@@ -54,11 +52,11 @@ pub fn plan_unchecked(p: Plan) -> core::PlanFields {
     }
 }
 
-impl From<core::Plan> for Plan {
-    fn from(p: core::Plan) -> Self {
+impl From<action_state_format::Plan> for Plan {
+    fn from(p: action_state_format::Plan) -> Self {
         let p = p.into_fields();
         Plan {
-            schema_version: core::plan::PLAN_SCHEMA_VERSION,
+            schema_version: action_state_format::plan::PLAN_SCHEMA_VERSION,
             offsets: from_offsets(&p.offsets),
             plan_id: p.plan_id,
             source_recovery_point: p.source_recovery_point,
@@ -68,10 +66,10 @@ impl From<core::Plan> for Plan {
     }
 }
 
-impl From<core::ListedPlan> for Plan {
-    fn from(p: core::ListedPlan) -> Self {
+impl From<action_state_format::ListedPlan> for Plan {
+    fn from(p: action_state_format::ListedPlan) -> Self {
         Plan {
-            schema_version: core::plan::PLAN_SCHEMA_VERSION,
+            schema_version: action_state_format::plan::PLAN_SCHEMA_VERSION,
             offsets: listed_offsets(p.offsets),
             plan_id: p.plan_id,
             source_recovery_point: p.source_recovery_point,
@@ -92,39 +90,43 @@ fn listed_offsets(offsets: Vec<(u32, u64)>) -> Vec<PartitionOffset> {
         .collect()
 }
 
-impl From<core::Marker> for RecoveryMarker {
-    fn from(m: core::Marker) -> Self {
+impl From<action_state_format::Marker> for RecoveryMarker {
+    fn from(m: action_state_format::Marker) -> Self {
         match m {
-            core::Marker::Versioned(v) => RecoveryMarker::Versioned(VersionedMarker {
-                offsets: from_offsets(&v.offsets),
-                topic: v.topic,
-                topic_id: v.topic_id,
-            }),
-            core::Marker::Legacy(offsets) => RecoveryMarker::Legacy(from_offsets(&offsets)),
+            action_state_format::Marker::Versioned(v) => {
+                RecoveryMarker::Versioned(VersionedMarker {
+                    offsets: from_offsets(&v.offsets),
+                    topic: v.topic,
+                    topic_id: v.topic_id,
+                })
+            }
+            action_state_format::Marker::Legacy(offsets) => {
+                RecoveryMarker::Legacy(from_offsets(&offsets))
+            }
         }
     }
 }
 
-impl From<core::Status> for Status {
-    fn from(s: core::Status) -> Self {
+impl From<action_state_format::Status> for Status {
+    fn from(s: action_state_format::Status) -> Self {
         match s {
-            core::Status::Committed => Status::Committed,
-            core::Status::Applied => Status::Applied,
+            action_state_format::Status::Committed => Status::Committed,
+            action_state_format::Status::Applied => Status::Applied,
         }
     }
 }
 
-impl From<Status> for core::Status {
+impl From<Status> for action_state_format::Status {
     fn from(s: Status) -> Self {
         match s {
-            Status::Committed => core::Status::Committed,
-            Status::Applied => core::Status::Applied,
+            Status::Committed => action_state_format::Status::Committed,
+            Status::Applied => action_state_format::Status::Applied,
         }
     }
 }
 
-impl From<core::ControlRecord> for ControlRecord {
-    fn from(r: core::ControlRecord) -> Self {
+impl From<action_state_format::ControlRecord> for ControlRecord {
+    fn from(r: action_state_format::ControlRecord) -> Self {
         ControlRecord {
             status: r.status.into(),
             plan: r.plan.into(),
@@ -132,9 +134,9 @@ impl From<core::ControlRecord> for ControlRecord {
     }
 }
 
-impl From<ControlEntry> for core::ControlEntry {
+impl From<ControlEntry> for action_state_format::ControlEntry {
     fn from(e: ControlEntry) -> Self {
-        core::ControlEntry {
+        action_state_format::ControlEntry {
             offset: e.offset,
             key: e.key,
             value: e.value,
@@ -143,8 +145,8 @@ impl From<ControlEntry> for core::ControlEntry {
     }
 }
 
-impl From<core::KafkaFailure> for KafkaFailure {
-    fn from(e: core::KafkaFailure) -> Self {
+impl From<action_state_format::KafkaFailure> for KafkaFailure {
+    fn from(e: action_state_format::KafkaFailure) -> Self {
         KafkaFailure {
             operation: e.operation,
             message: e.message,
@@ -154,9 +156,9 @@ impl From<core::KafkaFailure> for KafkaFailure {
     }
 }
 
-impl From<KafkaFailure> for core::KafkaFailure {
+impl From<KafkaFailure> for action_state_format::KafkaFailure {
     fn from(e: KafkaFailure) -> Self {
-        core::KafkaFailure {
+        action_state_format::KafkaFailure {
             operation: e.operation,
             message: e.message,
             retriable: e.retriable,
@@ -166,9 +168,9 @@ impl From<KafkaFailure> for core::KafkaFailure {
 }
 
 /// The one table between the WIT `kafka-error` cases and the core's `ErrorKind`.
-impl From<core::capabilities::KafkaError> for KafkaError {
-    fn from(e: core::capabilities::KafkaError) -> Self {
-        use core::capabilities::ErrorKind as K;
+impl From<action_state_format::kafka_error::KafkaError> for KafkaError {
+    fn from(e: action_state_format::kafka_error::KafkaError) -> Self {
+        use action_state_format::kafka_error::ErrorKind as K;
         let detail = KafkaDetail {
             code: e.code,
             name: e.name,
@@ -189,9 +191,9 @@ impl From<core::capabilities::KafkaError> for KafkaError {
     }
 }
 
-impl From<KafkaError> for core::capabilities::KafkaError {
+impl From<KafkaError> for action_state_format::kafka_error::KafkaError {
     fn from(e: KafkaError) -> Self {
-        use core::capabilities::ErrorKind as K;
+        use action_state_format::kafka_error::ErrorKind as K;
         let (kind, detail) = match e {
             KafkaError::UnknownTopic(d) => (K::UnknownTopic, d),
             KafkaError::Authorization(d) => (K::Authorization, d),
@@ -204,7 +206,7 @@ impl From<KafkaError> for core::capabilities::KafkaError {
             KafkaError::OffsetOutOfRange(d) => (K::OffsetOutOfRange, d),
             KafkaError::Other(d) => (K::Other, d),
         };
-        core::capabilities::KafkaError {
+        action_state_format::kafka_error::KafkaError {
             kind,
             code: detail.code,
             name: detail.name,
@@ -213,8 +215,8 @@ impl From<KafkaError> for core::capabilities::KafkaError {
     }
 }
 
-impl From<core::error::RangeViolation> for RangeViolation {
-    fn from(r: core::error::RangeViolation) -> Self {
+impl From<action_state_format::error::RangeViolation> for RangeViolation {
+    fn from(r: action_state_format::error::RangeViolation) -> Self {
         RangeViolation {
             topic: r.topic,
             partition: r.partition,
@@ -225,9 +227,9 @@ impl From<core::error::RangeViolation> for RangeViolation {
     }
 }
 
-impl From<RangeViolation> for core::error::RangeViolation {
+impl From<RangeViolation> for action_state_format::error::RangeViolation {
     fn from(r: RangeViolation) -> Self {
-        core::error::RangeViolation {
+        action_state_format::error::RangeViolation {
             topic: r.topic,
             partition: r.partition,
             requested: r.requested,
@@ -237,9 +239,9 @@ impl From<RangeViolation> for core::error::RangeViolation {
     }
 }
 
-impl From<core::CleanupError> for CleanupError {
-    fn from(e: core::CleanupError) -> Self {
-        use core::CleanupError as C;
+impl From<action_state_format::CleanupError> for CleanupError {
+    fn from(e: action_state_format::CleanupError) -> Self {
+        use action_state_format::CleanupError as C;
         match e {
             C::InvalidPlan(m) => CleanupError::InvalidPlan(m),
             C::InvalidMarker(m) => CleanupError::InvalidMarker(m),
@@ -280,16 +282,16 @@ impl From<core::CleanupError> for CleanupError {
     }
 }
 
-impl From<CleanupError> for core::CleanupError {
+impl From<CleanupError> for action_state_format::CleanupError {
     fn from(e: CleanupError) -> Self {
-        use core::CleanupError as C;
+        use action_state_format::CleanupError as C;
         match e {
             CleanupError::InvalidPlan(m) => C::InvalidPlan(m),
             CleanupError::InvalidMarker(m) => C::InvalidMarker(m),
             CleanupError::InvalidSnapshot(m) => C::InvalidSnapshot(m),
             CleanupError::InvalidArgument(m) => C::InvalidArgument(m),
             CleanupError::BoundaryViolation(v) => {
-                C::BoundaryViolation(core::error::BoundaryViolation {
+                C::BoundaryViolation(action_state_format::error::BoundaryViolation {
                     topic: v.topic,
                     partition: v.partition,
                     requested: v.requested,
@@ -297,21 +299,23 @@ impl From<CleanupError> for core::CleanupError {
                 })
             }
             CleanupError::BoundaryRegression(r) => {
-                C::BoundaryRegression(core::error::BoundaryRegression {
+                C::BoundaryRegression(action_state_format::error::BoundaryRegression {
                     plan_id: r.plan_id,
                     partition: r.partition,
                     planned: r.planned,
                     boundary: r.boundary,
                 })
             }
-            CleanupError::TopicChanged(c) => C::TopicChanged(Box::new(core::error::TopicChange {
-                topic: c.topic,
-                context: c.context,
-                expected_topic_id: c.expected_topic_id,
-                found_topic_id: c.found_topic_id,
-                expected_partitions: c.expected_partitions,
-                found_partitions: c.found_partitions,
-            })),
+            CleanupError::TopicChanged(c) => {
+                C::TopicChanged(Box::new(action_state_format::error::TopicChange {
+                    topic: c.topic,
+                    context: c.context,
+                    expected_topic_id: c.expected_topic_id,
+                    found_topic_id: c.found_topic_id,
+                    expected_partitions: c.expected_partitions,
+                    found_partitions: c.found_partitions,
+                }))
+            }
             CleanupError::UnsafeTopicConfig(m) => C::UnsafeTopicConfig(m),
             CleanupError::InvalidControlTopic(m) => C::InvalidControlTopic(m),
             CleanupError::OffsetsUnavailable(r) => C::OffsetsUnavailable(r.into()),

@@ -1,8 +1,6 @@
 //! The `plans` export. This file is shared with the cleanup component (included there with
 //! `#[path]`): both generate the same binding module paths from the same WIT package.
 
-use action_state_core as core;
-
 use crate::Component;
 use crate::bindings::action_state::cleanup::types::{
     CleanupError, ControlEntry, ControlRecord, PartitionOffset, Plan, RecoveryMarker,
@@ -22,7 +20,7 @@ impl Guest for Component {
     ) -> Result<MarkerFilesPlan, CleanupError> {
         let (plan, markers) = match source {
             MarkerSource::Texts(texts) => {
-                let mut planner = core::planning::MarkerPlanner::new();
+                let mut planner = action_state_format::planning::MarkerPlanner::new();
                 for text in &texts {
                     planner.add(text);
                 }
@@ -33,13 +31,16 @@ impl Guest for Component {
                     .iter()
                     .map(|f| (f.name.as_str(), f.text.as_str()))
                     .collect();
-                return Ok(files_plan(core::plan_from_marker_files(
+                return Ok(files_plan(action_state_format::plan_from_marker_files(
                     &recovery_point,
                     &files,
                 )?));
             }
             MarkerSource::Snapshot(source) => {
-                let snapshot = core::snapshot::Snapshot::read(&recovery_point, &source.metadata)?;
+                let snapshot = action_state_format::snapshot::Snapshot::read(
+                    &recovery_point,
+                    &source.metadata,
+                )?;
                 let files = state_files(&source.files);
                 snapshot.plan(&recovery_point, &operator_ref(source.operator), &files)?
             }
@@ -55,7 +56,7 @@ impl Guest for Component {
         metadata: Vec<u8>,
         operator: Option<OperatorRef>,
     ) -> Result<Vec<SnapshotFileRef>, CleanupError> {
-        let snapshot = core::snapshot::Snapshot::read(&location, &metadata)?;
+        let snapshot = action_state_format::snapshot::Snapshot::read(&location, &metadata)?;
         let files = match operator {
             Some(operator) => snapshot.marker_files(&operator_ref(operator))?,
             None => snapshot.all_marker_files()?,
@@ -78,7 +79,7 @@ impl Guest for Component {
         metadata: Vec<u8>,
         files: Vec<SnapshotFile>,
     ) -> Result<SnapshotSummary, CleanupError> {
-        let snapshot = core::snapshot::Snapshot::read(&location, &metadata)?;
+        let snapshot = action_state_format::snapshot::Snapshot::read(&location, &metadata)?;
         let operators = snapshot.summary(&state_files(&files))?;
         Ok(SnapshotSummary {
             format_version: snapshot.metadata.version,
@@ -89,7 +90,7 @@ impl Guest for Component {
 
     fn verify_plan(plan_json: String) -> Result<Plan, CleanupError> {
         // The offsets stay a list from the text to the WIT plan (no map built and dropped).
-        Ok(core::Plan::parse_listed(&plan_json)?.into())
+        Ok(action_state_format::Plan::parse_listed(&plan_json)?.into())
     }
 
     fn render_plan(p: Plan) -> String {
@@ -101,7 +102,7 @@ impl Guest for Component {
         recovery_point: String,
         markers: Vec<String>,
     ) -> Result<Plan, CleanupError> {
-        Ok(core::plan_from_marker_texts(&recovery_point, &markers)?.into())
+        Ok(action_state_format::plan_from_marker_texts(&recovery_point, &markers)?.into())
     }
 
     fn plan_from_marker_files(
@@ -112,7 +113,7 @@ impl Guest for Component {
             .iter()
             .map(|f| (f.name.as_str(), f.text.as_str()))
             .collect();
-        Ok(files_plan(core::plan_from_marker_files(
+        Ok(files_plan(action_state_format::plan_from_marker_files(
             &recovery_point,
             &files,
         )?))
@@ -124,24 +125,31 @@ impl Guest for Component {
         topic_id: String,
         offsets: Vec<PartitionOffset>,
     ) -> Result<Plan, CleanupError> {
-        let offsets = checked_offsets(&offsets, "Cleanup plan", core::CleanupError::InvalidPlan)?;
-        Ok(core::Plan::new(&source_recovery_point, &topic, &topic_id, offsets)?.into())
+        let offsets = checked_offsets(
+            &offsets,
+            "Cleanup plan",
+            action_state_format::CleanupError::InvalidPlan,
+        )?;
+        Ok(
+            action_state_format::Plan::new(&source_recovery_point, &topic, &topic_id, offsets)?
+                .into(),
+        )
     }
 
     fn parse_marker(marker_json: String) -> Result<RecoveryMarker, CleanupError> {
-        Ok(core::Marker::parse(&marker_json)?.into())
+        Ok(action_state_format::Marker::parse(&marker_json)?.into())
     }
 
     fn split_markers(text: String) -> Result<Vec<String>, CleanupError> {
-        Ok(core::split_marker_file(&text)?)
+        Ok(action_state_format::split_marker_file(&text)?)
     }
 
     fn split_marker_file(name: String, text: String) -> Result<Vec<String>, CleanupError> {
-        Ok(core::split_named_marker_file(&name, &text)?)
+        Ok(action_state_format::split_named_marker_file(&name, &text)?)
     }
 
     fn render_marker(m: VersionedMarker) -> String {
-        core::Marker::Versioned(core::VersionedMarker {
+        action_state_format::Marker::Versioned(action_state_format::VersionedMarker {
             topic: m.topic,
             topic_id: m.topic_id,
             offsets: to_offsets(&m.offsets),
@@ -153,26 +161,32 @@ impl Guest for Component {
         key: Option<String>,
         value: Option<String>,
     ) -> Result<ControlRecord, CleanupError> {
-        let mut history = core::ControlHistory::default();
-        history.observe(&core::ControlEntry {
+        let mut history = action_state_format::ControlHistory::default();
+        history.observe(&action_state_format::ControlEntry {
             offset: 0,
             key,
             value,
             timestamp: None,
         })?;
         let record = history.operations().first().cloned().ok_or_else(|| {
-            core::CleanupError::ControlTopicCorrupt("Cleanup control record was not kept".into())
+            action_state_format::CleanupError::ControlTopicCorrupt(
+                "Cleanup control record was not kept".into(),
+            )
         })?;
         Ok(record.into())
     }
 
     fn render_control_record(r: ControlRecord) -> String {
-        core::control::render_value(r.status.into(), &crate::convert::plan_unchecked(r.plan))
+        action_state_format::control::render_value(
+            r.status.into(),
+            &crate::convert::plan_unchecked(r.plan),
+        )
     }
 
     fn replay_control_log(entries: Vec<ControlEntry>) -> Result<Vec<ControlRecord>, CleanupError> {
-        let entries: Vec<core::ControlEntry> = entries.into_iter().map(Into::into).collect();
-        let history = core::ControlHistory::replay(&entries)?;
+        let entries: Vec<action_state_format::ControlEntry> =
+            entries.into_iter().map(Into::into).collect();
+        let history = action_state_format::ControlHistory::replay(&entries)?;
         Ok(history
             .operations()
             .iter()
@@ -187,60 +201,72 @@ impl Guest for Component {
             .enumerate()
             .map(|(index, p)| {
                 let subject = format!("Cleanup plan at position {}", index + 1);
-                checked_offsets(&p.offsets, &subject, core::CleanupError::InvalidPlan)
+                checked_offsets(
+                    &p.offsets,
+                    &subject,
+                    action_state_format::CleanupError::InvalidPlan,
+                )
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(from_offsets(&core::boundary::effective_boundary(&offsets)))
+        Ok(from_offsets(
+            &action_state_format::boundary::effective_boundary(&offsets),
+        ))
     }
 
     fn check_advance(
         p: Plan,
         boundary: Vec<PartitionOffset>,
     ) -> Result<Vec<PartitionAdvance>, CleanupError> {
-        let offsets = checked_offsets(&p.offsets, "Cleanup plan", core::CleanupError::InvalidPlan)?;
-        let plan = core::PlanFields {
+        let offsets = checked_offsets(
+            &p.offsets,
+            "Cleanup plan",
+            action_state_format::CleanupError::InvalidPlan,
+        )?;
+        let plan = action_state_format::PlanFields {
             offsets,
             ..crate::convert::plan_unchecked(p)
         };
         let boundary = checked_offsets(
             &boundary,
             "Cleanup boundary",
-            core::CleanupError::InvalidArgument,
+            action_state_format::CleanupError::InvalidArgument,
         )?;
-        core::boundary::check_advances(&plan, &boundary)?;
-        Ok(core::boundary::advance_table(&plan, &boundary)
-            .into_iter()
-            .map(|(partition, from, to)| PartitionAdvance {
-                partition,
-                from,
-                to,
-            })
-            .collect())
+        action_state_format::boundary::check_advances(&plan, &boundary)?;
+        Ok(
+            action_state_format::boundary::advance_table(&plan, &boundary)
+                .into_iter()
+                .map(|(partition, from, to)| PartitionAdvance {
+                    partition,
+                    from,
+                    to,
+                })
+                .collect(),
+        )
     }
 
     fn message(error: CleanupError) -> String {
-        core::CleanupError::from(error).to_string()
+        action_state_format::CleanupError::from(error).to_string()
     }
 }
 
-pub fn files_plan((plan, markers): (core::Plan, usize)) -> MarkerFilesPlan {
+pub fn files_plan((plan, markers): (action_state_format::Plan, usize)) -> MarkerFilesPlan {
     MarkerFilesPlan {
         plan: plan.into(),
         markers: u32::try_from(markers).unwrap_or(u32::MAX),
     }
 }
 
-pub fn operator_ref(operator: OperatorRef) -> core::snapshot::OperatorRef {
+pub fn operator_ref(operator: OperatorRef) -> action_state_format::snapshot::OperatorRef {
     match operator {
-        OperatorRef::Uid(uid) => core::snapshot::OperatorRef::Uid(uid),
-        OperatorRef::UidHash(hash) => core::snapshot::OperatorRef::UidHash(hash),
+        OperatorRef::Uid(uid) => action_state_format::snapshot::OperatorRef::Uid(uid),
+        OperatorRef::UidHash(hash) => action_state_format::snapshot::OperatorRef::UidHash(hash),
     }
 }
 
-fn state_files(files: &[SnapshotFile]) -> Vec<core::snapshot::StateFile<'_>> {
+fn state_files(files: &[SnapshotFile]) -> Vec<action_state_format::snapshot::StateFile<'_>> {
     files
         .iter()
-        .map(|f| core::snapshot::StateFile {
+        .map(|f| action_state_format::snapshot::StateFile {
             path: &f.path,
             bytes: &f.bytes,
         })
@@ -251,7 +277,7 @@ pub fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-pub fn snapshot_operator(op: core::snapshot::OperatorSummary) -> SnapshotOperator {
+pub fn snapshot_operator(op: action_state_format::snapshot::OperatorSummary) -> SnapshotOperator {
     SnapshotOperator {
         id: op.id,
         uid: op.uid,
@@ -278,8 +304,8 @@ pub fn snapshot_operator(op: core::snapshot::OperatorSummary) -> SnapshotOperato
     }
 }
 
-fn stored_marker(marker: core::snapshot::StoredMarker) -> StoredMarker {
-    use core::snapshot::kryo::{Element, HASH_MAP_CLASS, MARKER_CLASS};
+fn stored_marker(marker: action_state_format::snapshot::StoredMarker) -> StoredMarker {
+    use action_state_format::snapshot::kryo::{Element, HASH_MAP_CLASS, MARKER_CLASS};
     let offsets = |entries: &[(i32, i64)]| -> Vec<PartitionOffset> {
         entries
             .iter()

@@ -1,8 +1,8 @@
 //! Conversions between the core's capability types and the generated WIT types, in one place.
 
-use action_state_core::capabilities as caps;
-use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
-use action_state_core::offsets::PartitionOffsets;
+use action_state_format::offsets::PartitionOffsets;
+use action_state_kafka::capabilities as caps;
+use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use super::bindings::action_state::cleanup::{kafka_admin, kafka_consumer, types};
 
@@ -127,7 +127,7 @@ pub fn polled(batch: caps::PolledBatch, with_data: bool) -> kafka_consumer::Poll
 #[cfg(test)]
 mod tests {
     use super::*;
-    use action_state_core::capabilities::PolledRecord;
+    use action_state_kafka::capabilities::PolledRecord;
 
     fn row(offset: u64, key: Option<&str>) -> PolledRecord {
         PolledRecord {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use action_state_core::capabilities::{Capabilities, Consumer as _, Writer as _};
+use action_state_kafka::capabilities::{Capabilities, Consumer as _, Writer as _};
 use wasmtime::StoreLimits;
 use wasmtime::component::{Resource, ResourceTable};
 

@@ -5,22 +5,23 @@ use std::io::{BufRead, IsTerminal};
 use std::sync::{Arc, Mutex};
 
 use action_state_cleanup::cleanup::{
-    ApplyOptions, ApplyOutcome, ApplyReport, NewControlTopic, OperatorEvents, PartitionPreview,
-    Plan, Review, Status,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, CleanupError, FailureClass,
+    NewControlTopic, OperatorEvents, PartitionPreview, Plan, Review, Status,
 };
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::trace;
-use action_state_core::policy::transactional_id;
+use action_state_format::plan::ZERO_TOPIC_ID;
+use action_state_kafka::policy::transactional_id;
 use serde_json::json;
 
 use super::args::ApplyArgs;
-use super::failure::{DECLINED, Failure, TERMINATED};
+use super::failure::{DECLINED, FAILED, FENCED, Failure, REFUSED, TERMINATED};
 use super::inputs::read_text;
 use super::interrupt::{self, Stage};
 use super::metrics::{MetricsFile, RunFacts};
 use super::output::{offsets_json, print_json, table};
 use super::retained::{HeldBelowNewest, Retained};
-use super::session::{Progress, answer, instance_with, kafka_settings};
+use super::session::{Progress, explained, instance_with, kafka_settings};
 use super::wide;
 
 /// Shows the review on stderr (stdout stays clean for `--json`) and, on a terminal, asks
@@ -385,17 +386,18 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
     let report = match result {
         Ok(Ok(report)) => report,
         Ok(Err(failed)) => {
-            let (known, attempted) = (failed.status, failed.commit_attempted);
-            let failure = match answer(&mut instance, Ok(Err::<(), _>(failed.error))) {
-                Err(failure) => failure,
-                Ok(()) => Failure::failed("the apply failed without an error"),
-            };
+            // Everything the operator is told comes with the failure: no further guest call.
+            let failure = explained(&failed.error, failed.message.clone(), instance.settings())
+                .with_code(match failed.class {
+                    FailureClass::Refused => REFUSED,
+                    FailureClass::Failed => FAILED,
+                    FailureClass::Fenced => FENCED,
+                });
+            let bootstrap = instance.settings().bootstrap_servers().to_owned();
             return Err(explain_state(
-                &mut instance,
                 failure,
-                known,
-                attempted,
-                &plan_json,
+                &failed,
+                &bootstrap,
                 &args.control_topic,
             ));
         }
@@ -604,31 +606,33 @@ pub fn status_name(status: Status) -> &'static str {
 
 /// For a data topic whose configuration is refused: the Kafka tools' command that makes it safe
 /// (nothing was committed, so applying again afterwards starts over).
-fn config_fix(failure: &Failure, topic: &str, bootstrap: &str) -> Option<String> {
-    (failure.kind == "unsafe-topic-config").then(|| format!(
+fn config_fix(error: &CleanupError, topic: &str, bootstrap: &str) -> Option<String> {
+    matches!(error, CleanupError::UnsafeTopicConfig(_)).then(|| format!(
         "nothing durable happened; to let reviewed plans be the only deletions, run: kafka-configs.sh --bootstrap-server {bootstrap} --alter --entity-type topics --entity-name {topic} --add-config 'cleanup.policy=[compact,delete],retention.ms=-1,retention.bytes=-1' (add --command-config FILE on a secured cluster), then apply again"
     ))
 }
 
 /// For a plan no apply can ever commit, since what it was made for is gone: running the same
 /// apply again cannot work, a plan from a newer recovery point can.
-fn never_applicable(failure: &Failure, plan: &Plan, control_topic: &str) -> Option<String> {
+fn never_applicable(error: &CleanupError, plan: &Plan, control_topic: &str) -> Option<String> {
     let nothing =
         "nothing was committed: the apply stopped before its point of no return (COMMITTED)";
-    match failure.kind {
-        "boundary-regression" => Some(format!(
+    match error {
+        CleanupError::BoundaryRegression(_) => Some(format!(
             "{nothing}; this plan from {} can never be applied: the boundary committed in {control_topic} is already past it (`status --control-topic {control_topic}` shows the plan and recovery point that set it); plan again from a recovery point newer than that one",
             plan.source_recovery_point
         )),
-        "offsets-unavailable" => Some(format!(
+        CleanupError::OffsetsUnavailable(_) => Some(format!(
             "{nothing}; this plan from {} can never be applied: a plan offset lies outside what its partition holds now (the records before it were deleted since, or the topic was truncated); plan again from a newer recovery point",
             plan.source_recovery_point
         )),
         // The broker's missing topic IDs are a cluster to upgrade, not a plan to replace.
-        "topic-changed" if !failure.message.contains("all-zero topic ID") => Some(format!(
-            "{nothing}; this plan from {} can never be applied: it was made for topic {} with ID {} and its partitions, and the live topic is not that one (recreated, or its partitions changed); plan again from a recovery point taken since",
-            plan.source_recovery_point, plan.topic, plan.topic_id
-        )),
+        CleanupError::TopicChanged(change) if change.found_topic_id != ZERO_TOPIC_ID => {
+            Some(format!(
+                "{nothing}; this plan from {} can never be applied: it was made for topic {} with ID {} and its partitions, and the live topic is not that one (recreated, or its partitions changed); plan again from a recovery point taken since",
+                plan.source_recovery_point, plan.topic, plan.topic_id
+            ))
+        }
         _ => None,
     }
 }
@@ -638,19 +642,17 @@ fn never_applicable(failure: &Failure, plan: &Plan, control_topic: &str) -> Opti
 /// whether it sent COMMITTED at all. The host reads nothing more (a second read of a cluster
 /// that just failed would only double the wait).
 fn explain_state(
-    instance: &mut action_state_cleanup::cleanup::CleanupInstance,
     failure: Failure,
-    known: Option<Status>,
-    commit_attempted: bool,
-    plan_json: &str,
+    failed: &ApplyFailure,
+    bootstrap: &str,
     control_topic: &str,
 ) -> Failure {
-    let Ok(Ok(plan)) = instance.verify_plan(plan_json) else {
+    let Some(plan) = &failed.plan else {
         return failure.with_hint(
             "nothing durable happened: the plan file was rejected before Kafka was contacted",
         );
     };
-    match (known, commit_attempted) {
+    match (failed.status, failed.commit_attempted) {
         (Some(Status::Committed), _) => failure.with_hint(format!(
             "plan {} is COMMITTED in {control_topic}: its boundary is binding; run the same apply again to finish the deletion",
             plan.plan_id
@@ -663,9 +665,8 @@ fn explain_state(
             plan.plan_id
         )),
         (None, false) => {
-            let bootstrap = instance.settings().bootstrap_servers().to_owned();
-            let fix = config_fix(&failure, &plan.topic, &bootstrap)
-                .or_else(|| never_applicable(&failure, &plan, control_topic));
+            let fix = config_fix(&failed.error, &plan.topic, bootstrap)
+                .or_else(|| never_applicable(&failed.error, plan, control_topic));
             let hint = fix.unwrap_or_else(|| {
                 let before = "nothing was committed: the apply stopped before its point of no return (COMMITTED)";
                 match failure.hint.as_deref() {

@@ -78,6 +78,12 @@ impl Failure {
         }
     }
 
+    /// The same failure with the exit code the component's class of it gives.
+    pub fn with_code(mut self, code: u8) -> Self {
+        self.code = code;
+        self
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self

@@ -203,7 +203,7 @@ fn partitions_text(partitions: &[u32]) -> String {
     };
     format!(
         "{word} {}",
-        action_state_core::offsets::brief_partitions(partitions)
+        action_state_format::offsets::brief_partitions(partitions)
     )
 }
 

@@ -209,24 +209,32 @@ pub fn answer<T>(
     match result {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => {
-            let mut message = instance
+            let message = instance
                 .message(&error)
                 .map_err(|e| Failure::internal(&e))?;
-            if let Some(who) = refused_credentials(&error, instance.settings()) {
-                message.push_str(&format!(" ({who})"));
-            }
-            let failure = Failure::from_component(&error, message);
-            let hint = match &error {
-                CleanupError::Kafka(kafka) => unreachable(&error, instance.settings())
-                    .or_else(|| super::acl::hint(kafka, instance.settings())),
-                _ => None,
-            };
-            Err(match hint {
-                Some(hint) => failure.with_hint(hint),
-                None => failure,
-            })
+            Err(explained(&error, message, instance.settings()))
         }
         Err(trap) => Err(Failure::internal(&trap)),
+    }
+}
+
+/// A component error as the operator sees it: its sentence (`message`, rendered by the
+/// component), the credentials a refused login used, and what to check when no broker answered
+/// or an ACL is missing.
+pub fn explained(error: &CleanupError, mut message: String, settings: &KafkaSettings) -> Failure {
+    if let Some(who) = refused_credentials(error, settings) {
+        message.push_str(&format!(" ({who})"));
+    }
+    let failure = Failure::from_component(error, message);
+    let hint = match error {
+        CleanupError::Kafka(kafka) => {
+            unreachable(error, settings).or_else(|| super::acl::hint(kafka, settings))
+        }
+        _ => None,
+    };
+    match hint {
+        Some(hint) => failure.with_hint(hint),
+        None => failure,
     }
 }
 

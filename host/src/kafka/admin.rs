@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use action_state_core::policy::delete_request_bound_ms;
+use action_state_kafka::policy::delete_request_bound_ms;
 
 use rdkafka::Offset;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};

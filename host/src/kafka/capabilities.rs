@@ -9,11 +9,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use action_state_core::capabilities::{
+use action_state_format::offsets::PartitionOffsets;
+use action_state_kafka::capabilities::{
     self as caps, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
 };
-use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
-use action_state_core::offsets::PartitionOffsets;
+use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use super::consumer::{Consumer, HeldRecord, columns};
 use super::progress::{self, SharedWaiting};

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use action_state_core::capabilities::{Columns, record_flags};
+use action_state_kafka::capabilities::{Columns, record_flags};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::{Offset, TopicPartitionList};

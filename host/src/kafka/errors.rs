@@ -4,11 +4,11 @@
 
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as C};
 
-pub use action_state_core::capabilities::{ErrorKind, KafkaError, KafkaResult};
-use action_state_core::kafka_codes::protocol_case;
+pub use action_state_kafka::capabilities::{ErrorKind, KafkaError, KafkaResult};
+use action_state_kafka::kafka_codes::protocol_case;
 
 /// The case of a librdkafka code. Broker codes (positive) mean the same in every client, so
-/// the core's table classifies them (`action_state_core::kafka_codes`); this host maps only
+/// the core's table classifies them (`action_state_kafka::kafka_codes`); this host maps only
 /// librdkafka's own codes (negative), as `wit/types.wit` lists them.
 pub fn kind_of(code: C) -> ErrorKind {
     let number = code as i32;

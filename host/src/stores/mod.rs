@@ -9,7 +9,7 @@ mod object;
 
 use std::path::PathBuf;
 
-pub use action_state_core::snapshot::store::StoreError;
+pub use action_state_format::snapshot::store::StoreError;
 pub use flink_config::FlinkConfig;
 
 /// Every store this host reads, made on first use and kept for the process's later reads.

@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use action_state_core::capabilities::{
+use action_state_format::offsets::PartitionOffsets;
+use action_state_kafka::capabilities::{
     self as caps, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch, TopicMetadata,
 };
-use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
-use action_state_core::offsets::PartitionOffsets;
+use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
 use crate::kafka::capabilities::HeldRecords;
 use crate::kafka::consumer::HeldRecord;
@@ -91,14 +91,14 @@ fn pause(stage: Stage) {
 
 /// Whether an appended control value is a COMMITTED record (the stages key on it).
 fn is_commit(value: &str) -> bool {
-    action_state_core::ControlRecord::parse_value(value)
-        .is_ok_and(|r| r.status == action_state_core::Status::Committed)
+    action_state_format::ControlRecord::parse_value(value)
+        .is_ok_and(|r| r.status == action_state_format::Status::Committed)
 }
 
 /// `compact-after-commit`: the data topic named by the committed record becomes compact-only,
 /// changed through clients of its own (as another operator's tool would).
 fn compact_data_topic(settings: &KafkaSettings, value: &str) {
-    let Ok(record) = action_state_core::ControlRecord::parse_value(value) else {
+    let Ok(record) = action_state_format::ControlRecord::parse_value(value) else {
         return;
     };
     let policy = [

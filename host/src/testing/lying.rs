@@ -4,12 +4,12 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use action_state_core::capabilities::{
+use action_state_format::offsets::PartitionOffsets;
+use action_state_format::topic_id::ZERO_TOPIC_ID;
+use action_state_kafka::capabilities::{
     self as caps, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch, TopicMetadata,
 };
-use action_state_core::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
-use action_state_core::offsets::PartitionOffsets;
-use action_state_core::topic_id::ZERO_TOPIC_ID;
+use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 use rdkafka::types::RDKafkaErrorCode;
 
 use crate::kafka::capabilities::HeldRecords;
@@ -290,7 +290,7 @@ impl<C: Capabilities> Capabilities for Lying<C> {
 
 #[cfg(test)]
 mod tests {
-    use action_state_core::capabilities::Writer as _;
+    use action_state_kafka::capabilities::Writer as _;
 
     use super::*;
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use action_state_core::{CleanupError, ControlEntry};
+use action_state_format::{CleanupError, ControlEntry};
 use rdkafka::admin::{AlterConfig, ResourceSpecifier};
 
 use crate::kafka::admin::TopicInfo;
@@ -86,7 +86,8 @@ impl KafkaClients {
 
     /// The control log through the core's own read loop, natively.
     pub fn read_control_log(&mut self, topic: &str) -> Result<Vec<ControlEntry>, CleanupError> {
-        action_state_core::policy::Policy::new(KafkaCapabilities::new(self)).read_control_log(topic)
+        action_state_kafka::policy::Policy::new(KafkaCapabilities::new(self))
+            .read_control_log(topic)
     }
 
     /// Produces one record (key and value optional) and returns its offset.

@@ -336,10 +336,16 @@ class Cleanup:
         before = self.requests
         tag, value = self._call("coordinator", "apply", text, options)
         if tag == "err":
-            # An apply-failure: the error, and the plan's status as the run last knew it.
-            error = self._error(value.error)
+            # An apply-failure carries everything: the error, its sentence, what the stop means,
+            # the plan's status as the run last knew it. No further call.
+            error = errors.from_component(
+                value.error.tag, convert.plain(value.error.payload), value.message
+            )
             error.status = convert.status_name(value.status)
             error.commit_attempted = bool(field(value, "commit_attempted"))
+            error.failure_class = field(value, "class")
+            plan = value.plan
+            error.plan_id = None if plan is None else field(plan, "plan_id")
             raise error
         return ApplyReport(
             plan_id=field(value, "plan_id"),

@@ -4,20 +4,51 @@ import java.util.Optional;
 
 /**
  * Why an apply stopped (WIT {@code coordinator.apply-failure}): the typed error, its sentence,
- * and the plan's status in the control topic as the run last knew it. {@code COMMITTED} means a
- * second apply of the same plan finishes it.
+ * what the stop means ({@link #failureClass()}), the plan as verified, and the plan's status in
+ * the control topic as the run last knew it. {@code COMMITTED} means a second apply of the same
+ * plan finishes it.
  */
 public final class ApplyException extends CleanupException {
   private static final long serialVersionUID = 1L;
 
+  /** WIT {@code failure-class}, cases in declaration order: decided by the component. */
+  public enum FailureClass {
+    /** A check refused the plan, an option or the control topic. */
+    REFUSED,
+    /** Kafka failed, or stopped making progress, beyond the component's retries. */
+    FAILED,
+    /** Another apply of the same control topic fenced this run's writer; nothing committed. */
+    FENCED
+  }
+
   private final Status status;
   private final boolean commitAttempted;
+  private final transient Plan plan;
+  private final FailureClass failureClass;
 
   ApplyException(
-      CleanupError error, String message, Optional<Status> status, boolean commitAttempted) {
+      CleanupError error,
+      String message,
+      Optional<Status> status,
+      boolean commitAttempted,
+      Optional<Plan> plan,
+      FailureClass failureClass) {
     super(error, message);
     this.status = status.orElse(null);
     this.commitAttempted = commitAttempted;
+    this.plan = plan.orElse(null);
+    this.failureClass = failureClass;
+  }
+
+  /** Input the JVM refused before calling the component (not UTF-8, say). */
+  static ApplyException refusedBeforeCall(CleanupException refused) {
+    return new ApplyException(
+        refused.error(),
+        refused.getMessage(),
+        Optional.empty(),
+        false,
+        Optional.empty(),
+        FailureClass.REFUSED);
   }
 
   /**
@@ -32,5 +63,15 @@ public final class ApplyException extends CleanupException {
   /** The plan's status as this run last knew it; empty when the run does not know it. */
   public Optional<Status> status() {
     return Optional.ofNullable(status);
+  }
+
+  /** The plan as the component verified it; empty when the document was rejected. */
+  public Optional<Plan> plan() {
+    return Optional.ofNullable(plan);
+  }
+
+  /** What the stop means, as the component classed it. */
+  public FailureClass failureClass() {
+    return failureClass;
   }
 }

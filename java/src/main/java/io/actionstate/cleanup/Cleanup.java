@@ -135,7 +135,7 @@ public final class Cleanup implements AutoCloseable {
     try {
       requireUtf8("The plan document or control topic", planJson, options.controlTopic());
     } catch (CleanupException refused) {
-      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty(), false);
+      throw ApplyException.refusedBeforeCall(refused);
     }
     host.events = Objects.requireNonNull(events, "events");
     Object value;
@@ -143,7 +143,7 @@ public final class Cleanup implements AutoCloseable {
       value = host.call(CleanupWit.APPLY, planJson, options.lower());
     } catch (CanonicalAbi.UnencodableStringException e) {
       CleanupException refused = unencodable("The plan document or control topic", e);
-      throw new ApplyException(refused.error(), refused.getMessage(), Optional.empty(), false);
+      throw ApplyException.refusedBeforeCall(refused);
     } finally {
       host.events = this.events;
     }
@@ -151,10 +151,16 @@ public final class Cleanup implements AutoCloseable {
     if (c.index() == 0) {
       return ApplyReport.from(c.payload());
     }
+    // The failure carries its sentence and what the stop means: no further guest call.
     Object[] failure = (Object[]) c.payload();
-    CleanupError error = Wit.cleanupError(failure[0]);
+    Case plan = (Case) failure[3];
     throw new ApplyException(
-        error, message(error), ApplyReport.status(failure[1]), (Boolean) failure[2]);
+        Wit.cleanupError(failure[0]),
+        (String) failure[4],
+        ApplyReport.status(failure[1]),
+        (Boolean) failure[2],
+        plan.index() == 0 ? Optional.empty() : Optional.of(Wit.plan(plan.payload())),
+        ApplyException.FailureClass.values()[((Case) failure[5]).index()]);
   }
 
   /**

@@ -111,8 +111,16 @@ final class CleanupWit {
               STRING_LIST,
               Variant.option(NEW_CONTROL_TOPIC),
               new ListOf(APPLY_WARNING)));
+  static final AbiType FAILURE_CLASS = Variant.enumOf(3);
   static final AbiType APPLY_FAILURE =
-      new Record(List.of(Wit.CLEANUP_ERROR, Variant.option(Wit.STATUS), Prim.BOOL));
+      new Record(
+          List.of(
+              Wit.CLEANUP_ERROR,
+              Variant.option(Wit.STATUS),
+              Prim.BOOL,
+              Variant.option(Wit.PLAN),
+              STRING,
+              FAILURE_CLASS));
   static final AbiType LIVE_PARTITION =
       new Record(List.of(Prim.U32, Prim.U64, Prim.U64, Prim.U64));
   static final AbiType OPTION_S64 = Variant.option(Prim.S64);
