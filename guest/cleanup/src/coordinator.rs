@@ -20,6 +20,7 @@ impl Guest for Component {
             commit_attempted: false,
             plan: None,
         })?;
+        crate::bindings::action_state::cleanup::operator_events::verified(&plan.clone().into());
         let options = action_state_protocol::ApplyOptions {
             control_topic: options.control_topic,
             replication_factor: options.replication_factor,

@@ -5,11 +5,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::{NewControlTopic, PartitionPreview, Review};
+use super::{NewControlTopic, PartitionPreview, Plan, Review};
 use crate::kafka::capabilities::Waiting;
 
 /// Receives what the component tells the operator (`operator-events`).
 pub trait OperatorEvents {
+    /// The plan an apply verified, before any Kafka request (not for a document that is no plan).
+    fn verified(&mut self, _plan: &Plan) {}
+
     /// `created`: the control topic this apply created (a new cleanup history). The answer is
     /// the operator's: `Review::Decline` and the component commits nothing.
     fn before_commit(

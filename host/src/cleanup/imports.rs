@@ -15,7 +15,7 @@ use super::bindings::action_state::cleanup::{
 };
 use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
 use super::events::SharedEvents;
-use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Review};
+use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Plan, Review};
 use crate::kafka::capabilities::HeldRecords;
 use crate::kafka::{RequestCounts, close_in_background};
 
@@ -308,6 +308,11 @@ impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
 }
 
 impl<C: StoreCapabilities> operator_events::Host for HostState<C> {
+    fn verified(&mut self, plan: Plan) -> wasmtime::Result<()> {
+        self.events.with(|events| events.verified(&plan));
+        Ok(())
+    }
+
     fn before_commit(
         &mut self,
         plan_id: String,

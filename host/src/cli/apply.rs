@@ -31,8 +31,12 @@ struct Reviewer {
     show: bool,
     /// Ask the operator (no `--yes`, not a dry run; `consent` made sure there is a terminal).
     ask: bool,
-    /// The plan's data topic, for the question.
-    topic: String,
+    /// The plan the component verified (`verified`), for the question, the interruption
+    /// message and the metrics: the apply names it, the host asks nothing.
+    verified: Arc<Mutex<Option<Plan>>>,
+    /// For the interruption messages.
+    control_topic: String,
+    json: bool,
     /// Print every partition of a wide preview (`--all`).
     all: bool,
     /// A dry run: the control topic announced would be created, not will be.
@@ -89,7 +93,25 @@ impl Guard {
     }
 }
 
+impl Reviewer {
+    fn topic(&self) -> String {
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|plan| plan.topic.clone())
+            .unwrap_or_default()
+    }
+}
+
 impl OperatorEvents for Reviewer {
+    fn verified(&mut self, plan: &Plan) {
+        super::acl::set_topics(Some(&plan.topic), Some(&self.control_topic));
+        // From here SIGINT and SIGTERM say where this plan stands (they were blocked so far).
+        interrupt::watch(&plan.plan_id, &self.control_topic, self.dry_run, self.json);
+        *self.verified.lock().unwrap_or_else(|p| p.into_inner()) = Some(plan.clone());
+    }
+
     fn before_commit(
         &mut self,
         plan_id: &str,
@@ -108,11 +130,12 @@ impl OperatorEvents for Reviewer {
                 preview_text(plan_id, preview, created, self.dry_run, self.all)
             );
         }
-        if let Some(refusal) = self.guard.check(plan_id, &self.topic, preview) {
+        let topic = self.topic();
+        if let Some(refusal) = self.guard.check(plan_id, &topic, preview) {
             *self.guard.refusal.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
             return Review::Decline;
         }
-        if self.ask && !confirmed(&question(plan_id, &self.topic, preview)) {
+        if self.ask && !confirmed(&question(plan_id, &topic, preview)) {
             return Review::Decline;
         }
         interrupt::set_stage(Stage::Committing);
@@ -330,27 +353,7 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
     // producer is made too (not initialised: that fences, and only the component decides when).
     let writer = (!args.dry_run).then(|| transactional_id(&args.control_topic));
     kafka.warm_up(writer.as_deref());
-    // The plan's ID and topic, for the question and the interruption message (a plan the
-    // component refuses is refused by the apply below, with its message).
-    let plan = super::session::offline_instance()?
-        .verify_plan(&plan_json)
-        .ok()
-        .and_then(Result::ok);
-    super::acl::set_topics(
-        plan.as_ref().map(|p| p.topic.as_str()),
-        Some(&args.control_topic),
-    );
-    facts.plan_id = plan.as_ref().map(|p| p.plan_id.clone());
-    facts.topic = plan.as_ref().map(|p| p.topic.clone());
-    match &plan {
-        Some(plan) => interrupt::watch(
-            &plan.plan_id,
-            &args.control_topic,
-            args.dry_run,
-            args.out.json,
-        ),
-        None => interrupt::release(),
-    }
+    super::acl::set_topics(None, Some(&args.control_topic));
     // Without --yes the operator is asked (`consent` refused a run without a terminal).
     let ask = !args.yes && !args.dry_run;
     let guard = Guard {
@@ -358,10 +361,15 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
         max_fraction: args.max_delete_fraction,
         refusal: Arc::default(),
     };
+    // The plan's ID and topic come from the component (`verified`), once it parsed the document;
+    // a document that is no plan is refused by the apply itself, with its message.
+    let verified = Arc::new(Mutex::new(None));
     let events = Reviewer {
         show: !args.out.json,
         ask,
-        topic: plan.map(|p| p.topic).unwrap_or_default(),
+        verified: verified.clone(),
+        control_topic: args.control_topic.clone(),
+        json: args.out.json,
         all: args.out.all,
         dry_run: args.dry_run,
         progress: Progress,
@@ -383,6 +391,10 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
             Err(trap) => format!("trap: {trap}"),
         },
     );
+    if let Some(plan) = verified.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        facts.plan_id = Some(plan.plan_id.clone());
+        facts.topic = Some(plan.topic.clone());
+    }
     let report = match result {
         Ok(Ok(report)) => report,
         Ok(Err(failed)) => {

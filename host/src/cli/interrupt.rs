@@ -80,13 +80,15 @@ pub fn set_stage(stage: Stage) {
 /// Blocks SIGINT and SIGTERM in this thread, so that every thread started afterwards (the
 /// component runtime's, the Kafka client's) inherits the block and either can only reach
 /// `watch`'s thread.
-/// Call first, before anything starts a thread; `watch` or `release` follows.
+/// Call first, before anything starts a thread; `watch` follows once the component names the
+/// plan (`operator-events.verified`). A document that is no plan is refused within
+/// milliseconds, with the signals still blocked.
 pub fn block() {
     set_mask(libc::SIG_BLOCK);
 }
 
-/// Undoes `block` when there is nothing to watch (a plan that will be refused anyway).
-pub fn release() {
+/// Undoes `block` when the watching thread could not start.
+fn release() {
     set_mask(libc::SIG_UNBLOCK);
 }
 

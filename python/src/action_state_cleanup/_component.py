@@ -402,6 +402,10 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                     return "decline"
                 return "proceed"
 
+            def verified(_store, _plan: Record) -> None:
+                # The Python API names the plan in what apply returns or raises; nothing to show.
+                return None
+
             def committed(_store, _plan_id: str) -> None:
                 # The Python API reports the outcome when apply returns; nothing to show here.
                 return None
@@ -410,6 +414,7 @@ def build_linker(engine: Engine, host: HostState) -> Linker:
                 # An embedding shows no progress lines: the failure, if any, is raised at the end.
                 return None
 
+            events.add_func("verified", verified)
             events.add_func("before-commit", before_commit)
             events.add_func("committed", committed)
             events.add_func("retrying", retrying)

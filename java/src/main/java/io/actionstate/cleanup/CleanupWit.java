@@ -292,6 +292,7 @@ final class CleanupWit {
           STRING,
           new ListOf(PARTITION_PREVIEW),
           Variant.option(NEW_CONTROL_TOPIC));
+  static final Function VERIFIED = f("operator-events", "verified", null, Wit.PLAN);
   static final Function COMMITTED = f("operator-events", "committed", null, STRING);
   static final Function RETRYING = f("operator-events", "retrying", null, STRING, Prim.U64);
   static final Function STORE_READ =
@@ -323,6 +324,7 @@ final class CleanupWit {
           CONSUMER_POSITION,
           CONSUMER_POLL,
           CONSUMER_DROP,
+          VERIFIED,
           BEFORE_COMMIT,
           COMMITTED,
           RETRYING,

@@ -221,6 +221,10 @@ final class HostBindings {
                 : Optional.of(ApplyReport.newControlTopic(created.payload())));
         return new Case(review == OperatorEvents.Review.DECLINE ? 1 : 0, null);
       };
+      case "operator-events verified" -> args -> {
+        host.events.verified(Wit.plan(args[0]));
+        return null;
+      };
       case "operator-events committed" -> args -> {
         host.events.committed((String) args[0]);
         return null;

@@ -20,6 +20,12 @@ public interface OperatorEvents {
   OperatorEvents NONE = new OperatorEvents() {};
 
   /**
+   * Called once per apply when the component verified the plan document, before any Kafka
+   * request: the plan being applied (not called for a document that is no plan).
+   */
+  default void verified(Plan plan) {}
+
+  /**
    * Called once per apply, after every check passed and right before COMMITTED is written (in a
    * dry run too, where the answer is ignored); {@code created} names the control topic this apply
    * created.

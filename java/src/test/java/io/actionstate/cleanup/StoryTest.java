@@ -62,6 +62,7 @@ class StoryTest {
               .map(ApplyReport.PartitionPreview::boundary)
               .toList(),
           "declined: nothing deleted, the preview still shows what the plan would delete");
+      List<String> verified = new ArrayList<>();
       List<String> reviewed = new ArrayList<>();
       List<String> committed = new ArrayList<>();
       ApplyReport report =
@@ -69,6 +70,11 @@ class StoryTest {
               plans.render(plan),
               ApplyOptions.of(control),
               new OperatorEvents() {
+                @Override
+                public void verified(Plan verifiedPlan) {
+                  verified.add(verifiedPlan.planId() + " " + verifiedPlan.topic());
+                }
+
                 @Override
                 public Review beforeCommit(
                     String planId,
@@ -85,6 +91,8 @@ class StoryTest {
               });
       assertEquals(ApplyReport.Outcome.APPLIED, report.outcome());
       assertEquals(plan.planId(), report.planId());
+      assertEquals(
+          List.of(plan.planId() + " " + plan.topic()), verified, "the plan is named once, first");
       assertEquals(List.of(plan.planId() + " 2"), reviewed, "the review runs once, before COMMITTED");
       assertEquals(List.of(plan.planId()), committed);
       assertEquals(
