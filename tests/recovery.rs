@@ -723,11 +723,11 @@ fn a_recreated_topic_against_its_old_control_topic_is_reported_as_recreated() {
     }
 }
 
-/// `apply`'s failure answers the whole use case in the one call: the plan as verified (none for
-/// a rejected document), the sentence `message` renders for its error, and the class a host's
-/// exit code follows.
+/// `apply`'s failure and `check-recovery`'s refusal answer the whole use case in the one call:
+/// the plan as verified (apply; none for a rejected document), the sentence `message` renders
+/// for the error, and the class a host's exit code follows.
 #[test]
-fn an_apply_failure_carries_the_plan_its_sentence_and_its_class() {
+fn a_failed_apply_or_refused_restore_carries_its_sentence_and_its_class() {
     let mut runtime = instance(bootstrap());
     let options = ApplyOptions {
         control_topic: unique("failure-control"),
@@ -778,4 +778,51 @@ fn an_apply_failure_carries_the_plan_its_sentence_and_its_class() {
     assert!(!missing.commit_attempted);
     assert_eq!(missing.message, runtime.message(&missing.error).unwrap());
     assert!(missing.message.contains(&topic), "{}", missing.message);
+
+    // check-recovery's refusal answers the same way: its sentence and what it means.
+    let standard = RecoveryPolicy {
+        topic: None,
+        control_topic: None,
+        tombstones_enabled: false,
+    };
+    let conflicting = RecoveryPolicy {
+        topic: None,
+        control_topic: Some(unique("failure-control")),
+        tombstones_enabled: true,
+    };
+    let refused = runtime
+        .check_recovery(std::slice::from_ref(&marker), &conflicting)
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(refused.error, CleanupError::ConflictingPolicies(_)),
+        "{:?}",
+        refused.error
+    );
+    assert_eq!(refused.class, FailureClass::RestoreRefused);
+    assert_eq!(refused.message, runtime.message(&refused.error).unwrap());
+    let gone = runtime
+        .check_recovery(std::slice::from_ref(&marker), &standard)
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(gone.error, CleanupError::InvalidArgument(_)),
+        "{:?}",
+        gone.error
+    );
+    assert_eq!(
+        gone.class,
+        FailureClass::Refused,
+        "a topic that does not exist is wrong input"
+    );
+    let malformed = runtime
+        .check_recovery(&["{\"schemaVersion\": 1".to_owned()], &standard)
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(malformed.error, CleanupError::InvalidMarker(_)),
+        "{:?}",
+        malformed.error
+    );
+    assert_eq!(malformed.class, FailureClass::Refused);
 }

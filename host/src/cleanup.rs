@@ -35,13 +35,13 @@ pub use bindings::action_state::cleanup::operator_events::{
 };
 pub use bindings::action_state::cleanup::snapshot_store::StoreError as SnapshotStoreError;
 pub use bindings::action_state::cleanup::types::{
-    BoundaryRegression, BoundaryViolation, CleanupError, ControlRecord, KafkaDetail, KafkaError,
-    KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status, TopicChange,
-    VersionedMarker,
+    BoundaryRegression, BoundaryViolation, CleanupError, ControlRecord, FailureClass, KafkaDetail,
+    KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status,
+    TopicChange, VersionedMarker,
 };
 pub use bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, BoundaryOrigin,
-    ControlTopicReplication, FailureClass, LivePartition, PlanTimes, StatusReport,
+    ControlTopicReplication, LivePartition, PlanTimes, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::plans::{
     MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,

@@ -68,6 +68,7 @@ def test_spec_story_applied_from_python(story, admin: AdminClient):
     error = refused.value
     assert (error.kind, error.topic, error.partition, error.requested, error.boundary) == ("boundary-violation", data, 0, 100, 150)
     assert "100" in error.message and "150" in error.message
+    assert error.failure_class == "restore-refused"
 
     verdict = cleanup.check_recovery([c1])
     assert verdict.enforced and verdict.boundary == {0: 150, 1: 0} and verdict.versioned

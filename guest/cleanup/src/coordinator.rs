@@ -4,8 +4,7 @@ use crate::Component;
 use crate::bindings::action_state::cleanup::types::CleanupError;
 use crate::bindings::exports::action_state::cleanup::coordinator::{
     ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, ApplyWarning, BoundaryOrigin,
-    ControlTopicReplication, FailureClass, Guest, LivePartition, PartitionPreview, PlanTimes,
-    StatusReport,
+    ControlTopicReplication, Guest, LivePartition, PartitionPreview, PlanTimes, StatusReport,
 };
 use crate::convert::from_offsets;
 use crate::imports::{HostObserver, host_kafka};
@@ -14,7 +13,7 @@ impl Guest for Component {
     fn apply(plan_json: String, options: ApplyOptions) -> Result<ApplyReport, ApplyFailure> {
         let plan = action_state_format::Plan::parse(&plan_json).map_err(|error| ApplyFailure {
             message: error.to_string(),
-            class: class(&error),
+            class: error.class().into(),
             error: error.into(),
             status: None,
             commit_attempted: false,
@@ -35,7 +34,7 @@ impl Guest for Component {
         )
         .map_err(|failure| ApplyFailure {
             message: failure.error.to_string(),
-            class: class(&failure.error),
+            class: failure.error.class().into(),
             error: failure.error.into(),
             status: failure.status.map(Into::into),
             commit_attempted: failure.commit_attempted,
@@ -120,14 +119,5 @@ fn warning(warning: action_state_protocol::replication::ApplyWarning) -> ApplyWa
         action_state_protocol::replication::ApplyWarning::ReplicationUnchecked(message) => {
             ApplyWarning::ReplicationUnchecked(message)
         }
-    }
-}
-
-/// The WIT `failure-class` of an apply's stop: the core's one mapping.
-fn class(error: &action_state_format::CleanupError) -> FailureClass {
-    match error.class() {
-        action_state_format::FailureClass::Refused => FailureClass::Refused,
-        action_state_format::FailureClass::Failed => FailureClass::Failed,
-        action_state_format::FailureClass::Fenced => FailureClass::Fenced,
     }
 }

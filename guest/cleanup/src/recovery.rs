@@ -23,6 +23,8 @@ impl Guest for Component {
     ) -> Result<RecoveryVerdict, RecoveryRefusal> {
         let refused =
             |refusal: Box<action_state_protocol::recovery::RecoveryRefusal>| RecoveryRefusal {
+                message: refusal.error.to_string(),
+                class: refusal.error.restore_class().into(),
                 error: refusal.error.into(),
                 violations: refusal
                     .violations

@@ -111,16 +111,18 @@ pub enum CleanupError {
 
 pub type Result<T, E = CleanupError> = std::result::Result<T, E>;
 
-/// What a stop of `apply` means for whoever runs it (WIT `failure-class`): the one mapping from
-/// error cases to a host's exit code or exception class.
+/// What a refusal or failure means for whoever runs the component (WIT `failure-class`): the one
+/// mapping from error cases to a host's exit code or exception class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureClass {
-    /// A check refused the plan, an option or the control topic.
+    /// A check refused the input: a plan, marker, option or control topic.
     Refused,
     /// Kafka failed, or stopped making progress, beyond the retries.
     Failed,
     /// Another apply of the same control topic fenced this run's writer.
     Fenced,
+    /// The recovery rules refuse the restore.
+    RestoreRefused,
 }
 
 impl CleanupError {
@@ -154,6 +156,21 @@ impl CleanupError {
             CleanupError::Kafka(_) | CleanupError::ReplayStalled(_) => FailureClass::Failed,
             CleanupError::Fenced(_) => FailureClass::Fenced,
             _ => FailureClass::Refused,
+        }
+    }
+
+    /// What this error means as the answer to a restore: the recovery rules refuse it, or (a
+    /// wrong marker or argument, a control topic that does not exist or is not one, so no
+    /// boundary was checked) the input is refused, or Kafka failed.
+    pub fn restore_class(&self) -> FailureClass {
+        match self {
+            CleanupError::BoundaryViolation(_)
+            | CleanupError::RecoveryRefused(_)
+            | CleanupError::ConflictingPolicies(_)
+            | CleanupError::TopicChanged(_)
+            | CleanupError::OffsetsUnavailable(_)
+            | CleanupError::ControlTopicCorrupt(_) => FailureClass::RestoreRefused,
+            _ => self.class(),
         }
     }
 

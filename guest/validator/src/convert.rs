@@ -2,9 +2,9 @@
 //! component through `#[path]`, since both generate identical binding paths.
 
 use crate::bindings::action_state::cleanup::types::{
-    BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, KafkaDetail,
-    KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker, Status,
-    TopicChange, VersionedMarker,
+    BoundaryRegression, BoundaryViolation, CleanupError, ControlEntry, ControlRecord, FailureClass,
+    KafkaDetail, KafkaError, KafkaFailure, PartitionOffset, Plan, RangeViolation, RecoveryMarker,
+    Status, TopicChange, VersionedMarker,
 };
 
 pub fn to_offsets(offsets: &[PartitionOffset]) -> action_state_format::PartitionOffsets {
@@ -103,6 +103,18 @@ impl From<action_state_format::Marker> for RecoveryMarker {
             action_state_format::Marker::Legacy(offsets) => {
                 RecoveryMarker::Legacy(from_offsets(&offsets))
             }
+        }
+    }
+}
+
+/// The core's one mapping of errors to what they mean for a host.
+impl From<action_state_format::FailureClass> for FailureClass {
+    fn from(class: action_state_format::FailureClass) -> Self {
+        match class {
+            action_state_format::FailureClass::Refused => FailureClass::Refused,
+            action_state_format::FailureClass::Failed => FailureClass::Failed,
+            action_state_format::FailureClass::Fenced => FailureClass::Fenced,
+            action_state_format::FailureClass::RestoreRefused => FailureClass::RestoreRefused,
         }
     }
 }

@@ -5,8 +5,8 @@ use std::io::{BufRead, IsTerminal};
 use std::sync::{Arc, Mutex};
 
 use action_state_cleanup::cleanup::{
-    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, CleanupError, FailureClass,
-    NewControlTopic, OperatorEvents, PartitionPreview, Plan, Review, Status,
+    ApplyFailure, ApplyOptions, ApplyOutcome, ApplyReport, CleanupError, NewControlTopic,
+    OperatorEvents, PartitionPreview, Plan, Review, Status,
 };
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::trace;
@@ -15,7 +15,7 @@ use action_state_kafka::policy::transactional_id;
 use serde_json::json;
 
 use super::args::ApplyArgs;
-use super::failure::{DECLINED, FAILED, FENCED, Failure, REFUSED, TERMINATED};
+use super::failure::{DECLINED, Failure, TERMINATED};
 use super::inputs::read_text;
 use super::interrupt::{self, Stage};
 use super::metrics::{MetricsFile, RunFacts};
@@ -400,11 +400,7 @@ fn run(args: &ApplyArgs, facts: &mut RunFacts) -> Result<(), Failure> {
         Ok(Err(failed)) => {
             // Everything the operator is told comes with the failure: no further guest call.
             let failure = explained(&failed.error, failed.message.clone(), instance.settings())
-                .with_code(match failed.class {
-                    FailureClass::Refused => REFUSED,
-                    FailureClass::Failed => FAILED,
-                    FailureClass::Fenced => FENCED,
-                });
+                .with_class(failed.class);
             let bootstrap = instance.settings().bootstrap_servers().to_owned();
             return Err(explain_state(
                 failure,

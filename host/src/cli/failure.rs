@@ -1,6 +1,6 @@
 //! How a command fails: one line for the operator and the exit code for scripts.
 
-use action_state_cleanup::cleanup::CleanupError;
+use action_state_cleanup::cleanup::{CleanupError, FailureClass};
 
 /// Exit code 3: input rejected or refused by a safety check.
 pub const REFUSED: u8 = 3;
@@ -78,9 +78,18 @@ impl Failure {
         }
     }
 
-    /// The same failure with the exit code the component's class of it gives.
-    pub fn with_code(mut self, code: u8) -> Self {
-        self.code = code;
+    /// The same failure with the exit code the component's class of it gives: a restore the
+    /// recovery rules refuse exits `RESTORE_REFUSED` and its message begins "restore refused: ".
+    pub fn with_class(mut self, class: FailureClass) -> Self {
+        self.code = match class {
+            FailureClass::Refused => REFUSED,
+            FailureClass::Failed => FAILED,
+            FailureClass::Fenced => FENCED,
+            FailureClass::RestoreRefused => {
+                self.message = format!("restore refused: {}", self.message);
+                RESTORE_REFUSED
+            }
+        };
         self
     }
 
@@ -108,7 +117,9 @@ impl Failure {
 
     /// A restore the recovery rules refuse (`RESTORE_REFUSED`, its message then begins "restore
     /// refused: "); malformed markers or arguments, and a control topic that does not exist or is
-    /// not one, stay `REFUSED` (3) and Kafka failures `FAILED` (4).
+    /// not one, stay `REFUSED` (3) and Kafka failures `FAILED` (4). For the errors of a recovery
+    /// session (`recover`), which carry no class yet; `check-recovery`'s refusal has one
+    /// (`with_class`).
     pub fn restore_refused(mut self) -> Self {
         let refusal = matches!(
             self.kind,

@@ -12,7 +12,7 @@ use super::failure::{ATTENTION, Failure};
 use super::inputs::load_markers;
 use super::output::{offsets_json, print_json, utc_time};
 use super::retained::HeldBelowNewest;
-use super::session::{Progress, answer, instance, kafka_settings};
+use super::session::{Progress, answer, explained, instance, kafka_settings};
 use super::snapshot::selected;
 use super::wide;
 
@@ -279,13 +279,21 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
         args.topic.as_deref().or(named_topic(&markers).as_deref()),
         args.control_topic.as_deref(),
     );
-    let (result, violations, hint) = match instance.check_recovery(&markers, &policy) {
-        Ok(Ok(verdict)) => (Ok(Ok(verdict)), Vec::new(), None),
-        Ok(Err(refusal)) => (Ok(Err(refusal.error)), refusal.violations, refusal.hint),
-        Err(trap) => (Err(trap), Vec::new(), None),
+    // The refusal carries its sentence and what it means: no further guest call.
+    let verdict = match instance.check_recovery(&markers, &policy) {
+        Ok(Ok(verdict)) => verdict,
+        Ok(Err(refusal)) => {
+            let failure = explained(&refusal.error, refusal.message, instance.settings())
+                .with_class(refusal.class);
+            return Err(refused_restore(
+                failure,
+                &refusal.violations,
+                refusal.hint,
+                args.out.all,
+            ));
+        }
+        Err(trap) => return Err(Failure::internal(&trap)),
     };
-    let verdict = answer(&mut instance, result)
-        .map_err(|failure| refused_restore(failure, &violations, hint, args.out.all))?;
     if args.out.json {
         print_json(&json!({
             "allowed": true,
@@ -356,7 +364,7 @@ pub fn refused_restore(
     hint: Option<String>,
     all: bool,
 ) -> Failure {
-    let mut failure = failure.restore_refused();
+    let mut failure = failure;
     if violations.len() > 1 {
         let rows: Vec<Vec<String>> = violations
             .iter()

@@ -110,7 +110,7 @@ fn below_boundary(
     }
     let error = CleanupError::BoundaryViolation(first);
     match answer(instance, Ok(Err::<(), _>(error))) {
-        Err(failure) => refused_restore(failure, &violations, hint, all),
+        Err(failure) => refused_restore(failure.restore_refused(), &violations, hint, all),
         Ok(()) => Failure::failed("the refused restore has no error"),
     }
 }
@@ -145,7 +145,7 @@ pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     };
     super::acl::set_topics(Some(&topic), args.control_topic.as_deref());
     let all = args.out.all;
-    let refused = |failure: Failure| refused_restore(failure, &[], None, all);
+    let refused = |failure: Failure| refused_restore(failure.restore_refused(), &[], None, all);
     let result = instance.start_session(&topic, &policy);
     let session = answer(&mut instance, result).map_err(refused)?;
     let options = ReplayOptions {

@@ -383,8 +383,12 @@ class Cleanup:
         policy = record(topic=topic, control_topic=self.control_topic, tombstones_enabled=bool(tombstones))
         tag, value = self._call("recovery", "check-recovery", convert.texts(markers, "markers"), policy)
         if tag == "err":
-            # A recovery-refusal: the error, and every partition below the boundary.
-            error = self._error(value.error)
+            # A recovery-refusal carries everything: the error, its sentence, what it means
+            # ("restore-refused", "refused" or "failed"), every partition below the boundary.
+            error = errors.from_component(
+                value.error.tag, convert.plain(value.error.payload), value.message
+            )
+            error.failure_class = field(value, "class")
             error.violations = [convert.plain(v) for v in value.violations]
             error.hint = field(value, "hint")
             raise error

@@ -28,9 +28,10 @@ class CleanupError(Exception):
         #: For a failed apply: whether the run's COMMITTED record may have been written (False:
         #: this run committed nothing: it sent none, or it was fenced by a concurrent apply).
         self.commit_attempted: bool = False
-        #: For a failed apply: what the stop means, decided by the component: "refused" (a check
-        #: refused the plan, an option or the control topic), "failed" (Kafka) or "fenced"
-        #: (another apply of the control topic took it over). None for other calls.
+        #: For a failed apply or a refused check_recovery: what it means, decided by the
+        #: component: "refused" (a check refused the input), "failed" (Kafka), "fenced" (apply:
+        #: another apply of the control topic took it over) or "restore-refused"
+        #: (check_recovery: the recovery rules say no). None for other calls.
         self.failure_class: Optional[str] = None
         #: For a failed apply: the plan's ID when the document was a plan (None when rejected).
         self.plan_id: Optional[str] = None

@@ -11,16 +11,6 @@ import java.util.Optional;
 public final class ApplyException extends CleanupException {
   private static final long serialVersionUID = 1L;
 
-  /** WIT {@code failure-class}, cases in declaration order: decided by the component. */
-  public enum FailureClass {
-    /** A check refused the plan, an option or the control topic. */
-    REFUSED,
-    /** Kafka failed, or stopped making progress, beyond the component's retries. */
-    FAILED,
-    /** Another apply of the same control topic fenced this run's writer; nothing committed. */
-    FENCED
-  }
-
   private final Status status;
   private final boolean commitAttempted;
   private final transient Plan plan;
@@ -70,7 +60,7 @@ public final class ApplyException extends CleanupException {
     return Optional.ofNullable(plan);
   }
 
-  /** What the stop means, as the component classed it. */
+  /** What the stop means, as the component classed it: refused, failed or fenced. */
   public FailureClass failureClass() {
     return failureClass;
   }

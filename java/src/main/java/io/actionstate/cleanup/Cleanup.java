@@ -160,7 +160,7 @@ public final class Cleanup implements AutoCloseable {
         ApplyReport.status(failure[1]),
         (Boolean) failure[2],
         plan.index() == 0 ? Optional.empty() : Optional.of(Wit.plan(plan.payload())),
-        ApplyException.FailureClass.values()[((Case) failure[5]).index()]);
+        FailureClass.values()[((Case) failure[5]).index()]);
   }
 
   /**
@@ -235,8 +235,13 @@ public final class Cleanup implements AutoCloseable {
     for (Object item : (List<?>) refusal[1]) {
       violations.add(Wit.boundaryViolation(item));
     }
+    // The refusal carries its sentence and what it means: no further guest call.
     throw new RecoveryRefusalException(
-        error, message(error), violations, StatusReport.optionalString(refusal[2]));
+        error,
+        (String) refusal[3],
+        violations,
+        StatusReport.optionalString(refusal[2]),
+        FailureClass.values()[((Case) refusal[4]).index()]);
   }
 
   /** The versioned marker of {@code topic} as of now, as compact JSON. */

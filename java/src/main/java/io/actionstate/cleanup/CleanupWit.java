@@ -111,7 +111,7 @@ final class CleanupWit {
               STRING_LIST,
               Variant.option(NEW_CONTROL_TOPIC),
               new ListOf(APPLY_WARNING)));
-  static final AbiType FAILURE_CLASS = Variant.enumOf(3);
+  static final AbiType FAILURE_CLASS = Variant.enumOf(4);
   static final AbiType APPLY_FAILURE =
       new Record(
           List.of(
@@ -153,7 +153,13 @@ final class CleanupWit {
               Prim.BOOL,
               new ListOf(RECOVERY_PARTITION_RANGE)));
   static final AbiType RECOVERY_REFUSAL =
-      new Record(List.of(Wit.CLEANUP_ERROR, new ListOf(Wit.BOUNDARY_VIOLATION), OPTION_STRING));
+      new Record(
+          List.of(
+              Wit.CLEANUP_ERROR,
+              new ListOf(Wit.BOUNDARY_VIOLATION),
+              OPTION_STRING,
+              STRING,
+              FAILURE_CLASS));
   static final AbiType REPLAY_OPTIONS = new Record(List.of(Prim.U32, Prim.U32));
   static final AbiType PARTITION_PROGRESS = new Record(List.of(Prim.U32, Prim.U64, Prim.U64));
   static final AbiType REPLAY_BATCH =

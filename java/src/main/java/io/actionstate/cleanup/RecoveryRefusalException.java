@@ -14,15 +14,27 @@ public final class RecoveryRefusalException extends CleanupException {
 
   private final transient List<CleanupError.BoundaryViolation> violations;
   private final String hint;
+  private final FailureClass failureClass;
 
   RecoveryRefusalException(
       CleanupError error,
       String message,
       List<CleanupError.BoundaryViolation> violations,
-      Optional<String> hint) {
+      Optional<String> hint,
+      FailureClass failureClass) {
     super(error, message);
     this.violations = List.copyOf(violations);
     this.hint = hint.orElse(null);
+    this.failureClass = failureClass;
+  }
+
+  /**
+   * What the refusal means, as the component classed it: {@code RESTORE_REFUSED} when the
+   * recovery rules say no, {@code REFUSED} for wrong markers, policy or control topic (no
+   * boundary was checked), {@code FAILED} for Kafka.
+   */
+  public FailureClass failureClass() {
+    return failureClass;
   }
 
   /**

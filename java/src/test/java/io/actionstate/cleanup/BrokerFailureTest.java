@@ -90,7 +90,7 @@ class BrokerFailureTest {
           // Safe only as a Kafka failure that tells the truth about the plan's status.
           assertEquals("kafka", failed.kind(), failed.getMessage());
           assertEquals(Optional.of(Status.COMMITTED), failed.status(), failed.getMessage());
-          assertEquals(ApplyException.FailureClass.FAILED, failed.failureClass());
+          assertEquals(FailureClass.FAILED, failed.failureClass());
           assertTrue(failed.plan().isPresent(), "the failure carries the plan");
           System.out.println("BrokerFailureTest: the interrupted apply failed safely (" + failed.getMessage()
               + "); applying again");

@@ -77,7 +77,7 @@ class LifecycleTest {
           assertThrows(ApplyException.class, () -> cleanup.apply("{}", ApplyOptions.of("c")));
       assertEquals("invalid-plan", notAPlan.kind());
       assertEquals(Optional.empty(), notAPlan.status());
-      assertEquals(ApplyException.FailureClass.REFUSED, notAPlan.failureClass());
+      assertEquals(FailureClass.REFUSED, notAPlan.failureClass());
       assertEquals(Optional.empty(), notAPlan.plan(), "a rejected document is no plan");
     }
   }

@@ -116,6 +116,7 @@ class StoryTest {
               RecoveryRefusalException.class, () -> cleanup.checkRecovery(List.of(c0), policy));
       assertEquals(
           new CleanupError.BoundaryViolation(topic, 0, 100, 150), refused.error(), refused.getMessage());
+      assertEquals(FailureClass.RESTORE_REFUSED, refused.failureClass());
       assertEquals(
           List.of(
               new CleanupError.BoundaryViolation(topic, 0, 100, 150),
