@@ -154,9 +154,11 @@ class Cleanup:
             return value
         raise self._error(value)
 
-    def _error(self, value: Any) -> CleanupError:
-        """The exception of a `cleanup-error` value, with the component's own sentence."""
-        message = self._call("plans", "message", value)
+    def _error(self, value: Any, message: Optional[str] = None) -> CleanupError:
+        """The exception of a `cleanup-error` value, with the component's own sentence: the one
+        a failure record carries, else asked of `plans.message`."""
+        if message is None:
+            message = self._call("plans", "message", value)
         return errors.from_component(value.tag, convert.plain(value.payload), message)
 
     @property
@@ -338,9 +340,7 @@ class Cleanup:
         if tag == "err":
             # An apply-failure carries everything: the error, its sentence, what the stop means,
             # the plan's status as the run last knew it. No further call.
-            error = errors.from_component(
-                value.error.tag, convert.plain(value.error.payload), value.message
-            )
+            error = self._error(value.error, value.message)
             error.status = convert.status_name(value.status)
             error.commit_attempted = bool(field(value, "commit_attempted"))
             error.failure_class = field(value, "class")
@@ -385,9 +385,7 @@ class Cleanup:
         if tag == "err":
             # A recovery-refusal carries everything: the error, its sentence, what it means
             # ("restore-refused", "refused" or "failed"), every partition below the boundary.
-            error = errors.from_component(
-                value.error.tag, convert.plain(value.error.payload), value.message
-            )
+            error = self._error(value.error, value.message)
             error.failure_class = field(value, "class")
             error.violations = [convert.plain(v) for v in value.violations]
             error.hint = field(value, "hint")
