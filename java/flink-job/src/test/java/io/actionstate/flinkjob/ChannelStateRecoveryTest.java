@@ -186,10 +186,13 @@ class ChannelStateRecoveryTest {
           h.start(
               recovery, s, slow.withReplayPace(1, REPLAY_STEP).withDeclinedSnapshots(1),
               duringRecovery());
+      // Both subtasks running (each reports its gauges from open()) and recovered actions arriving:
+      // one subtask can take its first action before the other has opened.
       Waits.until(
-          "recovered actions arriving",
+          "recovered actions arriving at both running subtasks",
           Harness.WAIT,
-          () -> Probe.total(recovery, "actionsArrived") > 0);
+          () -> Probe.total(recovery, "actionsArrived") > 0
+              && Probe.live(recovery, "replayUnfinished")[1] == Harness.PARALLELISM);
       long replayingWhenLost = Probe.live(recovery, "replayUnfinished")[0];
       long performedWhenLost = Probe.total(recovery, "actionsPerformed");
       flink.replaceTaskManager();
