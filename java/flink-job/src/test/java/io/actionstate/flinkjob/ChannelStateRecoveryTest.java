@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * unaligned checkpoint S still consumes S's in-flight data and the action operator still replays
  * the action state.
  *
- * <p>The operator spends 20 ms on each arriving action (per-action work), so 600 actions released
+ * <p>The operator spends 20 ms on each arriving action (per-action work; 40 ms after the restore), so 600 actions released
  * at once wait in the network in front of it; S, unaligned, holds them as input-channel state.
  * The restore from S runs with {@code execution.checkpointing.during-recovery.enabled} (and the
  * {@code unaligned.recover-output-on-downstream.enabled} it requires), the replay slowed down;
@@ -184,7 +184,13 @@ class ChannelStateRecoveryTest {
       String recovery = "flip547-recovery";
       JobID restored =
           h.start(
-              recovery, s, slow.withReplayPace(1, REPLAY_STEP).withDeclinedSnapshots(1),
+              recovery,
+              s,
+              // 40 ms per recovered action: the in-flight data drains over about 12 s, well
+              // after D, on a loaded machine too.
+              slow.withElementPause(Duration.ofMillis(40))
+                  .withReplayPace(1, REPLAY_STEP)
+                  .withDeclinedSnapshots(1),
               duringRecovery());
       // Both subtasks running (each reports its gauges from open()) and recovered actions arriving:
       // one subtask can take its first action before the other has opened.
