@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use action_state_cleanup::CLEANUP_COMPONENT;
 use action_state_cleanup::cleanup::{
     ApplyOptions, CleanupComponent, CleanupError, CleanupInstance, FailureClass, NoEvents,
-    RecoveryPolicy, ReplayOptions,
+    OperatorRef, RecoveryPolicy, ReplayOptions, RestoreSource, StoredSnapshot,
 };
 use action_state_cleanup::engine::new_engine;
 use action_state_cleanup::kafka::{KafkaClients, KafkaSettings};
@@ -791,7 +791,7 @@ fn a_failed_apply_or_refused_restore_carries_its_sentence_and_its_class() {
         tombstones_enabled: true,
     };
     let refused = runtime
-        .check_recovery(std::slice::from_ref(&marker), &conflicting)
+        .check_recovery(&RestoreSource::Texts(vec![marker.clone()]), &conflicting)
         .unwrap()
         .unwrap_err();
     assert!(
@@ -802,7 +802,7 @@ fn a_failed_apply_or_refused_restore_carries_its_sentence_and_its_class() {
     assert_eq!(refused.class, FailureClass::RestoreRefused);
     assert_eq!(refused.message, runtime.message(&refused.error).unwrap());
     let gone = runtime
-        .check_recovery(std::slice::from_ref(&marker), &standard)
+        .check_recovery(&RestoreSource::Texts(vec![marker.clone()]), &standard)
         .unwrap()
         .unwrap_err();
     assert!(
@@ -815,8 +815,17 @@ fn a_failed_apply_or_refused_restore_carries_its_sentence_and_its_class() {
         FailureClass::Refused,
         "a topic that does not exist is wrong input"
     );
+    assert_eq!(
+        gone.topic.as_deref(),
+        Some(topic.as_str()),
+        "the refusal names the marker's topic, whose grants a refused request needs"
+    );
+    assert!(gone.store.is_none());
     let malformed = runtime
-        .check_recovery(&["{\"schemaVersion\": 1".to_owned()], &standard)
+        .check_recovery(
+            &RestoreSource::Texts(vec!["{\"schemaVersion\": 1".to_owned()]),
+            &standard,
+        )
         .unwrap()
         .unwrap_err();
     assert!(
@@ -825,4 +834,27 @@ fn a_failed_apply_or_refused_restore_carries_its_sentence_and_its_class() {
         malformed.error
     );
     assert_eq!(malformed.class, FailureClass::Refused);
+
+    // The component reads a snapshot it is pointed at itself: one that is not there is a
+    // store failure, refused (nothing to read), and names the object it asked for.
+    let nowhere = std::env::temp_dir().join(unique("no-snapshot"));
+    let absent = runtime
+        .check_recovery(
+            &RestoreSource::Stored(StoredSnapshot {
+                location: nowhere.display().to_string(),
+                operator: OperatorRef::Uid("agent-operator".into()),
+            }),
+            &standard,
+        )
+        .unwrap()
+        .unwrap_err();
+    let store = absent.store.expect("a store failure");
+    assert_eq!(store.location, format!("{}/_metadata", nowhere.display()));
+    assert_eq!(absent.class, FailureClass::Refused);
+    assert_eq!(absent.message, store.message);
+    assert!(
+        absent.message.contains("does not exist"),
+        "{}",
+        absent.message
+    );
 }

@@ -44,12 +44,12 @@ pub use bindings::exports::action_state::cleanup::coordinator::{
     ControlTopicReplication, LivePartition, PlanTimes, StatusReport,
 };
 pub use bindings::exports::action_state::cleanup::plans::{
-    MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef, SnapshotOperator,
-    SnapshotSource, SnapshotSummary, StoredMarker,
+    MarkerFile, MarkerFilesPlan, MarkerSource, OperatorRef, SnapshotFile, SnapshotFileRef,
+    SnapshotOperator, SnapshotSource, SnapshotSummary, StoredMarker,
 };
 pub use bindings::exports::action_state::cleanup::recovery::{
     PartitionProgress, PartitionRange, RecoveryPolicy, RecoveryRefusal, RecoveryVerdict,
-    ReplayOptions,
+    ReplayOptions, RestoreSource, StoredSnapshot,
 };
 pub use bindings::exports::action_state::cleanup::snapshots::{
     PartitionBound, PointFailure, Reads as SnapshotReads, RetainedFailure, RetainedPlan,

@@ -9,49 +9,119 @@ use crate::Component;
 use crate::bindings::action_state::cleanup::types::{BoundaryViolation, CleanupError};
 use crate::bindings::exports::action_state::cleanup::recovery::{
     Guest, GuestRecoverySession, PartitionProgress, PartitionRange, RecoveryPolicy,
-    RecoveryRefusal, RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions,
+    RecoveryRefusal, RecoverySession, RecoveryVerdict, ReplayBatch, ReplayOptions, RestoreSource,
+    StoreFailure,
 };
 use crate::convert::from_offsets;
 use crate::imports::{HostKafka, host_kafka};
+use crate::plans::{operator_ref, state_files};
+use crate::snapshots::{HostStore, to_wit};
+use action_state_format::planning::parse_markers;
+use action_state_format::snapshot::Snapshot;
+use action_state_format::snapshot::store::{SnapshotFailure, StoredSnapshot};
+use action_state_format::{CleanupError as CoreError, Marker};
 
 impl Guest for Component {
     type RecoverySession = Session;
 
     fn check_recovery(
-        markers: Vec<String>,
+        source: RestoreSource,
         policy: RecoveryPolicy,
     ) -> Result<RecoveryVerdict, RecoveryRefusal> {
-        let refused =
-            |refusal: Box<action_state_protocol::recovery::RecoveryRefusal>| RecoveryRefusal {
-                message: refusal.error.to_string(),
-                class: refusal.error.restore_class().into(),
-                error: refusal.error.into(),
-                violations: refusal
-                    .violations
-                    .into_iter()
-                    .map(|v| BoundaryViolation {
-                        topic: v.topic,
-                        partition: v.partition,
-                        requested: v.requested,
-                        boundary: v.boundary,
-                    })
-                    .collect(),
-                hint: refusal.hint,
-            };
-        let markers = action_state_format::planning::parse_markers(&markers)
-            .map_err(|error| refused(Box::new(error.into())))?;
+        let markers = restore_markers(source).map_err(|refusal| *refusal)?;
+        let topic = policy.topic.clone().or_else(|| {
+            markers.iter().find_map(|marker| match marker {
+                Marker::Versioned(versioned) => Some(versioned.topic.clone()),
+                Marker::Legacy(_) => None,
+            })
+        });
         let check = action_state_protocol::recovery::check_recovery_detailed(
             &mut host_kafka(),
             &markers,
             &policy.into(),
         )
-        .map_err(refused)?;
+        .map_err(|refusal| RecoveryRefusal {
+            topic,
+            ..refused(*refusal)
+        })?;
         Ok(verdict(check))
     }
 
     fn snapshot_marker(topic: String) -> Result<String, CleanupError> {
         let marker = action_state_protocol::status::snapshot_marker(&mut host_kafka(), &topic)?;
         Ok(action_state_format::Marker::Versioned(marker).render())
+    }
+}
+
+/// The markers a restore from `source` would use: texts and files split and parsed as given,
+/// a snapshot's as a runtime restoring it would hand them over.
+fn restore_markers(source: RestoreSource) -> Result<Vec<Marker>, Box<RecoveryRefusal>> {
+    let unusable = |error: CoreError| Box::new(refused(error.into()));
+    match source {
+        RestoreSource::Texts(texts) => parse_markers(&texts).map_err(unusable),
+        RestoreSource::Files(files) => {
+            let mut texts = Vec::new();
+            for file in &files {
+                texts.extend(
+                    action_state_format::split_named_marker_file(&file.name, &file.text)
+                        .map_err(unusable)?,
+                );
+            }
+            parse_markers(&texts).map_err(unusable)
+        }
+        RestoreSource::Snapshot(source) => Snapshot::read(".", &source.metadata)
+            .and_then(|snapshot| {
+                snapshot
+                    .restore_markers(&operator_ref(source.operator), &state_files(&source.files))
+            })
+            .map_err(unusable),
+        RestoreSource::Stored(stored) => StoredSnapshot::open(&mut HostStore, &stored.location)
+            .and_then(|mut snapshot| {
+                snapshot.restore_markers(&mut HostStore, &operator_ref(stored.operator))
+            })
+            .map_err(|failure| match failure {
+                SnapshotFailure::Refused(error) => unusable(error),
+                SnapshotFailure::Store {
+                    location,
+                    error,
+                    message,
+                } => Box::new(RecoveryRefusal {
+                    class: error.class().into(),
+                    store: Some(StoreFailure {
+                        location,
+                        error: to_wit(error),
+                        message: message.clone(),
+                    }),
+                    error: CoreError::InvalidArgument(message.clone()).into(),
+                    message,
+                    violations: Vec::new(),
+                    hint: None,
+                    topic: None,
+                }),
+            }),
+    }
+}
+
+/// A refused restore as the export answers it: the error, its sentence and class, and for a
+/// boundary violation every partition below the boundary and who committed it.
+fn refused(refusal: action_state_protocol::recovery::RecoveryRefusal) -> RecoveryRefusal {
+    RecoveryRefusal {
+        message: refusal.error.to_string(),
+        class: refusal.error.restore_class().into(),
+        error: refusal.error.into(),
+        violations: refusal
+            .violations
+            .into_iter()
+            .map(|v| BoundaryViolation {
+                topic: v.topic,
+                partition: v.partition,
+                requested: v.requested,
+                boundary: v.boundary,
+            })
+            .collect(),
+        hint: refusal.hint,
+        store: None,
+        topic: None,
     }
 }
 

@@ -16,7 +16,7 @@ use crate::convert::from_offsets;
 use crate::plans::{count, operator_ref, snapshot_operator};
 
 /// The store the host imports, as the core sees it: each method is one import call.
-struct HostStore;
+pub struct HostStore;
 
 impl SnapshotStore for HostStore {
     fn read(&mut self, location: &str, max_bytes: u64) -> Result<Vec<u8>, StoreError> {
@@ -39,7 +39,7 @@ fn from_wit(error: wit_store::StoreError) -> StoreError {
     }
 }
 
-fn to_wit(error: StoreError) -> wit_store::StoreError {
+pub fn to_wit(error: StoreError) -> wit_store::StoreError {
     match error {
         StoreError::NotFound(s) => wit_store::StoreError::NotFound(s),
         StoreError::Denied(s) => wit_store::StoreError::Denied(s),

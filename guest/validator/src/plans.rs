@@ -263,7 +263,7 @@ pub fn operator_ref(operator: OperatorRef) -> action_state_format::snapshot::Ope
     }
 }
 
-fn state_files(files: &[SnapshotFile]) -> Vec<action_state_format::snapshot::StateFile<'_>> {
+pub fn state_files(files: &[SnapshotFile]) -> Vec<action_state_format::snapshot::StateFile<'_>> {
     files
         .iter()
         .map(|f| action_state_format::snapshot::StateFile {

@@ -7,9 +7,9 @@ use super::imports::{HostState, take_records};
 use super::{
     ApplyFailure, ApplyOptions, ApplyReport, CALL_LIMIT, Caps, CleanupError, MarkerFilesPlan,
     MarkerSource, OperatorRef, PartitionPreview, Plan, RecoveryMarker, RecoveryPolicy,
-    RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, RetainedFailure, RetainedPlan,
-    SnapshotFailure, SnapshotFile, SnapshotFileRef, SnapshotPlan, SnapshotSummary, StatusReport,
-    bindings, epoch_ticks,
+    RecoveryRefusal, RecoveryVerdict, ReplayBatch, ReplayOptions, RestoreSource, RetainedFailure,
+    RetainedPlan, SnapshotFailure, SnapshotFile, SnapshotFileRef, SnapshotPlan, SnapshotSummary,
+    StatusReport, bindings, epoch_ticks,
 };
 use crate::kafka::{KafkaSettings, RequestCounts};
 
@@ -270,7 +270,7 @@ impl CleanupInstance {
 
     pub fn check_recovery(
         &mut self,
-        markers: &[String],
+        markers: &RestoreSource,
         policy: &RecoveryPolicy,
     ) -> wasmtime::Result<Result<RecoveryVerdict, RecoveryRefusal>> {
         self.reset_deadline();

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use action_state_cleanup::cleanup::{
-    ApplyOptions, CleanupInstance, NoEvents, OperatorEvents, RecoveryPolicy,
+    ApplyOptions, CleanupInstance, NoEvents, OperatorEvents, RecoveryPolicy, RestoreSource,
 };
 use action_state_cleanup::kafka::KafkaClients;
 use serde_json::json;
@@ -188,23 +188,19 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         control_topic: Some(control.clone()),
         tombstones_enabled: false,
     };
-    match component.check_recovery(std::slice::from_ref(&c1), &policy) {
+    match component.check_recovery(&RestoreSource::Texts(vec![c1.clone()]), &policy) {
         Ok(Ok(_)) => {}
         Ok(Err(refusal)) => {
-            let message = component
-                .message(&refusal.error)
-                .map_err(|e| Failure::internal(&e))?;
             return Err(Failure::failed(format!(
-                "the demo expected C1 to be restorable, but: {message}"
+                "the demo expected C1 to be restorable, but: {}",
+                refusal.message
             )));
         }
         Err(trap) => return Err(Failure::internal(&trap)),
     }
     narrator.say("6. Restore from C1 (`check-recovery`): allowed.");
-    let refusal = match component.check_recovery(std::slice::from_ref(&c0), &policy) {
-        Ok(Err(refusal)) => component
-            .message(&refusal.error)
-            .map_err(|e| Failure::internal(&e))?,
+    let refusal = match component.check_recovery(&RestoreSource::Texts(vec![c0.clone()]), &policy) {
+        Ok(Err(refusal)) => refusal.message,
         Ok(Ok(_)) => {
             return Err(Failure::failed(
                 "the demo expected C0 to be refused, but it was allowed",

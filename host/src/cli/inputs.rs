@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use action_state_cleanup::cleanup::{CleanupInstance, MarkerFilesPlan};
+use action_state_cleanup::cleanup::{CleanupInstance, MarkerFile, MarkerFilesPlan};
 
 use super::failure::Failure;
 use super::session::answer;
@@ -133,6 +133,21 @@ pub fn plan_marker_files(
     }
     let planned = instance.finish_marker_files(planner);
     answer(instance, planned)
+}
+
+/// The files of marker sources (see `marker_paths`) as the component takes them: each named
+/// as a refusal names it, its text whole (the component splits it).
+pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
+    let mut bytes = Vec::new();
+    marker_paths(paths)?
+        .iter()
+        .map(|path| {
+            Ok(MarkerFile {
+                name: source_name(path),
+                text: read_text_into(path, "marker file", &mut bytes)?.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// The marker texts of marker sources (see `marker_paths`), each file split by the component

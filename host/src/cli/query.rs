@@ -1,15 +1,15 @@
 //! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
 
 use action_state_cleanup::cleanup::{
-    BoundaryViolation, LivePartition, PlanTimes, RecoveryPolicy, RecoveryVerdict, Status,
-    StatusReport,
+    BoundaryViolation, LivePartition, PlanTimes, RecoveryPolicy, RecoveryVerdict, RestoreSource,
+    Status, StatusReport, StoredSnapshot,
 };
 use serde_json::json;
 
 use super::apply::status_name;
 use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
 use super::failure::{ATTENTION, Failure};
-use super::inputs::load_markers;
+use super::inputs::marker_files;
 use super::output::{offsets_json, print_json, utc_time};
 use super::retained::HeldBelowNewest;
 use super::session::{Progress, answer, explained, instance, kafka_settings};
@@ -266,23 +266,28 @@ fn live_summary(live: &[LivePartition]) -> String {
 pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
     super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
-    let markers = match selected(&args.snapshot)? {
-        Some((snapshot, operator)) => snapshot.marker_texts(&mut instance, operator)?,
-        None => load_markers(&mut instance, &args.markers)?,
+    // The component reads the markers where they are kept (a snapshot through the store, marker
+    // files as given) and checks them: one guest call.
+    let source = match selected(&args.snapshot)? {
+        Some((snapshot, operator)) => RestoreSource::Stored(StoredSnapshot {
+            location: snapshot.location,
+            operator,
+        }),
+        None => RestoreSource::Files(marker_files(&args.markers)?),
     };
     let policy = RecoveryPolicy {
         topic: args.topic.clone(),
         control_topic: args.control_topic.clone(),
         tombstones_enabled: args.tombstones,
     };
-    super::acl::set_topics(
-        args.topic.as_deref().or(named_topic(&markers).as_deref()),
-        args.control_topic.as_deref(),
-    );
-    // The refusal carries its sentence and what it means: no further guest call.
-    let verdict = match instance.check_recovery(&markers, &policy) {
+    // The refusal carries its sentence, what it means and the topic it concerns.
+    let verdict = match instance.check_recovery(&source, &policy) {
         Ok(Ok(verdict)) => verdict,
         Ok(Err(refusal)) => {
+            if let Some(store) = refusal.store {
+                return Err(super::snapshot::store_failure(store));
+            }
+            super::acl::set_topics(refusal.topic.as_deref(), args.control_topic.as_deref());
             let failure = explained(&refusal.error, refusal.message, instance.settings())
                 .with_class(refusal.class);
             return Err(refused_restore(
@@ -344,14 +349,6 @@ pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
         )
     );
     Ok(())
-}
-
-/// The topic the first versioned marker names (for the grant a refused read needs).
-fn named_topic(markers: &[String]) -> Option<String> {
-    markers.iter().find_map(|text| {
-        let value: serde_json::Value = serde_json::from_str(text).ok()?;
-        value.get("topic")?.as_str().map(str::to_owned)
-    })
 }
 
 /// A refused restore as `check-recovery` and `recover` report it: exit 6 with "restore refused"

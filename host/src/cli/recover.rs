@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use action_state_cleanup::cleanup::{
-    BoundaryViolation, CleanupError, CleanupInstance, RecoveryMarker, RecoveryPolicy, ReplayOptions,
+    BoundaryViolation, CleanupError, CleanupInstance, RecoveryMarker, RecoveryPolicy,
+    ReplayOptions, RestoreSource,
 };
 use serde_json::json;
 
@@ -99,7 +100,8 @@ fn below_boundary(
     first: BoundaryViolation,
     all: bool,
 ) -> Failure {
-    let (mut violations, hint) = match instance.check_recovery(markers, policy) {
+    let source = RestoreSource::Texts(markers.to_vec());
+    let (mut violations, hint) = match instance.check_recovery(&source, policy) {
         Ok(Err(refusal)) if matches!(refusal.error, CleanupError::BoundaryViolation(_)) => {
             (refusal.violations, refusal.hint)
         }

@@ -4,7 +4,7 @@
 
 use action_state_cleanup::cleanup::{
     CleanupInstance, OperatorRef, SnapshotFailure, SnapshotPlan, SnapshotStoreError,
-    SnapshotSummary,
+    SnapshotSummary, StoreFailure,
 };
 
 use super::args::CheckpointArgs;
@@ -89,37 +89,42 @@ pub fn stored<T>(
     match result {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(SnapshotFailure::Refused(error))) => answer(instance, Ok(Err(error))),
-        Ok(Err(SnapshotFailure::Store(failure))) => {
-            let (code, kind, hint) = match &failure.error {
-                SnapshotStoreError::NotFound(_) => (REFUSED, "refused", None),
-                SnapshotStoreError::Unsupported(_) | SnapshotStoreError::TooLarge(_) => {
-                    (REFUSED, "refused", None)
-                }
-                SnapshotStoreError::Denied(_) => (
-                    FAILED,
-                    "snapshot-store",
-                    Some(
-                        "give the CLI the credentials the job's Flink uses: the cloud's environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_KEY…) or Flink's configuration (--flink-config or FLINK_CONF_DIR)",
-                    ),
-                ),
-                SnapshotStoreError::Unreachable(_) => (
-                    FAILED,
-                    "snapshot-store",
-                    Some(
-                        "check the store's endpoint (AWS_ENDPOINT_URL or s3.endpoint in Flink's configuration; the NameNode of an hdfs:// URI) and that it is reachable from here",
-                    ),
-                ),
-                SnapshotStoreError::Failed(_) => (FAILED, "snapshot-store", None),
-            };
-            Err(Failure {
-                code,
-                kind,
-                message: failure.message,
-                hint: hint.map(str::to_owned),
-                violations: None,
-            })
-        }
+        Ok(Err(SnapshotFailure::Store(failure))) => Err(store_failure(failure)),
         Err(trap) => Err(Failure::internal(&trap)),
+    }
+}
+
+/// A store that did not give a file, as the component said it: exit 3 when the file or scheme
+/// is not there, 4 when the store could not be read, with where credentials and endpoints come
+/// from.
+pub fn store_failure(failure: StoreFailure) -> Failure {
+    let (code, kind, hint) = match &failure.error {
+        SnapshotStoreError::NotFound(_) => (REFUSED, "refused", None),
+        SnapshotStoreError::Unsupported(_) | SnapshotStoreError::TooLarge(_) => {
+            (REFUSED, "refused", None)
+        }
+        SnapshotStoreError::Denied(_) => (
+            FAILED,
+            "snapshot-store",
+            Some(
+                "give the CLI the credentials the job's Flink uses: the cloud's environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_KEY…) or Flink's configuration (--flink-config or FLINK_CONF_DIR)",
+            ),
+        ),
+        SnapshotStoreError::Unreachable(_) => (
+            FAILED,
+            "snapshot-store",
+            Some(
+                "check the store's endpoint (AWS_ENDPOINT_URL or s3.endpoint in Flink's configuration; the NameNode of an hdfs:// URI) and that it is reachable from here",
+            ),
+        ),
+        SnapshotStoreError::Failed(_) => (FAILED, "snapshot-store", None),
+    };
+    Failure {
+        code,
+        kind,
+        message: failure.message,
+        hint: hint.map(str::to_owned),
+        violations: None,
     }
 }
 

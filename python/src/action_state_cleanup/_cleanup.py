@@ -381,7 +381,8 @@ class Cleanup:
         raises the refusal (e.g. `BoundaryViolation`). Enforcement uses this object's control
         topic; without one it is standard recovery."""
         policy = record(topic=topic, control_topic=self.control_topic, tombstones_enabled=bool(tombstones))
-        tag, value = self._call("recovery", "check-recovery", convert.texts(markers, "markers"), policy)
+        source = Variant("texts", convert.texts(markers, "markers"))
+        tag, value = self._call("recovery", "check-recovery", source, policy)
         if tag == "err":
             # A recovery-refusal carries everything: the error, its sentence, what it means
             # ("restore-refused", "refused" or "failed"), every partition below the boundary.

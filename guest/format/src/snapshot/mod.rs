@@ -6,16 +6,16 @@
 
 pub mod input;
 pub mod kryo;
+mod markers;
 pub mod metadata;
 pub mod operator_id;
 pub mod retained;
 pub mod store;
+mod summary;
+
+pub use summary::{OperatorSummary, StateSummary};
 
 use crate::error::{CleanupError, Result};
-use crate::marker::{Marker, VersionedMarker};
-use crate::offsets::PartitionOffsets;
-use crate::plan::Plan;
-use crate::planning::plan_from_labelled_markers;
 use input::{Input, SnapshotError};
 use kryo::{Dialect, Element};
 use metadata::{Metadata, OperatorState, Stream, hex};
@@ -342,140 +342,12 @@ impl<'a> Snapshot<'a> {
         }
         Ok(markers)
     }
-
-    /// The plan of the markers `which` stored (SPEC §3), exactly as the Java tool's
-    /// `plan --checkpoint` computes it: `recovery_point` is the snapshot path as given.
-    pub fn plan(
-        &self,
-        recovery_point: &str,
-        which: &OperatorRef,
-        files: &[StateFile<'_>],
-    ) -> Result<(Plan, usize)> {
-        let stored = self.stored_markers(which, files)?;
-        if stored.is_empty() {
-            return Err(CleanupError::InvalidMarker(format!(
-                "Recovery markers must not be empty: state {MARKER_STATE} of operator {} in snapshot {} holds no element",
-                operator_label(self.operator(which)?),
-                self.metadata_name
-            )));
-        }
-        let mut markers = Vec::with_capacity(stored.len());
-        for marker in &stored {
-            markers.push(to_marker(marker)?);
-        }
-        let plan = plan_from_labelled_markers(recovery_point, &markers, |index| {
-            let marker = &stored[index];
-            element_label(marker)
-        })?;
-        Ok((plan, stored.len()))
-    }
-}
-
-/// One named operator state of an operator, over all its subtasks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateSummary {
-    pub name: String,
-    pub distribution: &'static str,
-    pub elements: usize,
-}
-
-/// An operator as `inspect` shows it.
-#[derive(Debug, Clone)]
-pub struct OperatorSummary {
-    pub id: String,
-    pub uid: Option<String>,
-    pub name: Option<String>,
-    pub parallelism: i32,
-    pub max_parallelism: i32,
-    pub subtasks: usize,
-    pub finished_subtasks: usize,
-    pub states: Vec<StateSummary>,
-    pub keyed_state: bool,
-    pub channel_state: bool,
-    pub coordinator_state: bool,
-    /// The stored markers, when the operator has a marker state and its files were supplied.
-    pub markers: Option<Vec<StoredMarker>>,
-}
-
-impl<'a> Snapshot<'a> {
-    /// The state files of every operator that keeps a `recoveryMarker` state.
-    pub fn all_marker_files(&self) -> Result<Vec<NeededFile>> {
-        self.files_of(self.metadata.operators.iter())
-    }
-
-    /// Every operator with its states, and the markers of those whose files are in `files`.
-    pub fn summary(&self, files: &[StateFile<'_>]) -> Result<Vec<OperatorSummary>> {
-        let mut operators = Vec::new();
-        for operator in &self.metadata.operators {
-            let mut states: Vec<StateSummary> = Vec::new();
-            for subtask in &operator.subtasks {
-                let handles = subtask.managed_operator_state.iter();
-                for state in handles.flat_map(|handle| handle.states.iter()) {
-                    match states.iter_mut().find(|s| s.name == state.name) {
-                        Some(known) => known.elements += state.offsets.len(),
-                        None => states.push(StateSummary {
-                            name: state.name.clone(),
-                            distribution: state.distribution.name(),
-                            elements: state.offsets.len(),
-                        }),
-                    }
-                }
-            }
-            let has_markers = marker_states(operator).next().is_some();
-            let markers = if has_markers && self.files_present(operator, files)? {
-                let which = OperatorRef::UidHash(operator.id_hex());
-                Some(self.stored_markers(&which, files)?)
-            } else {
-                None
-            };
-            operators.push(OperatorSummary {
-                id: operator.id_hex(),
-                uid: operator.uid.clone(),
-                name: operator.name.clone(),
-                parallelism: operator.parallelism,
-                max_parallelism: operator.max_parallelism,
-                subtasks: operator.subtasks.len(),
-                finished_subtasks: operator.subtasks.iter().filter(|s| s.finished).count(),
-                states,
-                keyed_state: operator
-                    .subtasks
-                    .iter()
-                    .any(|s| s.managed_keyed_state || s.raw_keyed_state),
-                channel_state: operator
-                    .subtasks
-                    .iter()
-                    .any(|s| s.input_channel_handles > 0 || s.output_channel_handles > 0),
-                coordinator_state: operator.coordinator_state,
-                markers,
-            });
-        }
-        Ok(operators)
-    }
-
-    fn files_present(&self, operator: &OperatorState<'a>, files: &[StateFile<'_>]) -> Result<bool> {
-        let needed = self.files_of(std::iter::once(operator))?;
-        Ok(needed
-            .iter()
-            .all(|file| files.iter().any(|f| f.path == file.path)))
-    }
 }
 
 fn operator_label(operator: &OperatorState<'_>) -> String {
     match &operator.uid {
         Some(uid) => format!("{uid:?} ({})", operator.id_hex()),
         None => operator.id_hex(),
-    }
-}
-
-fn element_label(marker: &StoredMarker) -> String {
-    if marker.element_count == 1 {
-        format!("the marker of subtask {}", marker.subtask)
-    } else {
-        format!(
-            "marker {} of subtask {}",
-            marker.element + 1,
-            marker.subtask
-        )
     }
 }
 
@@ -501,80 +373,6 @@ fn marker_states<'o, 'a>(
                     .map(move |state| (subtask.index, handle, state))
             })
     })
-}
-
-/// A stored element as a marker the planner takes, refused with the Java tool's words where it
-/// has them.
-fn to_marker(stored: &StoredMarker) -> Result<Marker> {
-    let label = element_label(stored);
-    let unsupported = |class: &str| {
-        CleanupError::InvalidMarker(format!(
-            "Checkpoint-aligned cleanup requires versioned Kafka recovery markers; legacy or unsupported marker found: {class} ({label})"
-        ))
-    };
-    match &stored.element_value {
-        Element::Null => Err(unsupported("null")),
-        Element::Other(class) => Err(unsupported(&printable(class))),
-        Element::Legacy(_) => Err(unsupported(kryo::HASH_MAP_CLASS)),
-        Element::Versioned {
-            schema_version,
-            topic,
-            topic_id,
-            offsets,
-        } => {
-            if *schema_version != 1 {
-                return Err(CleanupError::InvalidMarker(format!(
-                    "Unsupported Kafka recovery marker schema {schema_version} ({label})"
-                )));
-            }
-            let missing = |field: &str| {
-                CleanupError::InvalidMarker(format!(
-                    "Recovery marker field {field} is null ({label})"
-                ))
-            };
-            let topic = topic.clone().ok_or_else(|| missing("topic"))?;
-            let topic_id = topic_id.clone().ok_or_else(|| missing("topicId"))?;
-            // SPEC §2 refuses control characters in text fields; refused here, the sentences
-            // after this one never hold a raw line break.
-            if topic.chars().chain(topic_id.chars()).any(char::is_control) {
-                return Err(CleanupError::InvalidMarker(format!(
-                    "Recovery marker topic and topic ID must not contain control characters, but {label} has topic {topic:?} and topic ID {topic_id:?}"
-                )));
-            }
-            let entries = offsets.as_ref().ok_or_else(|| missing("offsets"))?;
-            if topic.trim().is_empty() || topic_id.trim().is_empty() {
-                return Err(CleanupError::InvalidMarker(format!(
-                    "Recovery marker topic and topic ID must not be blank, but {label} has topic {topic:?} and topic ID {topic_id:?}"
-                )));
-            }
-            crate::marker::check_topic_id(&topic_id)
-                .map_err(|why| CleanupError::InvalidMarker(format!("{why} ({label})")))?;
-            if entries.is_empty() {
-                return Err(CleanupError::InvalidMarker(format!(
-                    "Kafka recovery offsets must not be empty ({label})"
-                )));
-            }
-            let mut map = PartitionOffsets::new();
-            for &(partition, offset) in entries {
-                let (Ok(p), Ok(o)) = (u32::try_from(partition), u64::try_from(offset)) else {
-                    return Err(CleanupError::InvalidMarker(format!(
-                        "Kafka partition and offset must be non-negative, but {label} has partition {partition} at offset {offset}"
-                    )));
-                };
-                if map.get(p).is_some() {
-                    return Err(CleanupError::InvalidMarker(format!(
-                        "Recovery marker offsets name partition {p} twice ({label})"
-                    )));
-                }
-                map.insert(p, o);
-            }
-            Ok(Marker::Versioned(VersionedMarker {
-                topic,
-                topic_id,
-                offsets: map,
-            }))
-        }
-    }
 }
 
 /// A name read from the snapshot, escaped when it holds control characters (a corrupt class

@@ -5,7 +5,8 @@
 //! host repeats it.
 
 use super::{NeededFile, OperatorRef, OperatorSummary, Snapshot, StateFile, join};
-use crate::error::{CleanupError, Result};
+use crate::error::{CleanupError, FailureClass, Result};
+use crate::marker::Marker;
 use crate::plan::Plan;
 
 /// The largest `_metadata` or state file read: far above any marker state, far below memory.
@@ -26,6 +27,22 @@ pub enum StoreError {
     TooLarge(u64),
     /// Anything else the store's client reported.
     Failed(String),
+}
+
+impl StoreError {
+    /// What a snapshot the store did not give means for whoever asked: the input is refused
+    /// (nothing there, a scheme or size this host cannot read) or the store failed (credentials,
+    /// endpoint, anything else).
+    pub fn class(&self) -> FailureClass {
+        match self {
+            StoreError::NotFound(_) | StoreError::Unsupported(_) | StoreError::TooLarge(_) => {
+                FailureClass::Refused
+            }
+            StoreError::Denied(_) | StoreError::Unreachable(_) | StoreError::Failed(_) => {
+                FailureClass::Failed
+            }
+        }
+    }
 }
 
 /// The one capability a host gives for snapshots.
@@ -210,6 +227,19 @@ impl StoredSnapshot {
             markers,
             reads: self.reads,
         })
+    }
+
+    /// The markers `operator` stored, as a restore of this snapshot would hand them over.
+    pub fn restore_markers(
+        &mut self,
+        store: &mut dyn SnapshotStore,
+        operator: &OperatorRef,
+    ) -> std::result::Result<Vec<Marker>, SnapshotFailure> {
+        let needed = self.snapshot()?.marker_files(operator)?;
+        self.fetch(store, needed)?;
+        Ok(self
+            .snapshot()?
+            .restore_markers(operator, &self.state_files())?)
     }
 
     /// Every operator, with the markers of each that keeps a marker state.

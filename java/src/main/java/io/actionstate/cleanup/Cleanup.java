@@ -221,7 +221,7 @@ public final class Cleanup implements AutoCloseable {
     requireUtf8(policy);
     Object value;
     try {
-      value = host.call(CleanupWit.CHECK_RECOVERY, texts(markers), policy.lower());
+      value = host.call(CleanupWit.CHECK_RECOVERY, new Case(0, texts(markers)), policy.lower());
     } catch (CanonicalAbi.UnencodableStringException e) {
       throw unencodable("A marker or topic", e);
     }

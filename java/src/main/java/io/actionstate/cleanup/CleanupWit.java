@@ -159,7 +159,18 @@ final class CleanupWit {
               new ListOf(Wit.BOUNDARY_VIOLATION),
               OPTION_STRING,
               STRING,
-              FAILURE_CLASS));
+              FAILURE_CLASS,
+              Variant.option(STORE_FAILURE),
+              OPTION_STRING));
+  /** {@code restore-source}: texts, marker files, a snapshot's bytes, or a stored snapshot. */
+  static final AbiType RESTORE_SOURCE =
+      new Variant(
+          List.of(
+              STRING_LIST,
+              new ListOf(Plans.MARKER_FILE),
+              new Record(
+                  List.of(Plans.BYTES, Plans.OPERATOR_REF, new ListOf(Plans.SNAPSHOT_FILE))),
+              new Record(List.of(STRING, Plans.OPERATOR_REF))));
   static final AbiType REPLAY_OPTIONS = new Record(List.of(Prim.U32, Prim.U32));
   static final AbiType PARTITION_PROGRESS = new Record(List.of(Prim.U32, Prim.U64, Prim.U64));
   static final AbiType REPLAY_BATCH =
@@ -358,7 +369,7 @@ final class CleanupWit {
           "recovery",
           "check-recovery",
           Variant.result(RECOVERY_VERDICT, RECOVERY_REFUSAL),
-          STRING_LIST,
+          RESTORE_SOURCE,
           RECOVERY_POLICY);
   static final Function SESSION_START =
       f(
