@@ -4,7 +4,7 @@
 //! summary (`--all` and `--json` have every row). 1,200 partitions are more than two of the
 //! host's 500-partition ListOffsets requests, so the split requests are exercised too (its
 //! DeleteRecords is one request per leader; the splitting past 2,500 partitions per leader has
-//! unit tests in `host/src/kafka/admin.rs`). The 5,000- and 10,000-partition runs live in `scripts/bench` (section 7).
+//! unit tests in `host/src/kafka/delete_records.rs`). The 5,000- and 10,000-partition runs live in `scripts/bench` (section 7).
 
 #![allow(
     clippy::unwrap_used,

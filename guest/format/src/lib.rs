@@ -12,6 +12,7 @@ pub mod decode;
 pub mod error;
 pub mod fields;
 pub mod json;
+mod json_scan;
 pub mod kafka_error;
 pub mod marker;
 pub mod marker_file;

@@ -19,6 +19,7 @@ mod output;
 mod acl;
 mod apply;
 mod args;
+mod check;
 mod demo;
 mod failure;
 mod inputs;
@@ -119,7 +120,7 @@ pub fn run() -> ExitCode {
         Command::Snapshot(args) => done(offline::snapshot(&args)),
         Command::Apply(args) => done(apply::apply(&args)),
         Command::Status(args) => query::status(&args),
-        Command::CheckRecovery(args) => done(query::check_recovery(&args)),
+        Command::CheckRecovery(args) => done(check::check_recovery(&args)),
         Command::Marker(args) => done(query::marker(&args)),
         Command::Recover(args) => done(recover::recover(&args)),
         Command::Demo(args) => done(demo::demo(&args)),

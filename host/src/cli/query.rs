@@ -1,19 +1,14 @@
-//! Read-only commands against Kafka: `status`, `check-recovery`, `marker`.
+//! Read-only commands against Kafka: `status`, `marker` (`check-recovery` is in `check`).
 
-use action_state_cleanup::cleanup::{
-    BoundaryViolation, LivePartition, PlanTimes, RecoveryPolicy, RecoveryVerdict, RestoreSource,
-    Status, StatusReport, StoredSnapshot,
-};
+use action_state_cleanup::cleanup::{LivePartition, PlanTimes, Status, StatusReport};
 use serde_json::json;
 
 use super::apply::status_name;
-use super::args::{CheckRecoveryArgs, MarkerArgs, StatusArgs};
+use super::args::{MarkerArgs, StatusArgs};
 use super::failure::{ATTENTION, Failure};
-use super::inputs::marker_files;
 use super::output::{offsets_json, print_json, utc_time};
 use super::retained::HeldBelowNewest;
-use super::session::{Progress, answer, explained, instance, kafka_settings};
-use super::snapshot::selected;
+use super::session::{Progress, answer, instance, kafka_settings};
 use super::wide;
 
 /// `status`: exits 0 when the history is whole and every plan APPLIED, `ATTENTION` when a plan
@@ -261,184 +256,6 @@ fn live_summary(live: &[LivePartition]) -> String {
         ));
     }
     lines.join("\n")
-}
-
-pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
-    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
-    super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
-    // The component reads the markers where they are kept (a snapshot through the store, marker
-    // files as given) and checks them: one guest call.
-    let source = match selected(&args.snapshot)? {
-        Some((snapshot, operator)) => RestoreSource::Stored(StoredSnapshot {
-            location: snapshot.location,
-            operator,
-        }),
-        None => RestoreSource::Files(marker_files(&args.markers)?),
-    };
-    let policy = RecoveryPolicy {
-        topic: args.topic.clone(),
-        control_topic: args.control_topic.clone(),
-        tombstones_enabled: args.tombstones,
-    };
-    // The refusal carries its sentence, what it means and the topic it concerns.
-    let verdict = match instance.check_recovery(&source, &policy) {
-        Ok(Ok(verdict)) => verdict,
-        Ok(Err(refusal)) => {
-            if let Some(store) = refusal.store {
-                return Err(super::snapshot::store_failure(store));
-            }
-            super::acl::set_topics(refusal.topic.as_deref(), args.control_topic.as_deref());
-            let failure = explained(&refusal.error, refusal.message, instance.settings())
-                .with_class(refusal.class);
-            return Err(refused_restore(
-                failure,
-                &refusal.violations,
-                refusal.hint,
-                args.out.all,
-            ));
-        }
-        Err(trap) => return Err(Failure::internal(&trap)),
-    };
-    if args.out.json {
-        print_json(&json!({
-            "allowed": true,
-            "topic": verdict.topic,
-            "enforced": verdict.boundary.is_some(),
-            "boundary": verdict.boundary.as_deref().map(offsets_json),
-            "versioned": verdict.versioned,
-            "ranges": verdict.ranges.iter().map(|r| json!({
-                "partition": r.partition, "requested": r.requested, "beginning": r.beginning, "end": r.end
-            })).collect::<Vec<_>>(),
-        }));
-        return Ok(());
-    }
-    let all = args.out.all;
-    match &verdict.boundary {
-        Some(boundary) => outln!(
-            "Restore allowed: every partition of {} is at or above the {}",
-            verdict.topic,
-            wide::labelled_offsets("committed boundary", boundary, all)
-        ),
-        None => outln!(
-            "Restore allowed (standard recovery, no control topic configured) for {}",
-            verdict.topic
-        ),
-    }
-    let rows: Vec<Vec<String>> = verdict
-        .ranges
-        .iter()
-        .map(|r| {
-            vec![
-                r.partition.to_string(),
-                r.requested.to_string(),
-                r.beginning.to_string(),
-                r.end.to_string(),
-                r.end.saturating_sub(r.requested).to_string(),
-            ]
-        })
-        .collect();
-    if !wide::whole(rows.len(), all) {
-        outln!("{}", ranges_summary(&verdict));
-    }
-    outln!(
-        "{}",
-        wide::rows_table(
-            &["partition", "restore from", "beginning", "end", "to replay"],
-            &rows,
-            all
-        )
-    );
-    Ok(())
-}
-
-/// A refused restore as `check-recovery` and `recover` report it: exit 6 with "restore refused"
-/// when the recovery rules refused it, every partition below the boundary (a table, and
-/// `error.violations` in `--json`), and the component's hint: which plan and recovery point
-/// committed the boundary.
-pub fn refused_restore(
-    failure: Failure,
-    violations: &[BoundaryViolation],
-    hint: Option<String>,
-    all: bool,
-) -> Failure {
-    let mut failure = failure;
-    if violations.len() > 1 {
-        let rows: Vec<Vec<String>> = violations
-            .iter()
-            .map(|v| {
-                vec![
-                    v.partition.to_string(),
-                    v.requested.to_string(),
-                    v.boundary.to_string(),
-                ]
-            })
-            .collect();
-        let which = if wide::whole(rows.len(), all) {
-            "every partition below the boundary".to_owned()
-        } else {
-            format!(
-                "{} partitions are below the boundary",
-                wide::count(rows.len() as u64)
-            )
-        };
-        failure.message.push_str(&format!(
-            "; {which}:\n{}",
-            wide::rows_table(&["partition", "requested", "boundary"], &rows, all)
-        ));
-    }
-    if !violations.is_empty() {
-        failure.violations = Some(json!(violations
-            .iter()
-            .map(|v| json!({ "topic": v.topic, "partition": v.partition, "requested": v.requested, "boundary": v.boundary }))
-            .collect::<Vec<_>>()));
-    }
-    match hint {
-        Some(hint) => failure.with_hint(hint),
-        None => failure,
-    }
-}
-
-/// A wide restore at a glance: the span of each column, what is replayed, and where the
-/// restore starts past the committed boundary (the partitions that differ from it).
-fn ranges_summary(verdict: &RecoveryVerdict) -> String {
-    let ranges = &verdict.ranges;
-    let replay: u64 = ranges
-        .iter()
-        .map(|r| r.end.saturating_sub(r.requested))
-        .sum();
-    let mut text = format!(
-        "  {} partitions; restore from offsets {}, beginning {}, end {}; {} to replay",
-        wide::count(ranges.len() as u64),
-        wide::span(ranges.iter().map(|r| r.requested)),
-        wide::span(ranges.iter().map(|r| r.beginning)),
-        wide::span(ranges.iter().map(|r| r.end)),
-        wide::counted_records(replay)
-    );
-    if let Some(boundary) = &verdict.boundary {
-        let at: std::collections::HashMap<u32, u64> = boundary
-            .iter()
-            .map(|po| (po.partition, po.offset))
-            .collect();
-        let above: Vec<(u32, u64, u64)> = ranges
-            .iter()
-            .filter_map(|r| {
-                let b = *at.get(&r.partition)?;
-                (r.requested > b).then_some((r.partition, r.requested, b))
-            })
-            .collect();
-        text.push_str(&if above.is_empty() {
-            "\n  every partition restores from exactly its boundary".to_owned()
-        } else {
-            format!(
-                "\n  {} partitions restore from above their boundary: {}",
-                wide::count(above.len() as u64),
-                wide::named(&above, |(p, from, b)| format!(
-                    "{p} (from {from}, boundary {b})"
-                ))
-            )
-        });
-    }
-    text
 }
 
 pub fn marker(args: &MarkerArgs) -> Result<(), Failure> {

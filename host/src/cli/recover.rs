@@ -11,10 +11,10 @@ use action_state_cleanup::cleanup::{
 use serde_json::json;
 
 use super::args::RecoverArgs;
+use super::check::refused_restore;
 use super::failure::Failure;
 use super::inputs::load_markers;
 use super::output::{offsets_json, print_json};
-use super::query::refused_restore;
 use super::session::{self, answer, instance, kafka_settings};
 use super::snapshot::selected;
 

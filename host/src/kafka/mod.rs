@@ -8,6 +8,7 @@ pub mod capabilities;
 pub mod client_log;
 pub mod config;
 pub mod consumer;
+mod delete_records;
 pub mod errors;
 pub mod ffi;
 pub mod java_client;

@@ -6,6 +6,7 @@ mod flink_config;
 mod hdfs;
 mod local;
 mod object;
+mod object_error;
 
 use std::path::PathBuf;
 

@@ -4,6 +4,7 @@
 //! subtask, inline in `_metadata` or in a state file beside it. This module reads both and
 //! tells its caller which state files it needs: a host reads bytes, the component decides.
 
+mod discover;
 pub mod input;
 pub mod kryo;
 mod markers;

@@ -45,6 +45,8 @@ impl StoreError {
     }
 }
 
+pub use super::discover::{Discovered, discover};
+
 /// The one capability a host gives for snapshots.
 pub trait SnapshotStore {
     /// The whole object or file at `location`, refused with `TooLarge` above `max_bytes`.
@@ -259,99 +261,6 @@ impl StoredSnapshot {
     }
 }
 
-/// The recovery points below a retained location (`plan --retained`): a Flink checkpoint
-/// directory (`<job-id>/chk-N/_metadata` of every job, or one job's `chk-N`), a savepoint
-/// directory (every `savepoint-*`), or one snapshot.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Discovered {
-    /// Snapshot directories: `chk-N` by N before any other name, the rest by name; each once.
-    pub snapshots: Vec<String>,
-    /// `chk-N` folders with no `_metadata` (in progress, failed or being deleted): not recovery
-    /// points, named so that nothing is left out in silence.
-    pub incomplete: Vec<String>,
-    pub reads: Reads,
-}
-
-/// Folders of a job's checkpoint directory that hold state files, never a snapshot of their own.
-const STATE_FOLDERS: [&str; 2] = ["shared", "taskowned"];
-
-/// Every snapshot at or below `location`, one or two folder levels down, by listing folders
-/// only (no `_metadata` is read here). A location that is not there is the store's `NotFound`.
-pub fn discover(
-    store: &mut dyn SnapshotStore,
-    location: &str,
-) -> std::result::Result<Discovered, SnapshotFailure> {
-    let trimmed = trimmed(location);
-    let mut found = Discovered::default();
-    if trimmed == "_metadata" || trimmed.ends_with("/_metadata") {
-        let directory = parent(trimmed);
-        let names = list(store, &mut found.reads, &directory)?;
-        if !names.iter().any(|n| n == "_metadata") {
-            return Err(store_failure(
-                trimmed,
-                StoreError::NotFound(trimmed.to_owned()),
-            ));
-        }
-        found.snapshots.push(directory);
-        return Ok(found);
-    }
-    let names = list(store, &mut found.reads, trimmed)?;
-    scan(store, trimmed, &names, 0, &mut found)?;
-    found.snapshots.dedup();
-    Ok(found)
-}
-
-fn list(
-    store: &mut dyn SnapshotStore,
-    reads: &mut Reads,
-    location: &str,
-) -> std::result::Result<Vec<String>, SnapshotFailure> {
-    reads.requests = reads.requests.saturating_add(1);
-    store
-        .list(location)
-        .map_err(|error| store_failure(location, error))
-}
-
-/// A snapshot directory here, or the snapshots one or two levels below (`<job-id>/chk-N`).
-fn scan(
-    store: &mut dyn SnapshotStore,
-    directory: &str,
-    names: &[String],
-    depth: usize,
-    found: &mut Discovered,
-) -> std::result::Result<(), SnapshotFailure> {
-    if names.iter().any(|n| n == "_metadata") {
-        found.snapshots.push(directory.to_owned());
-        return Ok(());
-    }
-    let mut children: Vec<&str> = names.iter().filter_map(|n| n.strip_suffix('/')).collect();
-    children.sort_by_key(|name| order_key(name));
-    for child in children {
-        let path = join(directory, child);
-        let inner = list(store, &mut found.reads, &path)?;
-        if inner.iter().any(|n| n == "_metadata") {
-            found.snapshots.push(path);
-        } else if checkpoint_number(child).is_some() {
-            found.incomplete.push(path);
-        } else if depth == 0 && !STATE_FOLDERS.contains(&child) {
-            scan(store, &path, &inner, depth + 1, found)?;
-        }
-    }
-    Ok(())
-}
-
-fn checkpoint_number(name: &str) -> Option<u64> {
-    name.strip_prefix("chk-")?.parse().ok()
-}
-
-/// `chk-N` in numeric order, before any other name; the rest by name.
-fn order_key(name: &str) -> (u8, u64, String) {
-    match checkpoint_number(name) {
-        Some(n) => (0, n, name.to_owned()),
-        None => (1, 0, name.to_owned()),
-    }
-}
-
 /// One read, counted.
 fn read(
     store: &mut dyn SnapshotStore,
@@ -404,7 +313,7 @@ fn not_a_snapshot(
 }
 
 /// The failure for a store error at `location`, with its sentence.
-fn store_failure(location: &str, error: StoreError) -> SnapshotFailure {
+pub(super) fn store_failure(location: &str, error: StoreError) -> SnapshotFailure {
     let message = match &error {
         StoreError::NotFound(_) => format!("{location} does not exist"),
         StoreError::Denied(why) => format!("the store refused to give {location}: {why}"),
@@ -435,7 +344,7 @@ pub(crate) fn trimmed(location: &str) -> &str {
     }
 }
 
-fn parent(location: &str) -> String {
+pub(super) fn parent(location: &str) -> String {
     match location.rfind('/') {
         Some(0) => "/".to_owned(),
         Some(at) if !location[..at].ends_with(':') && !location[..at].ends_with("//") => {
@@ -496,6 +405,7 @@ fn root_len(location: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::discover::order_key;
 
     #[test]
     fn resolves_relative_paths_and_parent_folders_inside_the_bucket() {
