@@ -2,7 +2,7 @@
 //! of the apply and replay comparisons. Same protocol and policy code as the component (the
 //! core's `Policy` over the host's capabilities, `kafka::KafkaCapabilities`), same librdkafka clients,
 //! no WebAssembly boundary. Every capability call is counted and timed by name (`Timed`, a
-//! decorator of the capabilities).
+//! layer of the capabilities).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -12,11 +12,7 @@ use std::time::{Duration, Instant};
 use action_state_cleanup::kafka::KafkaCapabilities;
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
-use action_state_format::offsets::PartitionOffsets;
-use action_state_kafka::capabilities::{
-    self as caps, Capabilities, KafkaResult, PolledBatch, TopicMetadata,
-};
-use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_kafka::capabilities::{Answer, Call, Capabilities, KafkaResult};
 use action_state_kafka::policy::Policy;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
@@ -34,160 +30,44 @@ pub struct CallLog {
 
 type SharedLog = Rc<RefCell<CallLog>>;
 
-/// Times `call` as one call of the capability `name`.
-fn timed<T>(log: &SharedLog, name: &'static str, call: impl FnOnce() -> T) -> T {
-    let started = Instant::now();
-    let result = call();
-    let mut log = log.borrow_mut();
-    *log.calls.entry(name).or_default() += 1;
-    *log.spent.entry(name).or_default() += started.elapsed().as_secs_f64();
-    result
-}
-
-/// Capabilities that count and time every call of the ones they wrap, their writers' and
-/// consumers' included: the core's policy runs over them unchanged.
+/// Capabilities that count and time every Kafka call of the ones they wrap (a layer): the
+/// core's policy runs over them unchanged.
 pub struct Timed<C> {
     inner: C,
     log: SharedLog,
 }
 
-pub struct TimedWriter<W> {
-    inner: W,
-    log: SharedLog,
-}
-
-pub struct TimedConsumer<K> {
-    /// The wrapped consumer (the host's consumer holds the records of its latest poll).
-    pub inner: K,
-    log: SharedLog,
-}
-
-impl<W: caps::Writer> caps::Writer for TimedWriter<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
-        let inner = &mut self.inner;
-        timed(&self.log, "append", || {
-            inner.append(topic, partition, key, value)
-        })
-    }
-}
-
-impl<K: caps::Consumer> caps::Consumer for TimedConsumer<K> {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
-        let inner = &mut self.inner;
-        timed(&self.log, "assign", || inner.assign(start))
-    }
-
-    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-        let inner = &mut self.inner;
-        timed(&self.log, "position", || inner.position())
-    }
-
-    fn poll(
-        &mut self,
-        max_records: u32,
-        timeout_ms: u32,
-        with_data: bool,
-    ) -> KafkaResult<PolledBatch> {
-        let inner = &mut self.inner;
-        timed(&self.log, "poll", || {
-            inner.poll(max_records, timeout_ms, with_data)
-        })
+/// The name a call is logged under: its operation, as the floor's steps are named.
+fn logged_name<W, K>(call: &Call<'_, W, K>) -> &'static str {
+    match call.name() {
+        "writer.open" => "open-writer",
+        "consumer.open" => "open-consumer",
+        "writer.append" => "append",
+        "consumer.assign" => "assign",
+        "consumer.position" => "position",
+        "consumer.poll" => "poll",
+        name => name,
     }
 }
 
 impl<C: Capabilities> Capabilities for Timed<C> {
-    type Writer = TimedWriter<C::Writer>;
-    type Consumer = TimedConsumer<C::Consumer>;
+    type Writer = C::Writer;
+    type Consumer = C::Consumer;
 
-    fn now_ms(&mut self) -> u64 {
-        self.inner.now_ms()
-    }
-
-    fn sleep_ms(&mut self, ms: u32) {
-        self.inner.sleep_ms(ms);
-    }
-
-    fn operation_timeout_ms(&mut self) -> u32 {
-        self.inner.operation_timeout_ms()
-    }
-
-    fn retrying(&mut self, message: &str, remaining_ms: u64) {
-        self.inner.retrying(message, remaining_ms);
-    }
-
-    fn describe(
+    fn call(
         &mut self,
-        topics: &[&str],
-        config_names: &[&str],
-        with_offsets: bool,
-    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
-        let inner = &mut self.inner;
-        timed(&self.log, "describe", || {
-            inner.describe(topics, config_names, with_offsets)
-        })
-    }
-
-    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
-        let inner = &mut self.inner;
-        timed(&self.log, "describe-cluster", || {
-            inner.describe_cluster(config_names)
-        })
-    }
-
-    fn create_topic(
-        &mut self,
-        topic: &str,
-        partitions: u32,
-        replication_factor: u16,
-        configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
-        let inner = &mut self.inner;
-        timed(&self.log, "create-topic", || {
-            inner.create_topic(topic, partitions, replication_factor, configs)
-        })
-    }
-
-    fn list_offsets(
-        &mut self,
-        topic: &str,
-        partitions: &[u32],
-        spec: OffsetSpec,
-    ) -> KafkaResult<Vec<(u32, u64)>> {
-        let inner = &mut self.inner;
-        timed(&self.log, "list-offsets", || {
-            inner.list_offsets(topic, partitions, spec)
-        })
-    }
-
-    fn delete_records(
-        &mut self,
-        topic: &str,
-        before: &PartitionOffsets,
-    ) -> KafkaResult<Vec<(u32, u64)>> {
-        let inner = &mut self.inner;
-        timed(&self.log, "delete-records", || {
-            inner.delete_records(topic, before)
-        })
-    }
-
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
-        let inner = &mut self.inner;
-        let writer = timed(&self.log, "open-writer", || {
-            inner.open_writer(transactional_id)
-        })?;
-        Ok(TimedWriter {
-            inner: writer,
-            log: self.log.clone(),
-        })
-    }
-
-    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
-        let inner = &mut self.inner;
-        let consumer = timed(&self.log, "open-consumer", || inner.open_consumer(topic))?;
-        Ok(TimedConsumer {
-            inner: consumer,
-            log: self.log.clone(),
-        })
+        call: Call<'_, C::Writer, C::Consumer>,
+    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+        if !call.is_kafka() {
+            return self.inner.call(call);
+        }
+        let name = logged_name(&call);
+        let started = Instant::now();
+        let answer = self.inner.call(call);
+        let mut log = self.log.borrow_mut();
+        *log.calls.entry(name).or_default() += 1;
+        *log.spent.entry(name).or_default() += started.elapsed().as_secs_f64();
+        answer
     }
 }
 
@@ -223,7 +103,7 @@ impl<'a> NativeCore<'a> {
 
     /// The replay consumer a recovery session opened (it holds the records of the latest poll).
     pub fn replay_consumer(&mut self) -> Option<&mut Consumer> {
-        self.policy.replay_consumer().map(|c| &mut c.inner)
+        self.policy.replay_consumer()
     }
 }
 

@@ -16,6 +16,7 @@ mod convert;
 mod events;
 mod imports;
 mod instance;
+mod observed;
 
 /// Generated bindings of the `cleanup` world, private: the host's API is the re-exports below.
 mod bindings {

@@ -3,10 +3,10 @@
 //! policy, since the host is not part of the audited core.
 
 use action_state_kafka::capabilities::{
-    Capabilities, Columns, Consumer, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
-    Writer,
+    Columns, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
 };
 use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_kafka::leaf::Operations;
 
 use crate::bindings::action_state::cleanup::{
     clock, kafka_admin, kafka_consumer, kafka_writer, operator_events,
@@ -78,41 +78,45 @@ fn polled_batch(batch: kafka_consumer::PolledBatch) -> KafkaResult<PolledBatch> 
     })
 }
 
-impl Writer for kafka_writer::Writer {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
-        kafka_writer::Writer::append(self, topic, partition, key, value).map_err(Into::into)
-    }
-}
+impl Operations for HostCaps {
+    type Writer = kafka_writer::Writer;
+    type Consumer = kafka_consumer::Consumer;
 
-impl Consumer for kafka_consumer::Consumer {
-    fn assign(&mut self, start: &action_state_format::PartitionOffsets) -> KafkaResult<()> {
-        kafka_consumer::Consumer::assign(self, &from_offsets(start)).map_err(Into::into)
+    fn append(
+        &mut self,
+        writer: &mut kafka_writer::Writer,
+        topic: &str,
+        partition: u32,
+        key: &str,
+        value: &str,
+    ) -> KafkaResult<u64> {
+        Ok(writer.append(topic, partition, key, value)?)
     }
 
-    fn position(&mut self) -> KafkaResult<action_state_format::PartitionOffsets> {
-        kafka_consumer::Consumer::position(self)
-            .map(|p| to_offsets(&p))
-            .map_err(Into::into)
+    fn assign(
+        &mut self,
+        consumer: &mut kafka_consumer::Consumer,
+        start: &action_state_format::PartitionOffsets,
+    ) -> KafkaResult<()> {
+        Ok(consumer.assign(&from_offsets(start))?)
+    }
+
+    fn position(
+        &mut self,
+        consumer: &mut kafka_consumer::Consumer,
+    ) -> KafkaResult<action_state_format::PartitionOffsets> {
+        Ok(to_offsets(&consumer.position()?))
     }
 
     fn poll(
         &mut self,
+        consumer: &mut kafka_consumer::Consumer,
         max_records: u32,
         timeout_ms: u32,
         with_data: bool,
     ) -> KafkaResult<PolledBatch> {
-        polled_batch(kafka_consumer::Consumer::poll(
-            self,
-            max_records,
-            timeout_ms,
-            with_data,
-        )?)
+        polled_batch(consumer.poll(max_records, timeout_ms, with_data)?)
     }
-}
-
-impl Capabilities for HostCaps {
-    type Writer = kafka_writer::Writer;
-    type Consumer = kafka_consumer::Consumer;
 
     fn now_ms(&mut self) -> u64 {
         clock::now_ms()

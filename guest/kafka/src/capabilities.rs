@@ -1,13 +1,13 @@
-//! The capability contract 0.3 as the core sees it: one method per WIT import, no policy. The
-//! cleanup component implements `Capabilities` over its imports, the conformance suite drives
-//! them, and unit tests implement them over an in-memory fake; `policy` builds every retry,
-//! wait and decoding rule on top, once.
+//! The capability contract 0.3 as the core sees it: one call per WIT import (`call::Call`), no
+//! policy. The cleanup component answers calls with its imports, the host with its Kafka
+//! clients, unit tests with an in-memory fake; `policy` builds every retry, wait and decoding
+//! rule on top, once.
 
 pub use action_state_format::kafka_error::{ErrorKind, GROUP_AUTHORIZATION_FAILED, KafkaError};
 
+pub use crate::call::{Answer, Call, Kafka};
+use crate::kafka_types::ConfigEntry;
 pub use crate::kafka_types::PartitionRange;
-use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
-use action_state_format::offsets::PartitionOffsets;
 
 pub type KafkaResult<T> = Result<T, KafkaError>;
 
@@ -174,69 +174,19 @@ impl PolledBatch {
     }
 }
 
-/// `kafka-writer.writer`.
-pub trait Writer {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64>;
-}
-
-/// `kafka-consumer.consumer`.
-pub trait Consumer {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()>;
-    fn position(&mut self) -> KafkaResult<PartitionOffsets>;
-    fn poll(
-        &mut self,
-        max_records: u32,
-        timeout_ms: u32,
-        with_data: bool,
-    ) -> KafkaResult<PolledBatch>;
-}
-
-/// The imports of the `cleanup` world (without `operator-events`), one method each.
+/// The seam between the core and a host: one method, which answers one capability call
+/// (`Call`). Leaves answer calls (the component's imports, the host's Kafka clients, the
+/// in-memory fake); layers wrap another `Capabilities`, look at a call or its answer and pass it
+/// on. Writers and consumers are the leaf's own values, which calls on them carry by reference:
+/// a layer keeps the leaf's types unless it needs state of its own per writer or consumer.
 pub trait Capabilities {
-    type Writer: Writer;
-    type Consumer: Consumer;
+    type Writer;
+    type Consumer;
 
-    fn now_ms(&mut self) -> u64;
-    fn sleep_ms(&mut self, ms: u32);
-    fn operation_timeout_ms(&mut self) -> u32;
-
-    /// `operator-events.retrying`: a step failed in a way that may pass and is tried again until
-    /// its deadline, `remaining_ms` from now; `message` is the step's failure sentence. Progress
-    /// for the operator, not a Kafka operation: a host without one (the conformance world, the
-    /// unit tests) shows nothing.
-    fn retrying(&mut self, _message: &str, _remaining_ms: u64) {}
-
-    fn describe(
+    fn call(
         &mut self,
-        topics: &[&str],
-        config_names: &[&str],
-        with_offsets: bool,
-    ) -> KafkaResult<Vec<Option<TopicMetadata>>>;
-    /// `kafka-admin.describe-cluster`: the brokers, and the named configuration entries of the
-    /// one with the lowest ID (as the host answered: the policy checks the shape).
-    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription>;
-    fn create_topic(
-        &mut self,
-        topic: &str,
-        partitions: u32,
-        replication_factor: u16,
-        configs: &[ConfigEntry],
-    ) -> KafkaResult<bool>;
-    /// One entry per partition Kafka answered, as the host returned them (possibly incomplete).
-    fn list_offsets(
-        &mut self,
-        topic: &str,
-        partitions: &[u32],
-        spec: OffsetSpec,
-    ) -> KafkaResult<Vec<(u32, u64)>>;
-    fn delete_records(
-        &mut self,
-        topic: &str,
-        before: &PartitionOffsets,
-    ) -> KafkaResult<Vec<(u32, u64)>>;
-
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer>;
-    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer>;
+        call: Call<'_, Self::Writer, Self::Consumer>,
+    ) -> KafkaResult<Answer<Self::Writer, Self::Consumer>>;
 }
 
 #[cfg(test)]

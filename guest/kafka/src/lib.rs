@@ -3,10 +3,12 @@
 //! into retried, classified answers. Builds on `action-state-format` only. With the `testing`
 //! feature, `fake` is an in-memory Kafka behind the same contract, for the protocol's unit tests.
 
+pub mod call;
 pub mod capabilities;
 pub mod classified;
 pub mod kafka_codes;
 pub mod kafka_types;
+pub mod leaf;
 pub mod policy;
 pub mod topics;
 

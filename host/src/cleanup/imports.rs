@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use action_state_kafka::capabilities::{Capabilities, Consumer as _, Writer as _};
+use action_state_kafka::capabilities::{Capabilities, Kafka};
 use wasmtime::StoreLimits;
 use wasmtime::component::{Resource, ResourceTable};
 
@@ -15,9 +15,10 @@ use super::bindings::action_state::cleanup::{
 };
 use super::convert::{core_config_entries, offset_list, partition_offsets, polled};
 use super::events::SharedEvents;
+use super::observed::Observed;
 use super::{KafkaError, NewControlTopic, PartitionOffset, PartitionPreview, Plan, Review};
 use crate::kafka::capabilities::HeldRecords;
-use crate::kafka::{RequestCounts, close_in_background};
+use crate::kafka::close_in_background;
 
 /// What a store's capabilities must be for the bindings: the core's seam, with writers and
 /// consumers the resource table can hold, and consumers that keep their records in the host.
@@ -33,14 +34,13 @@ impl<C> StoreCapabilities for C where
 
 /// Per-store host state: the capabilities, the operator's events and the guest's resources.
 pub struct HostState<C> {
-    pub(super) caps: C,
+    /// The store's capabilities under the layer that counts and traces every call.
+    pub(super) caps: Observed<C>,
     events: SharedEvents,
     table: ResourceTable,
     pub(super) limits: StoreLimits,
     /// The consumer whose poll was the latest: `next-batch` indexes its records.
     last_poll: Option<u32>,
-    /// The guest's capability calls, counted as it made them.
-    pub(super) counts: RequestCounts,
     /// Where `snapshot-store` reads: local files and the object stores.
     pub(super) stores: crate::stores::SnapshotStores,
 }
@@ -48,12 +48,11 @@ pub struct HostState<C> {
 impl<C> HostState<C> {
     pub(super) fn new(caps: C, events: SharedEvents, limits: StoreLimits) -> Self {
         HostState {
-            caps,
+            caps: Observed::new(caps),
             events,
             table: ResourceTable::new(),
             limits,
             last_poll: None,
-            counts: RequestCounts::default(),
             stores: crate::stores::SnapshotStores::default(),
         }
     }
@@ -65,37 +64,21 @@ fn answer<T, U: From<T>>(result: Result<T, crate::kafka::KafkaError>) -> Answer<
     Ok(result.map(U::from).map_err(KafkaError::from))
 }
 
-/// Reports a capability call on the process's timeline (`crate::trace`): where the wall clock
-/// goes when a cluster misbehaves, or when an apply is slower than its Kafka requests.
+/// Reports a snapshot-store read on the process's timeline (`crate::trace`), under its own
+/// label: a store request, not a Kafka one (those are `Observed`'s).
 fn traced<T, E: std::fmt::Debug>(
     call: impl FnOnce() -> String,
     started: Instant,
-    answer: wasmtime::Result<Result<T, E>>,
+    answer: Result<T, E>,
 ) -> wasmtime::Result<Result<T, E>> {
-    if !crate::trace::kafka_calls() && !crate::trace::on() {
-        return answer;
+    if crate::trace::on() {
+        let outcome = match &answer {
+            Ok(_) => "ok".to_owned(),
+            Err(error) => format!("{error:?}"),
+        };
+        crate::trace::step("store", started, || format!("{}: {outcome}", call()));
     }
-    let call = call();
-    let legacy = crate::trace::kafka_calls() && !call.starts_with("snapshot-store");
-    let outcome = match &answer {
-        Ok(Ok(_)) => "ok".to_owned(),
-        Ok(Err(error)) => format!("{error:?}"),
-        Err(trap) => format!("trap: {trap}"),
-    };
-    if legacy {
-        eprintln!(
-            "kafka: {call} {} ms: {outcome}",
-            started.elapsed().as_millis()
-        );
-    }
-    // A snapshot read is a store request, not a Kafka one: its own label on the timeline.
-    let kind = if call.starts_with("snapshot-store") {
-        "store"
-    } else {
-        "kafka"
-    };
-    crate::trace::step(kind, started, || format!("{call}: {outcome}"));
-    answer
+    Ok(answer)
 }
 
 impl<C: StoreCapabilities> types::Host for HostState<C> {}
@@ -106,17 +89,17 @@ impl<C: StoreCapabilities> clock::Host for HostState<C> {
     }
 
     fn sleep_ms(&mut self, ms: u32) -> wasmtime::Result<()> {
-        let started = Instant::now();
         self.caps.sleep_ms(ms);
-        crate::trace::step("wait", started, || {
-            format!("the component waits {ms} ms (back-off or pause)")
-        });
         Ok(())
     }
 
     fn operation_timeout_ms(&mut self) -> wasmtime::Result<u32> {
         Ok(self.caps.operation_timeout_ms())
     }
+}
+
+fn names(texts: &[String]) -> Vec<&str> {
+    texts.iter().map(String::as_str).collect()
 }
 
 impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
@@ -126,26 +109,19 @@ impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
         config_names: Vec<String>,
         with_offsets: bool,
     ) -> Answer<Vec<Option<kafka_admin::TopicMetadata>>> {
-        let started = Instant::now();
-        self.counts.admin += 1;
-        let topic_names: Vec<&str> = topics.iter().map(String::as_str).collect();
-        let names: Vec<&str> = config_names.iter().map(String::as_str).collect();
-        let result = self.caps.describe(&topic_names, &names, with_offsets);
-        let answer = Ok(result
+        let result = self
+            .caps
+            .describe(&names(&topics), &names(&config_names), with_offsets);
+        Ok(result
             .map(|all| all.into_iter().map(|t| t.map(Into::into)).collect())
-            .map_err(KafkaError::from));
-        traced(|| format!("describe {topics:?}"), started, answer)
+            .map_err(KafkaError::from))
     }
 
     fn describe_cluster(
         &mut self,
         config_names: Vec<String>,
     ) -> Answer<kafka_admin::ClusterDescription> {
-        let started = Instant::now();
-        self.counts.admin += 1;
-        let names: Vec<&str> = config_names.iter().map(String::as_str).collect();
-        let answer = answer(self.caps.describe_cluster(&names));
-        traced(|| "describe-cluster".to_owned(), started, answer)
+        answer(self.caps.describe_cluster(&names(&config_names)))
     }
 
     fn create_topic(
@@ -155,13 +131,11 @@ impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
         replication_factor: u16,
         configs: Vec<kafka_admin::ConfigEntry>,
     ) -> Answer<bool> {
-        let started = Instant::now();
-        self.counts.admin += 1;
         let configs = core_config_entries(configs);
-        let result = self
-            .caps
-            .create_topic(&topic, partitions, replication_factor, &configs);
-        traced(|| format!("create-topic {topic}"), started, answer(result))
+        answer(
+            self.caps
+                .create_topic(&topic, partitions, replication_factor, &configs),
+        )
     }
 
     fn list_offsets(
@@ -170,12 +144,8 @@ impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
         partitions: Vec<u32>,
         spec: kafka_admin::OffsetSpec,
     ) -> Answer<Vec<PartitionOffset>> {
-        let started = Instant::now();
-        self.counts.admin += 1;
         let result = self.caps.list_offsets(&topic, &partitions, spec.into());
-        let answer = Ok(result.map(offset_list).map_err(KafkaError::from));
-        let call = || format!("list-offsets {topic} {spec:?}");
-        traced(call, started, answer)
+        Ok(result.map(offset_list).map_err(KafkaError::from))
     }
 
     fn delete_records(
@@ -183,13 +153,10 @@ impl<C: StoreCapabilities> kafka_admin::Host for HostState<C> {
         topic: String,
         before: Vec<PartitionOffset>,
     ) -> Answer<Vec<PartitionOffset>> {
-        let started = Instant::now();
-        self.counts.admin += 1;
         let result = self
             .caps
             .delete_records(&topic, &partition_offsets(&before));
-        let answer = Ok(result.map(offset_list).map_err(KafkaError::from));
-        traced(|| format!("delete-records {topic}"), started, answer)
+        Ok(result.map(offset_list).map_err(KafkaError::from))
     }
 }
 
@@ -207,16 +174,10 @@ impl<C: StoreCapabilities> kafka_writer::Host for HostState<C> {}
 
 impl<C: StoreCapabilities> kafka_writer::HostWriter for HostState<C> {
     fn open(&mut self, transactional_id: Option<String>) -> Answer<Resource<kafka_writer::Writer>> {
-        let started = Instant::now();
-        let answer = match self.caps.open_writer(transactional_id.as_deref()) {
+        match self.caps.open_writer(transactional_id.as_deref()) {
             Ok(writer) => Ok(Ok(owned(&self.table.push(writer)?))),
             Err(error) => Ok(Err(error.into())),
-        };
-        traced(
-            || format!("writer.open {transactional_id:?}"),
-            started,
-            answer,
-        )
+        }
     }
 
     fn append(
@@ -227,11 +188,8 @@ impl<C: StoreCapabilities> kafka_writer::HostWriter for HostState<C> {
         key: String,
         value: String,
     ) -> Answer<u64> {
-        self.counts.control_writes += 1;
-        let started = Instant::now();
         let writer = self.table.get_mut(&borrowed::<C::Writer, _>(&writer))?;
-        let result = writer.append(&topic, partition, &key, &value);
-        traced(|| format!("writer.append {topic}"), started, answer(result))
+        answer(self.caps.append(writer, &topic, partition, &key, &value))
     }
 
     fn drop(&mut self, writer: Resource<kafka_writer::Writer>) -> wasmtime::Result<()> {
@@ -244,12 +202,10 @@ impl<C: StoreCapabilities> kafka_consumer::Host for HostState<C> {}
 
 impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
     fn open(&mut self, topic: String) -> Answer<Resource<kafka_consumer::Consumer>> {
-        let started = Instant::now();
-        let answer = match self.caps.open_consumer(&topic) {
+        match self.caps.open_consumer(&topic) {
             Ok(consumer) => Ok(Ok(owned(&self.table.push(consumer)?))),
             Err(error) => Ok(Err(error.into())),
-        };
-        traced(|| format!("consumer.open {topic}"), started, answer)
+        }
     }
 
     fn assign(
@@ -257,21 +213,17 @@ impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
         consumer: Resource<kafka_consumer::Consumer>,
         start: Vec<PartitionOffset>,
     ) -> Answer<()> {
-        let started = Instant::now();
         let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
-        let answer = answer(consumer.assign(&partition_offsets(&start)));
-        traced(|| "consumer.assign".to_owned(), started, answer)
+        answer(self.caps.assign(consumer, &partition_offsets(&start)))
     }
 
     fn position(
         &mut self,
         consumer: Resource<kafka_consumer::Consumer>,
     ) -> Answer<Vec<PartitionOffset>> {
-        let started = Instant::now();
         let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
-        let result = consumer.position().map(|p| offset_list(p.iter()));
-        let answer = Ok(result.map_err(KafkaError::from));
-        traced(|| "consumer.position".to_owned(), started, answer)
+        let result = self.caps.position(consumer).map(|p| offset_list(p.iter()));
+        Ok(result.map_err(KafkaError::from))
     }
 
     fn poll(
@@ -281,21 +233,12 @@ impl<C: StoreCapabilities> kafka_consumer::HostConsumer for HostState<C> {
         timeout_ms: u32,
         with_data: bool,
     ) -> Answer<kafka_consumer::PolledBatch> {
-        if with_data {
-            self.counts.control_reads += 1;
-        } else {
-            self.counts.consumer_polls += 1;
-        }
         self.last_poll = Some(consumer.rep());
-        let started = Instant::now();
         let consumer = self.table.get_mut(&borrowed::<C::Consumer, _>(&consumer))?;
-        let result = consumer.poll(max_records, timeout_ms, with_data);
-        let records = result.as_ref().map_or(0, |batch| batch.len());
-        let answer = Ok(result
+        let result = self.caps.poll(consumer, max_records, timeout_ms, with_data);
+        Ok(result
             .map(|batch| polled(batch, with_data))
-            .map_err(KafkaError::from));
-        let call = || format!("consumer.poll (up to {timeout_ms} ms): {records} records,");
-        traced(call, started, answer)
+            .map_err(KafkaError::from))
     }
 
     fn drop(&mut self, consumer: Resource<kafka_consumer::Consumer>) -> wasmtime::Result<()> {
@@ -343,7 +286,7 @@ impl<C: StoreCapabilities> snapshot_store::Host for HostState<C> {
         max_bytes: u64,
     ) -> wasmtime::Result<Result<Vec<u8>, snapshot_store::StoreError>> {
         let started = Instant::now();
-        let answer = Ok(self.stores.read(&location, max_bytes).map_err(store_error));
+        let answer = self.stores.read(&location, max_bytes).map_err(store_error);
         traced(
             || format!("snapshot-store read {location}"),
             started,
@@ -356,7 +299,7 @@ impl<C: StoreCapabilities> snapshot_store::Host for HostState<C> {
         location: String,
     ) -> wasmtime::Result<Result<Vec<String>, snapshot_store::StoreError>> {
         let started = Instant::now();
-        let answer = Ok(self.stores.list(&location).map_err(store_error));
+        let answer = self.stores.list(&location).map_err(store_error);
         traced(
             || format!("snapshot-store list-folder {location}"),
             started,

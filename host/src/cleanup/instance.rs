@@ -30,7 +30,7 @@ impl CleanupInstance {
     /// component's rules against a failing or lying host.
     #[cfg(feature = "testing")]
     pub fn misbehave(&mut self, lie: Option<crate::testing::Lie>) {
-        self.store.data_mut().caps.misbehave(lie);
+        self.store.data_mut().caps.inner.misbehave(lie);
     }
 
     /// The Kafka settings this instance's capabilities use.
@@ -40,7 +40,7 @@ impl CleanupInstance {
 
     /// The capability calls this instance's component made, by kind.
     pub fn counts(&self) -> RequestCounts {
-        self.store.data().counts
+        self.store.data().caps.counts
     }
 
     /// Reads snapshots with these stores from now on (`--flink-config`).

@@ -10,10 +10,9 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use action_state_format::offsets::PartitionOffsets;
-use action_state_kafka::capabilities::{
-    self as caps, KafkaResult, PartitionRange, PolledBatch, TopicMetadata,
-};
+use action_state_kafka::capabilities::{KafkaResult, PartitionRange, PolledBatch, TopicMetadata};
 use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_kafka::leaf::Operations;
 
 use super::consumer::{Consumer, HeldRecord, columns};
 use super::progress::{self, SharedWaiting};
@@ -93,27 +92,6 @@ impl HeldRecords for Consumer {
     }
 }
 
-impl caps::Writer for Writer {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
-        Writer::append(self, topic, partition, key, value)
-    }
-}
-
-impl caps::Consumer for Consumer {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
-        Consumer::assign(self, &start.iter().collect::<Vec<_>>())
-    }
-
-    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-        Ok(Consumer::position(self)?.into_iter().collect())
-    }
-
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
-        let held = Consumer::poll(self, max, Duration::from_millis(u64::from(timeout_ms)))?;
-        PolledBatch::from_columns(columns(held, with_data))
-    }
-}
-
 fn owned(names: &[&str]) -> Vec<String> {
     names.iter().map(|name| (*name).to_owned()).collect()
 }
@@ -125,9 +103,40 @@ fn config_entries(pairs: Vec<(String, Option<String>)>) -> Vec<ConfigEntry> {
         .collect()
 }
 
-impl<K: BorrowMut<KafkaClients>> caps::Capabilities for KafkaCapabilities<K> {
+impl<K: BorrowMut<KafkaClients>> Operations for KafkaCapabilities<K> {
     type Writer = Writer;
     type Consumer = Consumer;
+
+    fn append(
+        &mut self,
+        writer: &mut Writer,
+        topic: &str,
+        partition: u32,
+        key: &str,
+        value: &str,
+    ) -> KafkaResult<u64> {
+        writer.append(topic, partition, key, value)
+    }
+
+    fn assign(&mut self, consumer: &mut Consumer, start: &PartitionOffsets) -> KafkaResult<()> {
+        consumer.assign(&start.iter().collect::<Vec<_>>())
+    }
+
+    fn position(&mut self, consumer: &mut Consumer) -> KafkaResult<PartitionOffsets> {
+        Ok(consumer.position()?.into_iter().collect())
+    }
+
+    fn poll(
+        &mut self,
+        consumer: &mut Consumer,
+        max_records: u32,
+        timeout_ms: u32,
+        with_data: bool,
+    ) -> KafkaResult<PolledBatch> {
+        let timeout = Duration::from_millis(u64::from(timeout_ms));
+        let held = consumer.poll(max_records, timeout)?;
+        PolledBatch::from_columns(columns(held, with_data))
+    }
 
     fn now_ms(&mut self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)

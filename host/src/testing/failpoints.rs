@@ -16,18 +16,13 @@
 //! (at most 120 s) until `<path>.go` exists, so a fault test can kill a broker at that moment.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use action_state_format::offsets::PartitionOffsets;
 use action_state_kafka::capabilities::{
-    self as caps, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch, TopicMetadata,
+    Answer, Call, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch,
 };
-use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
 
-use crate::kafka::capabilities::HeldRecords;
-use crate::kafka::consumer::HeldRecord;
 use crate::kafka::{KafkaClients, KafkaSettings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,12 +108,12 @@ fn compact_data_topic(settings: &KafkaSettings, value: &str) {
 }
 
 /// `inner`, broken as `ASC_FAILPOINT` and `ASC_FAILPOINT_PAUSE` say (neither set: exactly
-/// `inner`).
+/// `inner`). A layer: it looks at appends, deletions and replay polls and passes every call on.
 pub struct Failpoints<C> {
     inner: C,
     active: Option<Failpoint>,
-    /// Whether a writer of this instance appended a COMMITTED record.
-    committed: Arc<AtomicBool>,
+    /// Whether this instance appended a COMMITTED record.
+    committed: bool,
     settings: KafkaSettings,
 }
 
@@ -128,160 +123,70 @@ impl<C> Failpoints<C> {
         Failpoints {
             inner,
             active: active(),
-            committed: Arc::default(),
+            committed: false,
             settings: settings.clone(),
         }
-    }
-
-    fn committed(&self) -> bool {
-        self.committed.load(Ordering::SeqCst)
-    }
-}
-
-pub struct FailpointWriter<W> {
-    inner: W,
-    compact: Option<KafkaSettings>,
-    committed: Arc<AtomicBool>,
-}
-
-impl<W: caps::Writer> caps::Writer for FailpointWriter<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
-        let commit = is_commit(value);
-        if commit {
-            pause(Stage::BeforeCommit);
-        }
-        let answer = self.inner.append(topic, partition, key, value);
-        if commit && answer.is_ok() {
-            self.committed.store(true, Ordering::SeqCst);
-            pause(Stage::AfterCommit);
-            if let Some(settings) = &self.compact {
-                compact_data_topic(settings, value);
-            }
-        }
-        answer
-    }
-}
-
-pub struct FailpointConsumer<K> {
-    inner: K,
-    stall: bool,
-    /// The latest poll stalled: it returned no records.
-    stalled: bool,
-}
-
-impl<K: caps::Consumer> caps::Consumer for FailpointConsumer<K> {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
-        self.inner.assign(start)
-    }
-
-    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-        self.inner.position()
-    }
-
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
-        self.stalled = self.stall && !with_data;
-        if self.stalled {
-            std::thread::sleep(Duration::from_millis(u64::from(timeout_ms)));
-            return Ok(PolledBatch::default());
-        }
-        self.inner.poll(max, timeout_ms, with_data)
-    }
-}
-
-impl<K: HeldRecords> HeldRecords for FailpointConsumer<K> {
-    fn held(&mut self, index: u32) -> Option<&mut HeldRecord> {
-        if self.stalled {
-            return None;
-        }
-        self.inner.held(index)
     }
 }
 
 impl<C: Capabilities> Capabilities for Failpoints<C> {
-    type Writer = FailpointWriter<C::Writer>;
-    type Consumer = FailpointConsumer<C::Consumer>;
+    type Writer = C::Writer;
+    type Consumer = C::Consumer;
 
-    fn now_ms(&mut self) -> u64 {
-        self.inner.now_ms()
-    }
-
-    fn sleep_ms(&mut self, ms: u32) {
-        self.inner.sleep_ms(ms);
-    }
-
-    fn operation_timeout_ms(&mut self) -> u32 {
-        self.inner.operation_timeout_ms()
-    }
-
-    fn retrying(&mut self, message: &str, remaining_ms: u64) {
-        self.inner.retrying(message, remaining_ms);
-    }
-
-    fn describe(
+    fn call(
         &mut self,
-        topics: &[&str],
-        config_names: &[&str],
-        with_offsets: bool,
-    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
-        self.inner.describe(topics, config_names, with_offsets)
-    }
-
-    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
-        self.inner.describe_cluster(config_names)
-    }
-
-    fn create_topic(
-        &mut self,
-        topic: &str,
-        partitions: u32,
-        replication_factor: u16,
-        configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
-        self.inner
-            .create_topic(topic, partitions, replication_factor, configs)
-    }
-
-    fn list_offsets(
-        &mut self,
-        topic: &str,
-        partitions: &[u32],
-        spec: OffsetSpec,
-    ) -> KafkaResult<Vec<(u32, u64)>> {
-        self.inner.list_offsets(topic, partitions, spec)
-    }
-
-    fn delete_records(
-        &mut self,
-        topic: &str,
-        before: &PartitionOffsets,
-    ) -> KafkaResult<Vec<(u32, u64)>> {
-        if self.active == Some(Failpoint::DeleteRecords) && self.committed() {
-            return Err(KafkaError::new(
-                ErrorKind::Other,
-                "failpoint delete-records is active",
-            ));
+        call: Call<'_, C::Writer, C::Consumer>,
+    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+        match call {
+            Call::Append {
+                writer,
+                topic,
+                partition,
+                key,
+                value,
+            } if is_commit(value) => {
+                pause(Stage::BeforeCommit);
+                let answer = self.inner.call(Call::Append {
+                    writer,
+                    topic,
+                    partition,
+                    key,
+                    value,
+                });
+                if answer.is_ok() {
+                    self.committed = true;
+                    pause(Stage::AfterCommit);
+                    if self.active == Some(Failpoint::CompactAfterCommit) {
+                        compact_data_topic(&self.settings, value);
+                    }
+                }
+                answer
+            }
+            Call::DeleteRecords { .. }
+                if self.active == Some(Failpoint::DeleteRecords) && self.committed =>
+            {
+                Err(KafkaError::new(
+                    ErrorKind::Other,
+                    "failpoint delete-records is active",
+                ))
+            }
+            Call::DeleteRecords { topic, before } => {
+                let answer = self.inner.call(Call::DeleteRecords { topic, before });
+                if self.committed {
+                    pause(Stage::AfterDelete);
+                }
+                answer
+            }
+            // The replay consumer's polls (the control reader's ask for data) find nothing.
+            Call::Poll {
+                with_data: false,
+                timeout_ms,
+                ..
+            } if self.active == Some(Failpoint::ReplayStall) => {
+                std::thread::sleep(Duration::from_millis(u64::from(timeout_ms)));
+                Ok(Answer::Polled(PolledBatch::default()))
+            }
+            call => self.inner.call(call),
         }
-        let answer = self.inner.delete_records(topic, before);
-        if self.committed() {
-            pause(Stage::AfterDelete);
-        }
-        answer
-    }
-
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
-        Ok(FailpointWriter {
-            inner: self.inner.open_writer(transactional_id)?,
-            compact: (self.active == Some(Failpoint::CompactAfterCommit))
-                .then(|| self.settings.clone()),
-            committed: Arc::clone(&self.committed),
-        })
-    }
-
-    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
-        Ok(FailpointConsumer {
-            inner: self.inner.open_consumer(topic)?,
-            stall: self.active == Some(Failpoint::ReplayStall),
-            stalled: false,
-        })
     }
 }

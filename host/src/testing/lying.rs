@@ -2,18 +2,14 @@
 //! can prove that the conformance suite catches each lie and that the component's rules hold
 //! against a host that fails.
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use action_state_format::offsets::PartitionOffsets;
 use action_state_format::topic_id::ZERO_TOPIC_ID;
 use action_state_kafka::capabilities::{
-    self as caps, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch, TopicMetadata,
+    Answer, Call, Capabilities, ErrorKind, Kafka, KafkaError, KafkaResult,
 };
-use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use action_state_kafka::kafka_types::OffsetSpec;
 use rdkafka::types::RDKafkaErrorCode;
 
-use crate::kafka::capabilities::HeldRecords;
-use crate::kafka::consumer::HeldRecord;
 use crate::kafka::errors::from_code;
 
 /// Ways a host capability can misbehave; the conformance suite must fail on each.
@@ -61,41 +57,17 @@ impl Lie {
 /// How often `ResendsDeletes` sends a deletion again.
 const RESEND_INTERVAL_MS: u32 = 200;
 
-/// The lie in force, shared with the writers and consumers opened through the decorator: a
-/// change applies to them too, from their next call.
-#[derive(Clone, Default)]
-struct Current(Arc<Mutex<Option<Lie>>>);
-
-impl Current {
-    fn is(&self, lie: Lie) -> bool {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) == Some(lie)
-    }
-
-    /// The error as reported (every kind `other` for `EverythingIsOther`).
-    fn error(&self, mut error: KafkaError) -> KafkaError {
-        if self.is(Lie::EverythingIsOther) {
-            error.kind = ErrorKind::Other;
-        }
-        error
-    }
-
-    fn answer<T>(&self, result: KafkaResult<T>) -> KafkaResult<T> {
-        result.map_err(|e| self.error(e))
-    }
-}
-
-/// `inner`, misbehaving as the lie in force says (none: exactly `inner`).
+/// `inner`, misbehaving as the lie in force says (none: exactly `inner`). A layer: it changes
+/// one call or answer per lie and passes every call on, writers' and consumers' included, so a
+/// lie switched on later reaches a writer opened before.
 pub struct Lying<C> {
     inner: C,
-    lie: Current,
+    lie: Option<Lie>,
 }
 
 impl<C> Lying<C> {
     pub fn new(inner: C) -> Self {
-        Lying {
-            inner,
-            lie: Current::default(),
-        }
+        Lying { inner, lie: None }
     }
 
     /// `inner`, misbehaving from the start as the environment's `ASC_LIE` says (unset: behave):
@@ -109,188 +81,130 @@ impl<C> Lying<C> {
 
     /// Misbehaves from now on as `lie` says (`None`: behave).
     pub fn misbehave(&mut self, lie: Option<Lie>) {
-        *self.lie.0.lock().unwrap_or_else(PoisonError::into_inner) = lie;
+        self.lie = lie;
+    }
+
+    fn is(&self, lie: Lie) -> bool {
+        self.lie == Some(lie)
     }
 }
 
-pub struct LyingWriter<W> {
-    inner: W,
-    lie: Current,
-}
-
-impl<W: caps::Writer> caps::Writer for LyingWriter<W> {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
-        self.lie
-            .answer(self.inner.append(topic, partition, key, value))
-    }
-}
-
-pub struct LyingConsumer<K> {
-    inner: K,
-    lie: Current,
-}
-
-impl<K: caps::Consumer> caps::Consumer for LyingConsumer<K> {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
-        self.lie.answer(self.inner.assign(start))
+impl<C: Capabilities> Lying<C> {
+    /// `delete-records` sent again every `RESEND_INTERVAL_MS` while it answers `unknown-topic`,
+    /// until the operation timeout.
+    fn resent_deletes(
+        &mut self,
+        topic: &str,
+        before: &PartitionOffsets,
+    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+        let deadline = self.inner.now_ms() + u64::from(self.inner.operation_timeout_ms());
+        let mut answer = self.inner.call(Call::DeleteRecords { topic, before });
+        while matches!(&answer, Err(e) if e.kind == ErrorKind::UnknownTopic)
+            && self.inner.now_ms() < deadline
+        {
+            self.inner.sleep_ms(RESEND_INTERVAL_MS);
+            answer = self.inner.call(Call::DeleteRecords { topic, before });
+        }
+        answer
     }
 
-    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-        self.lie.answer(self.inner.position())
-    }
-
-    fn poll(&mut self, max: u32, timeout_ms: u32, with_data: bool) -> KafkaResult<PolledBatch> {
-        let with_data = with_data || self.lie.is(Lie::DataAlways);
-        self.lie.answer(self.inner.poll(max, timeout_ms, with_data))
-    }
-}
-
-impl<K: HeldRecords> HeldRecords for LyingConsumer<K> {
-    fn held(&mut self, index: u32) -> Option<&mut HeldRecord> {
-        self.inner.held(index)
+    /// The answer as the lie in force changes it.
+    fn told(
+        &self,
+        answer: Answer<C::Writer, C::Consumer>,
+        past_end: bool,
+    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+        Ok(match answer {
+            Answer::Topics(all)
+                if self.is(Lie::MissingIsError) && all.iter().any(Option::is_none) =>
+            {
+                return Err(from_code(
+                    RDKafkaErrorCode::UnknownTopicOrPartition,
+                    "lying host",
+                ));
+            }
+            Answer::Topics(mut all) => {
+                for topic in all.iter_mut().flatten() {
+                    if self.is(Lie::ReplicationUnknown) {
+                        topic.replication_factor = 0;
+                    }
+                    if self.is(Lie::NoTopicIds) {
+                        topic.topic_id = ZERO_TOPIC_ID.to_owned();
+                    }
+                }
+                Answer::Topics(all)
+            }
+            Answer::Cluster(mut cluster) if self.is(Lie::ReplicationUnknown) => {
+                cluster.configs.iter_mut().for_each(|c| c.value = None);
+                Answer::Cluster(cluster)
+            }
+            Answer::Offsets(all) if past_end => {
+                Answer::Offsets(all.into_iter().map(|(p, offset)| (p, offset + 1)).collect())
+            }
+            answer => answer,
+        })
     }
 }
 
 impl<C: Capabilities> Capabilities for Lying<C> {
-    type Writer = LyingWriter<C::Writer>;
-    type Consumer = LyingConsumer<C::Consumer>;
+    type Writer = C::Writer;
+    type Consumer = C::Consumer;
 
-    fn now_ms(&mut self) -> u64 {
-        self.inner.now_ms()
-    }
-
-    fn sleep_ms(&mut self, ms: u32) {
-        if !self.lie.is(Lie::NoSleep) {
-            self.inner.sleep_ms(ms);
-        }
-    }
-
-    fn operation_timeout_ms(&mut self) -> u32 {
-        self.inner.operation_timeout_ms()
-    }
-
-    fn retrying(&mut self, message: &str, remaining_ms: u64) {
-        self.inner.retrying(message, remaining_ms);
-    }
-
-    fn describe(
+    fn call(
         &mut self,
-        topics: &[&str],
-        config_names: &[&str],
-        with_offsets: bool,
-    ) -> KafkaResult<Vec<Option<TopicMetadata>>> {
-        let mut answer = self.inner.describe(topics, config_names, with_offsets);
-        if self.lie.is(Lie::MissingIsError)
-            && let Ok(all) = &answer
-            && all.iter().any(Option::is_none)
-        {
-            return Err(from_code(
-                RDKafkaErrorCode::UnknownTopicOrPartition,
-                "lying host",
-            ));
-        }
-        if self.lie.is(Lie::ReplicationUnknown)
-            && let Ok(all) = &mut answer
-        {
-            all.iter_mut()
-                .flatten()
-                .for_each(|t| t.replication_factor = 0);
-        }
-        if self.lie.is(Lie::NoTopicIds)
-            && let Ok(all) = &mut answer
-        {
-            all.iter_mut()
-                .flatten()
-                .for_each(|t| t.topic_id = ZERO_TOPIC_ID.to_owned());
-        }
-        self.lie.answer(answer)
-    }
-
-    fn describe_cluster(&mut self, config_names: &[&str]) -> KafkaResult<ClusterDescription> {
-        let mut answer = self.inner.describe_cluster(config_names);
-        if self.lie.is(Lie::ReplicationUnknown)
-            && let Ok(cluster) = &mut answer
-        {
-            cluster.configs.iter_mut().for_each(|c| c.value = None);
-        }
-        self.lie.answer(answer)
-    }
-
-    fn create_topic(
-        &mut self,
-        topic: &str,
-        partitions: u32,
-        replication_factor: u16,
-        configs: &[ConfigEntry],
-    ) -> KafkaResult<bool> {
-        let answer = self
-            .inner
-            .create_topic(topic, partitions, replication_factor, configs);
-        self.lie.answer(answer)
-    }
-
-    fn list_offsets(
-        &mut self,
-        topic: &str,
-        partitions: &[u32],
-        spec: OffsetSpec,
-    ) -> KafkaResult<Vec<(u32, u64)>> {
-        let past_end = u64::from(self.lie.is(Lie::EndPlusOne) && spec == OffsetSpec::Latest);
-        let answer = self.inner.list_offsets(topic, partitions, spec).map(|all| {
-            all.into_iter()
-                .map(|(partition, offset)| (partition, offset + past_end))
-                .collect()
-        });
-        self.lie.answer(answer)
-    }
-
-    fn delete_records(
-        &mut self,
-        topic: &str,
-        before: &PartitionOffsets,
-    ) -> KafkaResult<Vec<(u32, u64)>> {
-        let mut answer = self.inner.delete_records(topic, before);
-        if self.lie.is(Lie::ResendsDeletes) {
-            let deadline = self.inner.now_ms() + u64::from(self.inner.operation_timeout_ms());
-            while matches!(&answer, Err(e) if e.kind == ErrorKind::UnknownTopic)
-                && self.inner.now_ms() < deadline
-            {
-                self.inner.sleep_ms(RESEND_INTERVAL_MS);
-                answer = self.inner.delete_records(topic, before);
-            }
-        }
-        self.lie.answer(answer)
-    }
-
-    fn open_writer(&mut self, transactional_id: Option<&str>) -> KafkaResult<Self::Writer> {
-        let id = transactional_id.filter(|_| !self.lie.is(Lie::NoFencing));
-        let writer = self.lie.answer(self.inner.open_writer(id))?;
-        Ok(LyingWriter {
-            inner: writer,
-            lie: self.lie.clone(),
-        })
-    }
-
-    fn open_consumer(&mut self, topic: &str) -> KafkaResult<Self::Consumer> {
-        if self.lie.is(Lie::ConsumerOpenFails) {
-            return Err(self.lie.error(KafkaError {
+        call: Call<'_, C::Writer, C::Consumer>,
+    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+        let past_end = self.is(Lie::EndPlusOne)
+            && matches!(
+                call,
+                Call::ListOffsets {
+                    spec: OffsetSpec::Latest,
+                    ..
+                }
+            );
+        let answer = match call {
+            Call::Sleep { .. } if self.is(Lie::NoSleep) => Ok(Answer::Done),
+            Call::OpenWriter { transactional_id } => self.inner.call(Call::OpenWriter {
+                transactional_id: transactional_id.filter(|_| !self.is(Lie::NoFencing)),
+            }),
+            Call::OpenConsumer { .. } if self.is(Lie::ConsumerOpenFails) => Err(KafkaError {
                 kind: ErrorKind::Transport,
                 code: -195,
                 name: "_TRANSPORT".into(),
                 message: "the consumer could not be opened (test host)".into(),
-            }));
-        }
-        let consumer = self.lie.answer(self.inner.open_consumer(topic))?;
-        Ok(LyingConsumer {
-            inner: consumer,
-            lie: self.lie.clone(),
+            }),
+            Call::Poll {
+                consumer,
+                max_records,
+                timeout_ms,
+                with_data,
+            } => self.inner.call(Call::Poll {
+                consumer,
+                max_records,
+                timeout_ms,
+                with_data: with_data || self.is(Lie::DataAlways),
+            }),
+            Call::DeleteRecords { topic, before } if self.is(Lie::ResendsDeletes) => {
+                self.resent_deletes(topic, before)
+            }
+            call => self.inner.call(call),
+        };
+        let answer = answer.and_then(|answer| self.told(answer, past_end));
+        // Every Kafka error reported as `other`.
+        answer.map_err(|mut error| {
+            if self.is(Lie::EverythingIsOther) {
+                error.kind = ErrorKind::Other;
+            }
+            error
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use action_state_kafka::capabilities::Writer as _;
+    use action_state_kafka::capabilities::{PolledBatch, TopicMetadata};
+    use action_state_kafka::kafka_types::{ClusterDescription, ConfigEntry};
+    use action_state_kafka::leaf::Operations;
 
     use super::*;
 
@@ -300,25 +214,7 @@ mod tests {
         opened_with: Vec<Option<String>>,
     }
 
-    struct StubWriter(Option<KafkaError>);
-
-    impl caps::Writer for StubWriter {
-        fn append(&mut self, _: &str, _: u32, _: &str, _: &str) -> KafkaResult<u64> {
-            self.0.clone().map_or(Ok(41), Err)
-        }
-    }
-
-    impl caps::Consumer for StubWriter {
-        fn assign(&mut self, _: &PartitionOffsets) -> KafkaResult<()> {
-            Ok(())
-        }
-        fn position(&mut self) -> KafkaResult<PartitionOffsets> {
-            Ok(PartitionOffsets::new())
-        }
-        fn poll(&mut self, _: u32, _: u32, _: bool) -> KafkaResult<PolledBatch> {
-            Ok(PolledBatch::default())
-        }
-    }
+    struct StubWriter;
 
     impl Stub {
         fn answer<T>(&self, value: T) -> KafkaResult<T> {
@@ -326,9 +222,34 @@ mod tests {
         }
     }
 
-    impl Capabilities for Stub {
+    impl Operations for Stub {
         type Writer = StubWriter;
         type Consumer = StubWriter;
+        fn append(
+            &mut self,
+            _: &mut StubWriter,
+            _: &str,
+            _: u32,
+            _: &str,
+            _: &str,
+        ) -> KafkaResult<u64> {
+            self.answer(41)
+        }
+        fn assign(&mut self, _: &mut StubWriter, _: &PartitionOffsets) -> KafkaResult<()> {
+            Ok(())
+        }
+        fn position(&mut self, _: &mut StubWriter) -> KafkaResult<PartitionOffsets> {
+            Ok(PartitionOffsets::new())
+        }
+        fn poll(
+            &mut self,
+            _: &mut StubWriter,
+            _: u32,
+            _: u32,
+            _: bool,
+        ) -> KafkaResult<PolledBatch> {
+            Ok(PolledBatch::default())
+        }
         fn now_ms(&mut self) -> u64 {
             0
         }
@@ -376,10 +297,10 @@ mod tests {
         }
         fn open_writer(&mut self, id: Option<&str>) -> KafkaResult<StubWriter> {
             self.opened_with.push(id.map(Into::into));
-            Ok(StubWriter(self.fail.clone()))
+            Ok(StubWriter)
         }
         fn open_consumer(&mut self, _: &str) -> KafkaResult<StubWriter> {
-            Ok(StubWriter(self.fail.clone()))
+            Ok(StubWriter)
         }
     }
 
@@ -426,10 +347,13 @@ mod tests {
         };
         let kind = |answer: KafkaResult<u64>| answer.map_err(|e| e.kind);
         assert_eq!(
-            kind(writer.append("t", 0, "k", "v")),
+            kind(host.append(&mut writer, "t", 0, "k", "v")),
             Err(ErrorKind::Fenced)
         );
         host.misbehave(Some(Lie::EverythingIsOther));
-        assert_eq!(kind(writer.append("t", 0, "k", "v")), Err(ErrorKind::Other));
+        assert_eq!(
+            kind(host.append(&mut writer, "t", 0, "k", "v")),
+            Err(ErrorKind::Other)
+        );
     }
 }

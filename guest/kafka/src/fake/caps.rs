@@ -6,8 +6,9 @@ use std::cell::RefMut;
 use super::{
     Cluster, DATA, FakeConsumer, FakeTopic, FakeWriter, Fault, Shared, TOPIC_ID, error, safe_topic,
 };
-use crate::capabilities::{Capabilities, ErrorKind, KafkaResult, PartitionRange, TopicMetadata};
+use crate::capabilities::{ErrorKind, KafkaResult, PartitionRange, PolledBatch, TopicMetadata};
 use crate::kafka_types::{ClusterDescription, ConfigEntry, OffsetSpec};
+use crate::leaf::Operations;
 use action_state_format::offsets::PartitionOffsets;
 
 /// The fake cluster as the capabilities of one host; clones share the cluster.
@@ -47,9 +48,38 @@ impl FakeCaps {
     }
 }
 
-impl Capabilities for FakeCaps {
+impl Operations for FakeCaps {
     type Writer = FakeWriter;
     type Consumer = FakeConsumer;
+
+    fn append(
+        &mut self,
+        writer: &mut FakeWriter,
+        topic: &str,
+        partition: u32,
+        key: &str,
+        value: &str,
+    ) -> KafkaResult<u64> {
+        writer.append(topic, partition, key, value)
+    }
+
+    fn assign(&mut self, consumer: &mut FakeConsumer, start: &PartitionOffsets) -> KafkaResult<()> {
+        consumer.assign(start)
+    }
+
+    fn position(&mut self, consumer: &mut FakeConsumer) -> KafkaResult<PartitionOffsets> {
+        consumer.position()
+    }
+
+    fn poll(
+        &mut self,
+        consumer: &mut FakeConsumer,
+        max_records: u32,
+        timeout_ms: u32,
+        with_data: bool,
+    ) -> KafkaResult<PolledBatch> {
+        consumer.poll(max_records, timeout_ms, with_data)
+    }
 
     fn now_ms(&mut self) -> u64 {
         self.0.borrow().now

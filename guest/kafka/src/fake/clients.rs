@@ -1,9 +1,7 @@
 //! The fake cluster's writer and consumer.
 
 use super::{Shared, error};
-use crate::capabilities::{
-    Consumer, ErrorKind, KafkaError, KafkaResult, PolledBatch, PolledRecord, Writer,
-};
+use crate::capabilities::{ErrorKind, KafkaError, KafkaResult, PolledBatch, PolledRecord};
 use action_state_format::offsets::PartitionOffsets;
 
 pub struct FakeWriter {
@@ -20,8 +18,14 @@ pub struct FakeConsumer {
 
 const COMMITTED: &str = "\"status\":\"COMMITTED\"";
 
-impl Writer for FakeWriter {
-    fn append(&mut self, topic: &str, partition: u32, key: &str, value: &str) -> KafkaResult<u64> {
+impl FakeWriter {
+    pub(super) fn append(
+        &mut self,
+        topic: &str,
+        partition: u32,
+        key: &str,
+        value: &str,
+    ) -> KafkaResult<u64> {
         let mut c = self.cluster.borrow_mut();
         c.enter("append")?;
         if let Some(id) = &self.id {
@@ -68,8 +72,8 @@ impl Drop for FakeWriter {
     }
 }
 
-impl Consumer for FakeConsumer {
-    fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
+impl FakeConsumer {
+    pub(super) fn assign(&mut self, start: &PartitionOffsets) -> KafkaResult<()> {
         let mut c = self.cluster.borrow_mut();
         c.enter("assign")?;
         c.assignments.push(start.clone());
@@ -77,7 +81,7 @@ impl Consumer for FakeConsumer {
         Ok(())
     }
 
-    fn position(&mut self) -> KafkaResult<PartitionOffsets> {
+    pub(super) fn position(&mut self) -> KafkaResult<PartitionOffsets> {
         let c = self.cluster.borrow();
         match &c.scripted {
             Some(s) if s.polls.is_empty() => Ok(s.ends.clone()),
@@ -86,7 +90,12 @@ impl Consumer for FakeConsumer {
         }
     }
 
-    fn poll(&mut self, max: u32, _timeout: u32, with_data: bool) -> KafkaResult<PolledBatch> {
+    pub(super) fn poll(
+        &mut self,
+        max: u32,
+        _timeout: u32,
+        with_data: bool,
+    ) -> KafkaResult<PolledBatch> {
         let mut c = self.cluster.borrow_mut();
         c.enter("poll")?;
         if let Some(scripted) = c.scripted.as_mut() {

@@ -2,7 +2,7 @@
 //! propagating), the cluster's description, topic creation and offset listings.
 
 use super::{Deadline, Policy, contract};
-use crate::capabilities::{Capabilities, TopicMetadata};
+use crate::capabilities::{Capabilities, Kafka, TopicMetadata};
 use crate::kafka_types::{
     ClusterDescription, ConfigEntry, OffsetSpec, PartitionRange, PolicyResult, TopicDescription,
     TopicState,

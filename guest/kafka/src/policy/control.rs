@@ -3,7 +3,7 @@
 //! record is stable, and the read loop with strict decoding of control records.
 
 use super::{Deadline, FIRST_BACKOFF_MS, Policy, STABLE_FIRST_BACKOFF_MS, contract, failure};
-use crate::capabilities::{Capabilities, Consumer, ErrorKind, PolledRecord, Writer};
+use crate::capabilities::{Capabilities, ErrorKind, Kafka, PolledRecord};
 use crate::kafka_types::{AppendError, OffsetSpec, PolicyResult};
 use action_state_format::control::ControlEntry;
 use action_state_format::error::{CleanupError, KafkaFailure, Result};
@@ -60,15 +60,20 @@ impl<C: Capabilities> Policy<C> {
             })?;
             self.control_reader = Some((topic.to_owned(), consumer));
         }
-        let Some((_, reader)) = self.control_reader.as_mut() else {
+        let Policy {
+            caps,
+            control_reader,
+            ..
+        } = self;
+        let Some((_, reader)) = control_reader.as_mut() else {
             return Err(KafkaFailure::new(op, "no control-topic consumer", false).into());
         };
         let start: PartitionOffsets = [(0, beginning)].into_iter().collect();
-        let mut deadline = Deadline::start(&mut self.caps);
+        let mut deadline = Deadline::start(caps);
         let mut assigned = false;
         let mut position = beginning;
         while position < end {
-            if deadline.passed(&mut self.caps) {
+            if deadline.passed(caps) {
                 return Err(KafkaFailure::new(
                     op,
                     format!(
@@ -79,16 +84,16 @@ impl<C: Capabilities> Policy<C> {
                 .into());
             }
             if !assigned {
-                match reader.assign(&start) {
+                match caps.assign(reader, &start) {
                     Ok(()) => assigned = true,
                     Err(e) if e.kind.is_transient() => {
-                        deadline.wait(&mut self.caps);
+                        deadline.wait(caps);
                         continue;
                     }
                     Err(e) => return Err(failure(op, &format!("reading {topic}"), e).into()),
                 }
             }
-            match reader.poll(CONTROL_POLL_RECORDS, CONTROL_POLL_MS, true) {
+            match caps.poll(reader, CONTROL_POLL_RECORDS, CONTROL_POLL_MS, true) {
                 Ok(records) => {
                     for record in records.into_records() {
                         if record.partition != 0 || record.offset < position {
@@ -103,18 +108,18 @@ impl<C: Capabilities> Policy<C> {
                 // A broker died or a leader moved: the client reconnects; keep reading until
                 // the deadline.
                 Err(e) if e.kind.is_transient() => {
-                    deadline.wait(&mut self.caps);
+                    deadline.wait(caps);
                 }
                 // The client's lookup of a group this reader never uses: read on, after the
                 // back-off, so that a host repeating it cannot make this a busy loop.
                 Err(e) if e.is_unused_group_refusal() => {
-                    deadline.wait(&mut self.caps);
+                    deadline.wait(caps);
                 }
                 Err(e) => return Err(failure(op, &format!("reading {topic}"), e).into()),
             }
             // Transaction markers occupy offsets but are never delivered: trust the consumer's
             // position once it fetched past them.
-            if let Ok(positions) = reader.position()
+            if let Ok(positions) = caps.position(reader)
                 && let Some(next) = positions.get(0)
             {
                 position = position.max(next);
@@ -161,7 +166,7 @@ impl<C: Capabilities> Policy<C> {
             }
             return self.stable_plain_append(topic, key, value);
         };
-        match writer.writer.append(topic, 0, key, value) {
+        match self.caps.append(&mut writer.writer, topic, 0, key, value) {
             Ok(offset) => {
                 self.await_stable(topic, offset, value.len())
                     .map_err(AppendError::Failed)?;
@@ -241,7 +246,7 @@ impl<C: Capabilities> Policy<C> {
             let writer = self.plain_writer.as_mut().ok_or_else(|| {
                 KafkaFailure::new("append-control", "no idempotent producer", false)
             })?;
-            match writer.append(topic, 0, key, value) {
+            match self.caps.append(writer, topic, 0, key, value) {
                 Ok(offset) => return Ok(offset),
                 Err(error) if error.kind.is_transient() && deadline.wait(&mut self.caps) => {
                     // A producer whose request timed out may still hold the dead leader.

@@ -4,7 +4,7 @@
 
 use super::admin::state;
 use super::{Deadline, FIRST_BACKOFF_MS, Policy, failure};
-use crate::capabilities::{Capabilities, ErrorKind};
+use crate::capabilities::{Capabilities, ErrorKind, Kafka};
 use crate::kafka_types::{OffsetSpec, TopicDescription, TopicState};
 use crate::topics::check_identity;
 use action_state_format::error::{CleanupError, Result};

@@ -14,7 +14,7 @@ pub use control::{APPEND_MS_PER_KIB, transactional_id};
 pub use delete::{DELETE_MS_PER_PARTITION, delete_request_bound_ms};
 pub use replay::ReplayPoll;
 
-use crate::capabilities::{Capabilities, ErrorKind, KafkaError, KafkaResult};
+use crate::capabilities::{Capabilities, ErrorKind, Kafka, KafkaError, KafkaResult};
 use crate::classified::Classified;
 use crate::kafka_types::PolicyResult;
 use action_state_format::error::{CleanupError, KafkaFailure};
@@ -125,13 +125,13 @@ pub struct Policy<C: Capabilities> {
     /// before any rule here reads a case (`kafka_codes`).
     caps: Classified<C>,
     /// The transactional writer of the control topic this run fenced.
-    control_writer: Option<control::ControlWriter<Classified<C::Writer>>>,
+    control_writer: Option<control::ControlWriter<C::Writer>>,
     /// An idempotent writer, for records that need no fencing once the fenced one is gone.
-    plain_writer: Option<Classified<C::Writer>>,
+    plain_writer: Option<C::Writer>,
     /// The consumer that reads the control topic, kept between reads.
-    control_reader: Option<(String, Classified<C::Consumer>)>,
+    control_reader: Option<(String, C::Consumer)>,
     /// The consumer a recovery session replays a data topic with, kept between batches.
-    replay_reader: Option<(String, Classified<C::Consumer>)>,
+    replay_reader: Option<(String, C::Consumer)>,
     /// Topics known to exist (created or waited for): metadata reaches every broker a little
     /// later, and an answer from a broker that has not seen one yet must not make it missing.
     known: Vec<String>,

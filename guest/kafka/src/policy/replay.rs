@@ -3,7 +3,7 @@
 //! refused lookup of the consumer group it never uses is told apart here, once.
 
 use super::{Policy, bare_failure};
-use crate::capabilities::{Capabilities, Consumer, PolledBatch};
+use crate::capabilities::{Capabilities, Kafka, PolledBatch};
 use crate::classified::Classified;
 use crate::kafka_types::PolicyResult;
 use action_state_format::offsets::PartitionOffsets;
@@ -35,14 +35,16 @@ impl<C: Capabilities> Policy<C> {
     /// The replay consumer, when `open_replay` opened one: a host hands the records of the
     /// latest poll to its runtime from it (the policy polls without data).
     pub fn replay_consumer(&mut self) -> Option<&mut C::Consumer> {
-        self.replay_reader
-            .as_mut()
-            .map(|(_, consumer)| &mut consumer.0)
+        self.replay_reader.as_mut().map(|(_, consumer)| consumer)
     }
 
-    fn replay_reader(&mut self, operation: &str) -> PolicyResult<&mut Classified<C::Consumer>> {
+    /// The capabilities and the replay consumer, for one call on it.
+    fn replay_reader(
+        &mut self,
+        operation: &str,
+    ) -> PolicyResult<(&mut Classified<C>, &mut C::Consumer)> {
         match self.replay_reader.as_mut() {
-            Some((_, consumer)) => Ok(consumer),
+            Some((_, consumer)) => Ok((&mut self.caps, consumer)),
             None => Err(action_state_format::error::KafkaFailure::new(
                 operation,
                 "no replay consumer is open",
@@ -53,23 +55,22 @@ impl<C: Capabilities> Policy<C> {
 
     /// Assigns the replay consumer to read from `start`.
     pub fn replay_assign(&mut self, start: &PartitionOffsets) -> PolicyResult<()> {
-        self.replay_reader("consumer-assign")?
-            .assign(start)
+        let (caps, consumer) = self.replay_reader("consumer-assign")?;
+        caps.assign(consumer, start)
             .map_err(|e| bare_failure("consumer-assign", e))
     }
 
     /// The replay consumer's next offset per assigned partition.
     pub fn replay_position(&mut self) -> PolicyResult<PartitionOffsets> {
-        self.replay_reader("consumer-position")?
-            .position()
+        let (caps, consumer) = self.replay_reader("consumer-position")?;
+        caps.position(consumer)
             .map_err(|e| bare_failure("consumer-position", e))
     }
 
     /// One poll of the replay consumer, without the records' data.
     pub fn replay_poll(&mut self, max_records: u32, timeout_ms: u32) -> PolicyResult<ReplayPoll> {
-        let answer = self
-            .replay_reader("consumer-poll")?
-            .poll(max_records, timeout_ms, false);
+        let (caps, consumer) = self.replay_reader("consumer-poll")?;
+        let answer = caps.poll(consumer, max_records, timeout_ms, false);
         match answer {
             Ok(batch) => Ok(ReplayPoll::Records(batch)),
             Err(e) if e.is_unused_group_refusal() => {
