@@ -400,7 +400,11 @@ fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore
     // Restore from C1 and stop halfway through its replay (30 records after C1 on partition 0).
     let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
     runtime
-        .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+        .restore(
+            &session,
+            &RestoreSource::Texts(vec![c1_text.clone()]),
+            REPLAY,
+        )
         .unwrap()
         .unwrap();
     let first = runtime.next_batch(&session, 10).unwrap().unwrap();
@@ -438,7 +442,7 @@ fn checkpoint_taken_during_recovery_never_lets_a_cleanup_delete_what_the_restore
     let mut again = instance(bootstrap());
     let session = again.start_session(&topic, &enforced).unwrap().unwrap();
     again
-        .restore(&session, std::slice::from_ref(&mid), REPLAY)
+        .restore(&session, &RestoreSource::Texts(vec![mid.clone()]), REPLAY)
         .unwrap()
         .unwrap();
     let mut replayed = Vec::new();
@@ -509,7 +513,11 @@ fn a_failed_restore_of_other_markers_refuses_checkpoints_until_a_restore_complet
     };
     let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
     runtime
-        .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+        .restore(
+            &session,
+            &RestoreSource::Texts(vec![c1_text.clone()]),
+            REPLAY,
+        )
         .unwrap()
         .unwrap();
     let first = runtime.next_batch(&session, 10).unwrap().unwrap();
@@ -518,11 +526,17 @@ fn a_failed_restore_of_other_markers_refuses_checkpoints_until_a_restore_complet
     let beyond = c1_text.replace("\"0\":150", "\"0\":500");
     assert_ne!(beyond, c1_text);
     let error = runtime
-        .restore(&session, std::slice::from_ref(&beyond), REPLAY)
+        .restore(
+            &session,
+            &RestoreSource::Texts(vec![beyond.clone()]),
+            REPLAY,
+        )
         .unwrap()
         .unwrap_err();
-    let message = runtime.message(&error).unwrap();
+    let message = runtime.message(&error.error).unwrap();
     assert!(message.contains("is not available"), "{message}");
+    assert_eq!(error.message, message, "the refusal carries its sentence");
+    assert_eq!(error.topic.as_deref(), Some(topic.as_str()));
     // The runtime may already hold the other point's state, which replayed nothing: C1's
     // offsets may not be checkpointed, nor the live ends.
     let refused = runtime.session_snapshot(&session).unwrap().unwrap_err();
@@ -537,7 +551,11 @@ fn a_failed_restore_of_other_markers_refuses_checkpoints_until_a_restore_complet
     let message = runtime.message(&refused).unwrap();
     assert!(message.contains("restore again"), "{message}");
     runtime
-        .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+        .restore(
+            &session,
+            &RestoreSource::Texts(vec![c1_text.clone()]),
+            REPLAY,
+        )
         .unwrap()
         .unwrap();
     while !runtime.next_batch(&session, 1_000).unwrap().unwrap().done {}
@@ -569,10 +587,10 @@ fn a_restore_whose_consumer_cannot_be_opened_refuses_checkpoints_through_the_com
             vec!["{\"topic\": ".to_owned()]
         };
         let error = runtime
-            .restore(&session, &markers, REPLAY)
+            .restore(&session, &RestoreSource::Texts(markers.clone()), REPLAY)
             .unwrap()
             .unwrap_err();
-        let message = runtime.message(&error).unwrap();
+        let message = runtime.message(&error.error).unwrap();
         assert!(!message.is_empty(), "{broken}");
         runtime.misbehave(None);
         let refused = runtime.session_snapshot(&session).unwrap().unwrap_err();
@@ -590,7 +608,11 @@ fn a_restore_whose_consumer_cannot_be_opened_refuses_checkpoints_through_the_com
         );
         // A restore that completes makes checkpoints possible again.
         runtime
-            .restore(&session, std::slice::from_ref(&c1_text), REPLAY)
+            .restore(
+                &session,
+                &RestoreSource::Texts(vec![c1_text.clone()]),
+                REPLAY,
+            )
             .unwrap()
             .unwrap();
         while !runtime.next_batch(&session, 1_000).unwrap().unwrap().done {}
@@ -614,7 +636,10 @@ fn a_fresh_start_with_nothing_to_replay_can_checkpoint_before_any_batch() {
         tombstones_enabled: false,
     };
     let session = runtime.start_session(&topic, &policy).unwrap().unwrap();
-    runtime.restore(&session, &[], REPLAY).unwrap().unwrap();
+    runtime
+        .restore(&session, &RestoreSource::Texts(Vec::new()), REPLAY)
+        .unwrap()
+        .unwrap();
     // No next-batch: with nothing to replay the session is live at once.
     let marker = runtime.session_snapshot(&session).unwrap().unwrap();
     let json: serde_json::Value = serde_json::from_str(&marker).unwrap();

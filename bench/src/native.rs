@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use action_state_cleanup::kafka::KafkaCapabilities;
 use action_state_cleanup::kafka::KafkaClients;
 use action_state_cleanup::kafka::consumer::Consumer;
-use action_state_kafka::capabilities::{Answer, Call, Capabilities, KafkaResult};
+use action_state_kafka::capabilities::{AnswerOf, Call, CallOn, Capabilities};
 use action_state_kafka::policy::Policy;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode};
@@ -54,10 +54,7 @@ impl<C: Capabilities> Capabilities for Timed<C> {
     type Writer = C::Writer;
     type Consumer = C::Consumer;
 
-    fn call(
-        &mut self,
-        call: Call<'_, C::Writer, C::Consumer>,
-    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+    fn call(&mut self, call: CallOn<'_, C>) -> AnswerOf<C> {
         if !call.is_kafka() {
             return self.inner.call(call);
         }

@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, ReplayOptions};
+use action_state_cleanup::cleanup::{NoEvents, RecoveryPolicy, ReplayOptions, RestoreSource};
 use action_state_cleanup::kafka::ffi::Spec;
 use action_state_format::marker::{Marker, VersionedMarker};
 use action_state_format::planning::parse_markers;
@@ -463,7 +463,8 @@ fn replay_component(ctx: &Ctx, data: &Data) -> R<(Timing, Outcome)> {
     let started = Instant::now();
     let mut split = Split::default();
     let session = call(instance.start_session(&data.topic, &policy))?;
-    call(instance.restore(&session, std::slice::from_ref(&data.marker), options))?;
+    let markers = RestoreSource::Texts(vec![data.marker.clone()]);
+    call(instance.restore(&session, &markers, options))?;
     split.setup = started.elapsed().as_secs_f64();
     let mut state = State::default();
     loop {

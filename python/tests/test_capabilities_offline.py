@@ -28,6 +28,25 @@ def test_every_listed_code_maps_to_its_wit_case(case: str, code: int):
     assert value.tag == case and value.payload.code == code and value.payload.name == KafkaError(code).name()
 
 
+@pytest.mark.parametrize(
+    "code",
+    [KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.PRODUCER_FENCED],
+)
+def test_a_brokers_protocol_code_is_reported_as_it_came_for_the_component_to_classify(code: int):
+    error = failure("list-offsets", KafkaException(KafkaError(code)))
+    assert (error.case, error.code, error.name) == ("other", code, KafkaError(code).name())
+    assert not isinstance(error, AppendFenced)
+
+
+def test_the_metadata_is_read_again_after_a_brokers_error_or_a_lost_connection():
+    from action_state_cleanup._kafka_errors import may_be_stale
+
+    assert may_be_stale(failure("describe", KafkaException(KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION))))
+    assert may_be_stale(failure("describe", KafkaException(KafkaError(KafkaError._TRANSPORT))))
+    assert not may_be_stale(failure("describe", KafkaException(KafkaError(KafkaError._INVALID_ARG))))
+    assert not may_be_stale(failure("describe", RuntimeError("boom")))
+
+
 def test_unlisted_codes_and_non_kafka_exceptions_are_other_or_timeout():
     assert failure("describe", KafkaException(KafkaError(KafkaError.UNKNOWN))).case == "other"
     assert failure("describe", KafkaException(KafkaError(KafkaError.TOPIC_ALREADY_EXISTS))).case == "other"

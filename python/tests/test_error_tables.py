@@ -54,9 +54,11 @@ def test_the_doc_parser_reads_names_and_codes_and_skips_prose():
     assert "TOPIC_ALREADY_EXISTS" not in {name for name, _ in codes.values()}
 
 
-def test_cases_maps_exactly_the_codes_the_wit_lists_to_their_cases():
+def test_cases_maps_exactly_librdkafkas_codes_the_wit_lists_to_their_cases():
+    """The host maps librdkafka's own codes; the protocol codes (positive) are the component's to
+    classify, by the one table in its core, so none of them is in CASES."""
     wit = TYPES_WIT.read_text()
-    listed = {code: case for code, (_, case) in wit_kafka_codes(wit).items()}
+    listed = {code: case for code, (_, case) in wit_kafka_codes(wit).items() if code < 0}
     ours = {code: case for case, codes in CASES.items() for code in codes}
     assert sum(len(codes) for codes in CASES.values()) == len(ours), "a code is in CASES twice"
     assert ours == listed, "CASES in _kafka_errors.py against wit/types.wit"
@@ -64,7 +66,7 @@ def test_cases_maps_exactly_the_codes_the_wit_lists_to_their_cases():
 
 def test_cases_names_only_cases_of_the_wit():
     wit = TYPES_WIT.read_text()
-    assert set(CASES) | {"other"} == set(variant_cases(wit, "kafka-error"))
+    assert set(CASES) < set(variant_cases(wit, "kafka-error")) - {"other"}
 
 
 def test_librdkafkas_own_codes_are_named_in_the_wit_as_librdkafka_names_them():

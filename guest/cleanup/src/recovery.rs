@@ -19,7 +19,7 @@ use crate::snapshots::{HostStore, to_wit};
 use action_state_format::planning::parse_markers;
 use action_state_format::snapshot::Snapshot;
 use action_state_format::snapshot::store::{SnapshotFailure, StoredSnapshot};
-use action_state_format::{CleanupError as CoreError, Marker};
+use action_state_format::{CleanupError as CoreError, FailureClass, Marker};
 
 impl Guest for Component {
     type RecoverySession = Session;
@@ -28,7 +28,8 @@ impl Guest for Component {
         source: RestoreSource,
         policy: RecoveryPolicy,
     ) -> Result<RecoveryVerdict, RecoveryRefusal> {
-        let markers = restore_markers(source).map_err(|refusal| *refusal)?;
+        let markers =
+            restore_markers(source).map_err(|unread| unread.refusal(policy.topic.clone()))?;
         let topic = policy.topic.clone().or_else(|| {
             markers.iter().find_map(|marker| match marker {
                 Marker::Versioned(versioned) => Some(versioned.topic.clone()),
@@ -53,51 +54,83 @@ impl Guest for Component {
     }
 }
 
+/// Why the markers of a source could not be read.
+enum Unread {
+    /// Their texts, files or snapshot were refused.
+    Refused(CoreError),
+    /// The store did not give a file of the snapshot; the class says whether that is wrong
+    /// input or a failing store.
+    Store(StoreFailure, FailureClass),
+}
+
+impl Unread {
+    /// The error a failed restore records for it.
+    fn error(&self) -> CoreError {
+        match self {
+            Unread::Refused(error) => error.clone(),
+            Unread::Store(failure, _) => CoreError::InvalidArgument(failure.message.clone()),
+        }
+    }
+
+    /// The refusal of a check or restore whose markers could not be read.
+    fn refusal(self, topic: Option<String>) -> RecoveryRefusal {
+        match self {
+            Unread::Refused(error) => RecoveryRefusal {
+                topic,
+                ..refused(error.into())
+            },
+            Unread::Store(failure, class) => RecoveryRefusal {
+                error: CoreError::InvalidArgument(failure.message.clone()).into(),
+                message: failure.message.clone(),
+                class: class.into(),
+                store: Some(failure),
+                violations: Vec::new(),
+                hint: None,
+                topic,
+            },
+        }
+    }
+}
+
 /// The markers a restore from `source` would use: texts and files split and parsed as given,
 /// a snapshot's as a runtime restoring it would hand them over.
-fn restore_markers(source: RestoreSource) -> Result<Vec<Marker>, Box<RecoveryRefusal>> {
-    let unusable = |error: CoreError| Box::new(refused(error.into()));
+fn restore_markers(source: RestoreSource) -> Result<Vec<Marker>, Unread> {
     match source {
-        RestoreSource::Texts(texts) => parse_markers(&texts).map_err(unusable),
+        RestoreSource::Texts(texts) => parse_markers(&texts).map_err(Unread::Refused),
         RestoreSource::Files(files) => {
             let mut texts = Vec::new();
             for file in &files {
                 texts.extend(
                     action_state_format::split_named_marker_file(&file.name, &file.text)
-                        .map_err(unusable)?,
+                        .map_err(Unread::Refused)?,
                 );
             }
-            parse_markers(&texts).map_err(unusable)
+            parse_markers(&texts).map_err(Unread::Refused)
         }
         RestoreSource::Snapshot(source) => Snapshot::read(".", &source.metadata)
             .and_then(|snapshot| {
                 snapshot
                     .restore_markers(&operator_ref(source.operator), &state_files(&source.files))
             })
-            .map_err(unusable),
+            .map_err(Unread::Refused),
         RestoreSource::Stored(stored) => StoredSnapshot::open(&mut HostStore, &stored.location)
             .and_then(|mut snapshot| {
                 snapshot.restore_markers(&mut HostStore, &operator_ref(stored.operator))
             })
             .map_err(|failure| match failure {
-                SnapshotFailure::Refused(error) => unusable(error),
+                SnapshotFailure::Refused(error) => Unread::Refused(error),
                 SnapshotFailure::Store {
                     location,
                     error,
                     message,
-                } => Box::new(RecoveryRefusal {
-                    class: error.class().into(),
-                    store: Some(StoreFailure {
+                } => Unread::Store(
+                    StoreFailure {
                         location,
-                        error: to_wit(error),
-                        message: message.clone(),
-                    }),
-                    error: CoreError::InvalidArgument(message.clone()).into(),
-                    message,
-                    violations: Vec::new(),
-                    hint: None,
-                    topic: None,
-                }),
+                        message,
+                        error: to_wit(error.clone()),
+                    },
+                    error.class(),
+                ),
             }),
     }
 }
@@ -191,22 +224,34 @@ impl GuestRecoverySession for Session {
 
     fn restore(
         &self,
-        markers: Vec<String>,
+        markers: RestoreSource,
         options: ReplayOptions,
-    ) -> Result<RecoveryVerdict, CleanupError> {
+    ) -> Result<RecoveryVerdict, RecoveryRefusal> {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
         let options = CoreReplayOptions {
             poll_timeout_ms: options.poll_timeout_ms,
             stall_timeout_ms: options.stall_timeout_ms,
         };
-        // The markers are parsed and the consumer opened inside the core session, so that every
-        // failure of a restore takes its failure rule (checkpoints refused unless the same
+        // Markers that could not be read fail the restore inside the core session too, so that
+        // every failure of a restore takes its failure rule (checkpoints refused unless the same
         // restore was retried).
-        let check = state
+        let read = restore_markers(markers);
+        let markers = read.as_ref().map(Vec::clone).map_err(Unread::error);
+        let topic = Some(state.session.topic().to_owned());
+        match state
             .session
-            .restore_texts(&mut state.kafka, &markers, options)?;
-        Ok(verdict(check))
+            .restore_read(&mut state.kafka, markers, options)
+        {
+            Ok(check) => Ok(verdict(check)),
+            Err(refusal) => Err(match read {
+                Err(unread) => unread.refusal(topic),
+                Ok(_) => RecoveryRefusal {
+                    topic,
+                    ..refused(*refusal)
+                },
+            }),
+        }
     }
 
     fn next_batch(&self, max_records: u32) -> Result<ReplayBatch, CleanupError> {

@@ -14,7 +14,7 @@ mod bindings {
 mod live;
 mod recreated;
 
-use bindings::action_state::cleanup::types::KafkaError;
+use bindings::action_state::cleanup::types::{KafkaDetail, KafkaError};
 use bindings::action_state::cleanup::{clock, kafka_admin, kafka_writer};
 use bindings::exports::action_state::cleanup::suite::{Check, Guest, Inputs, Report, Target};
 
@@ -49,8 +49,13 @@ impl Checks {
     }
 }
 
-/// The WIT case name of an error.
+/// The case of an error as the component reads it: the case of a Kafka protocol code the core's
+/// table lists (`kafka_codes`, which wins over the host's: a host may report those codes as
+/// `other`), else the host's case.
 pub(crate) fn case(error: &KafkaError) -> &'static str {
+    if let Some(kind) = action_state_kafka::kafka_codes::protocol_case(detail(error).code) {
+        return kind.name();
+    }
     match error {
         KafkaError::UnknownTopic(_) => "unknown-topic",
         KafkaError::Authorization(_) => "authorization",
@@ -62,6 +67,22 @@ pub(crate) fn case(error: &KafkaError) -> &'static str {
         KafkaError::PolicyViolation(_) => "policy-violation",
         KafkaError::OffsetOutOfRange(_) => "offset-out-of-range",
         KafkaError::Other(_) => "other",
+    }
+}
+
+/// The code, name and message of an error, whatever its case.
+pub(crate) fn detail(error: &KafkaError) -> &KafkaDetail {
+    match error {
+        KafkaError::UnknownTopic(d)
+        | KafkaError::Authorization(d)
+        | KafkaError::Authentication(d)
+        | KafkaError::Timeout(d)
+        | KafkaError::Transport(d)
+        | KafkaError::NotLeader(d)
+        | KafkaError::Fenced(d)
+        | KafkaError::PolicyViolation(d)
+        | KafkaError::OffsetOutOfRange(d)
+        | KafkaError::Other(d) => d,
     }
 }
 

@@ -183,11 +183,15 @@ pub trait Capabilities {
     type Writer;
     type Consumer;
 
-    fn call(
-        &mut self,
-        call: Call<'_, Self::Writer, Self::Consumer>,
-    ) -> KafkaResult<Answer<Self::Writer, Self::Consumer>>;
+    fn call(&mut self, call: CallOn<'_, Self>) -> AnswerOf<Self>;
 }
+
+/// A call on the writers and consumers of `C`.
+pub type CallOn<'a, C> = Call<'a, <C as Capabilities>::Writer, <C as Capabilities>::Consumer>;
+
+/// What `C` answers a call with.
+pub type AnswerOf<C> =
+    KafkaResult<Answer<<C as Capabilities>::Writer, <C as Capabilities>::Consumer>>;
 
 #[cfg(test)]
 mod tests {

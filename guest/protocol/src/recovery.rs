@@ -344,40 +344,47 @@ pub fn check_recovery_detailed<C: Capabilities>(
     policy: &RecoveryPolicy,
 ) -> std::result::Result<RecoveryCheck, Box<RecoveryRefusal>> {
     let mut history = None;
-    check_recovery_with(kafka, markers, policy, &mut history).map_err(|error| {
-        let violations = match (&error, &history) {
-            (CleanupError::BoundaryViolation(first), Some(history)) => {
-                let mut requested: Option<PartitionOffsets> = None;
-                for marker in markers {
-                    if let Marker::Versioned(m) = marker {
-                        match &mut requested {
-                            Some(merged) => merge_minimum(merged, &m.offsets),
-                            None => requested = Some(m.offsets.clone()),
-                        }
+    check_recovery_with(kafka, markers, policy, &mut history)
+        .map_err(|error| detailed(error, markers, history.as_ref()))
+}
+
+/// A refused restore of `markers`, with every partition below the boundary and who committed
+/// it when the refusal is a boundary violation and the control log was read (`history`).
+pub(crate) fn detailed(
+    error: CleanupError,
+    markers: &[Marker],
+    history: Option<&ControlHistory>,
+) -> Box<RecoveryRefusal> {
+    let violations = match (&error, history) {
+        (CleanupError::BoundaryViolation(first), Some(history)) => {
+            let mut requested: Option<PartitionOffsets> = None;
+            for marker in markers {
+                if let Marker::Versioned(m) = marker {
+                    match &mut requested {
+                        Some(merged) => merge_minimum(merged, &m.offsets),
+                        None => requested = Some(m.offsets.clone()),
                     }
                 }
-                let all = boundary_violations(
-                    &first.topic,
-                    &requested.unwrap_or_default(),
-                    &history.boundary(),
-                );
-                if all.first() == Some(first) {
-                    all
-                } else {
-                    vec![first.clone()]
-                }
             }
-            (CleanupError::BoundaryViolation(first), None) => vec![first.clone()],
-            _ => Vec::new(),
-        };
-        let hint = history
-            .as_ref()
-            .and_then(|history| boundary_origin(history, &violations));
-        Box::new(RecoveryRefusal {
-            error,
-            violations,
-            hint,
-        })
+            let all = boundary_violations(
+                &first.topic,
+                &requested.unwrap_or_default(),
+                &history.boundary(),
+            );
+            if all.first() == Some(first) {
+                all
+            } else {
+                vec![first.clone()]
+            }
+        }
+        (CleanupError::BoundaryViolation(first), None) => vec![first.clone()],
+        _ => Vec::new(),
+    };
+    let hint = history.and_then(|history| boundary_origin(history, &violations));
+    Box::new(RecoveryRefusal {
+        error,
+        violations,
+        hint,
     })
 }
 

@@ -3,9 +3,10 @@
 //! the replay is still running.
 
 use crate::recovery::{
-    RecoveryCheck, RecoveryPolicy, check_decided_ranges, check_policies, decide, describe_inputs,
-    replay_control, requested_ranges,
+    RecoveryCheck, RecoveryPolicy, RecoveryRefusal, check_decided_ranges, check_policies, decide,
+    describe_inputs, detailed, replay_control, requested_ranges,
 };
+use action_state_format::control_history::ControlHistory;
 use action_state_format::error::{CleanupError, Result};
 use action_state_format::marker::{Marker, VersionedMarker};
 use action_state_format::offsets::PartitionOffsets;
@@ -159,27 +160,46 @@ impl RecoverySession {
         let result = kafka
             .open_replay(&self.topic)
             .map_err(CleanupError::Kafka)
-            .and_then(|()| self.restore_once(kafka, markers, options));
+            .and_then(|()| self.restore_once(kafka, markers, options, &mut None));
         self.settle(previous, result, Some(markers))
     }
 
     /// `restore` from marker texts as a runtime holds them: every failure, the markers' and
-    /// the consumer's included, takes the same failure path as a failed restore. The consumer
-    /// is opened first, whether the markers parse or not.
+    /// the consumer's included, takes the same failure path as a failed restore.
     pub fn restore_texts<C: Capabilities>(
         &mut self,
         kafka: &mut Policy<C>,
         texts: &[String],
         options: ReplayOptions,
     ) -> Result<RecoveryCheck> {
+        self.restore_read(kafka, parse_markers(texts), options)
+            .map_err(|refusal| refusal.error)
+    }
+
+    /// `restore` from markers as they were read (from texts, files or a snapshot), refused as
+    /// `check_recovery_detailed` refuses: a boundary violation names every partition below the
+    /// boundary and who committed it. Markers that could not be read fail the restore like any
+    /// other failure. The consumer is opened first, whether the markers were read or not.
+    pub fn restore_read<C: Capabilities>(
+        &mut self,
+        kafka: &mut Policy<C>,
+        markers: Result<Vec<Marker>>,
+        options: ReplayOptions,
+    ) -> std::result::Result<RecoveryCheck, Box<RecoveryRefusal>> {
         let previous = std::mem::replace(&mut self.phase, Phase::Fresh);
         let opened = kafka.open_replay(&self.topic).map_err(CleanupError::Kafka);
-        let markers = match parse_markers(texts) {
+        let markers = match markers {
             Ok(markers) => markers,
-            Err(error) => return self.settle(previous, Err(error), None),
+            Err(error) => {
+                self.fail(previous, &error, None);
+                return Err(detailed(error, &[], None));
+            }
         };
-        let result = opened.and_then(|()| self.restore_once(kafka, &markers, options));
+        let mut history = None;
+        let result =
+            opened.and_then(|()| self.restore_once(kafka, &markers, options, &mut history));
         self.settle(previous, result, Some(&markers))
+            .map_err(|error| detailed(error, &markers, history.as_ref()))
     }
 
     /// The phase after a restore: live or replaying when it succeeded, else the failure rule of
@@ -200,19 +220,24 @@ impl RecoverySession {
                 Ok(check)
             }
             Err(error) => {
-                let retried = |unfinished: &Replay| {
-                    markers.and_then(requested_offsets).as_ref() == Some(&unfinished.restored)
-                };
-                self.phase = match previous {
-                    Phase::Replaying(mut unfinished) if retried(&unfinished) => {
-                        unfinished.failed = Some(format!("a later restore failed: {error}"));
-                        Phase::Replaying(unfinished)
-                    }
-                    _ => Phase::RestoreFailed(error.to_string()),
-                };
+                self.fail(previous, &error, markers);
                 Err(error)
             }
         }
+    }
+
+    /// The failure rule of `restore`, after a restore failed with `error`.
+    fn fail(&mut self, previous: Phase, error: &CleanupError, markers: Option<&[Marker]>) {
+        let retried = |unfinished: &Replay| {
+            markers.and_then(requested_offsets).as_ref() == Some(&unfinished.restored)
+        };
+        self.phase = match previous {
+            Phase::Replaying(mut unfinished) if retried(&unfinished) => {
+                unfinished.failed = Some(format!("a later restore failed: {error}"));
+                Phase::Replaying(unfinished)
+            }
+            _ => Phase::RestoreFailed(error.to_string()),
+        };
     }
 
     fn restore_once<C: Capabilities>(
@@ -220,6 +245,7 @@ impl RecoverySession {
         kafka: &mut Policy<C>,
         markers: &[Marker],
         options: ReplayOptions,
+        history: &mut Option<ControlHistory>,
     ) -> Result<(Replay, RecoveryCheck)> {
         if options.poll_timeout_ms == 0 || options.stall_timeout_ms < options.poll_timeout_ms {
             return Err(CleanupError::InvalidArgument(format!(
@@ -237,7 +263,7 @@ impl RecoverySession {
             live.as_ref().map(|l| &l.description),
             WHILE_RUNNING,
         )?;
-        let history = replay_control(kafka, &self.policy, control)?;
+        *history = replay_control(kafka, &self.policy, control)?;
         let decision = decide(markers, &self.policy, &self.identity, history.as_ref())?;
         let (beginnings, ends) = live
             .map(|live| requested_ranges(&live, &decision.requested))

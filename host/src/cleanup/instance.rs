@@ -308,9 +308,9 @@ impl CleanupInstance {
     pub fn restore(
         &mut self,
         session: &RecoverySessionHandle,
-        markers: &[String],
+        markers: &RestoreSource,
         options: ReplayOptions,
-    ) -> wasmtime::Result<Result<RecoveryVerdict, CleanupError>> {
+    ) -> wasmtime::Result<Result<RecoveryVerdict, RecoveryRefusal>> {
         self.reset_deadline();
         let api = self
             .bindings

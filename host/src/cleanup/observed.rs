@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use action_state_kafka::capabilities::{Answer, Call, Capabilities, KafkaResult};
+use action_state_kafka::capabilities::{Answer, AnswerOf, Call, CallOn, Capabilities, KafkaResult};
 
 use crate::kafka::RequestCounts;
 
@@ -28,10 +28,7 @@ impl<C: Capabilities> Capabilities for Observed<C> {
     type Writer = C::Writer;
     type Consumer = C::Consumer;
 
-    fn call(
-        &mut self,
-        call: Call<'_, C::Writer, C::Consumer>,
-    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+    fn call(&mut self, call: CallOn<'_, C>) -> AnswerOf<C> {
         count(&mut self.counts, &call);
         if !crate::trace::kafka_calls() && !crate::trace::on() {
             return self.inner.call(call);

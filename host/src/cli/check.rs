@@ -2,7 +2,8 @@
 //! and how a refused restore is reported (shared with `recover`).
 
 use action_state_cleanup::cleanup::{
-    BoundaryViolation, RecoveryPolicy, RecoveryVerdict, RestoreSource, StoredSnapshot,
+    BoundaryViolation, CleanupInstance, RecoveryPolicy, RecoveryRefusal, RecoveryVerdict,
+    RestoreSource, StoredSnapshot,
 };
 use serde_json::json;
 
@@ -14,39 +15,55 @@ use super::session::{Progress, explained, instance, kafka_settings};
 use super::snapshot::selected;
 use super::wide;
 
-pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
-    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
-    super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
-    // The component reads the markers where they are kept (a snapshot through the store, marker
-    // files as given) and checks them: one guest call.
-    let source = match selected(&args.snapshot)? {
+/// A refused check or restore as the command's failure, from what the refusal carries: a store
+/// that did not give a file as `snapshot` reports it, else the component's sentence with what
+/// it means (exit 6 for a restore the recovery rules refuse), every partition below the
+/// boundary and who committed it, and the grants of the topic it concerns.
+pub fn refusal_failure(
+    instance: &CleanupInstance,
+    refusal: RecoveryRefusal,
+    control_topic: Option<&str>,
+    all: bool,
+) -> Failure {
+    if let Some(store) = refusal.store {
+        return super::snapshot::store_failure(store);
+    }
+    super::acl::set_topics(refusal.topic.as_deref(), control_topic);
+    let failure =
+        explained(&refusal.error, refusal.message, instance.settings()).with_class(refusal.class);
+    refused_restore(failure, &refusal.violations, refusal.hint, all)
+}
+
+/// Where the markers of a restore are, as `--checkpoint` (with the operator) or `--markers`
+/// name them: the component reads them (a snapshot through its store).
+pub fn restore_source(
+    snapshot: &super::args::CheckpointArgs,
+    markers: &[std::path::PathBuf],
+) -> Result<RestoreSource, Failure> {
+    Ok(match selected(snapshot)? {
         Some((snapshot, operator)) => RestoreSource::Stored(StoredSnapshot {
             location: snapshot.location,
             operator,
         }),
-        None => RestoreSource::Files(marker_files(&args.markers)?),
-    };
+        None => RestoreSource::Files(marker_files(markers)?),
+    })
+}
+
+pub fn check_recovery(args: &CheckRecoveryArgs) -> Result<(), Failure> {
+    let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(Progress))?;
+    super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
+    // The component reads the markers where they are kept and checks them: one guest call.
+    let source = restore_source(&args.snapshot, &args.markers)?;
     let policy = RecoveryPolicy {
         topic: args.topic.clone(),
         control_topic: args.control_topic.clone(),
         tombstones_enabled: args.tombstones,
     };
-    // The refusal carries its sentence, what it means and the topic it concerns.
     let verdict = match instance.check_recovery(&source, &policy) {
         Ok(Ok(verdict)) => verdict,
         Ok(Err(refusal)) => {
-            if let Some(store) = refusal.store {
-                return Err(super::snapshot::store_failure(store));
-            }
-            super::acl::set_topics(refusal.topic.as_deref(), args.control_topic.as_deref());
-            let failure = explained(&refusal.error, refusal.message, instance.settings())
-                .with_class(refusal.class);
-            return Err(refused_restore(
-                failure,
-                &refusal.violations,
-                refusal.hint,
-                args.out.all,
-            ));
+            let control = args.control_topic.as_deref();
+            return Err(refusal_failure(&instance, refusal, control, args.out.all));
         }
         Err(trap) => return Err(Failure::internal(&trap)),
     };

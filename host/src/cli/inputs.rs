@@ -149,20 +149,3 @@ pub fn marker_files(paths: &[PathBuf]) -> Result<Vec<MarkerFile>, Failure> {
         })
         .collect()
 }
-
-/// The marker texts of marker sources (see `marker_paths`), each file split by the component
-/// (`plans.split-marker-file`, which names the file in a refusal): a JSON array gives its
-/// elements, markers one per line give each. Each file is read into the same buffer.
-pub fn load_markers(
-    instance: &mut CleanupInstance,
-    paths: &[PathBuf],
-) -> Result<Vec<String>, Failure> {
-    let mut markers = Vec::new();
-    let mut bytes = Vec::new();
-    for path in marker_paths(paths)? {
-        let text = read_text_into(&path, "marker file", &mut bytes)?;
-        let split = instance.split_marker_file(&source_name(&path), text);
-        markers.extend(answer(instance, split)?);
-    }
-    Ok(markers)
-}

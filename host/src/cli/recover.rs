@@ -4,19 +4,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use action_state_cleanup::cleanup::{
-    BoundaryViolation, CleanupError, CleanupInstance, RecoveryMarker, RecoveryPolicy,
-    ReplayOptions, RestoreSource,
-};
+use action_state_cleanup::cleanup::{RecoveryPolicy, ReplayOptions};
 use serde_json::json;
 
 use super::args::RecoverArgs;
-use super::check::refused_restore;
+use super::check::{refusal_failure, refused_restore, restore_source};
 use super::failure::Failure;
-use super::inputs::load_markers;
 use super::output::{offsets_json, print_json};
 use super::session::{self, answer, instance, kafka_settings};
-use super::snapshot::selected;
 
 /// Poll wait per consumer call; the stall window is a multiple of it.
 const POLL_TIMEOUT_MS: u32 = 500;
@@ -88,77 +83,41 @@ impl Progress {
     }
 }
 
-/// A restore refused below the boundary, reported as `check-recovery` reports it. The session's
-/// restore names the first partition below the boundary; the component's `check-recovery`,
-/// asked the same question, lists every one and names the plan and recovery point that
-/// committed the boundary (boundaries only grow, so a second answer refuses again; should it
-/// not, the first partition is reported alone).
-fn below_boundary(
-    instance: &mut CleanupInstance,
-    markers: &[String],
-    policy: &RecoveryPolicy,
-    first: BoundaryViolation,
-    all: bool,
-) -> Failure {
-    let source = RestoreSource::Texts(markers.to_vec());
-    let (mut violations, hint) = match instance.check_recovery(&source, policy) {
-        Ok(Err(refusal)) if matches!(refusal.error, CleanupError::BoundaryViolation(_)) => {
-            (refusal.violations, refusal.hint)
-        }
-        _ => (Vec::new(), None),
-    };
-    if violations.is_empty() {
-        violations.push(first.clone());
-    }
-    let error = CleanupError::BoundaryViolation(first);
-    match answer(instance, Ok(Err::<(), _>(error))) {
-        Err(failure) => refused_restore(failure.restore_refused(), &violations, hint, all),
-        Ok(()) => Failure::failed("the refused restore has no error"),
-    }
-}
-
 pub fn recover(args: &RecoverArgs) -> Result<(), Failure> {
     let mut instance = instance(kafka_settings(&args.kafka)?, Box::new(session::Progress))?;
     super::snapshot::use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
-    let markers = match selected(&args.snapshot)? {
-        Some((snapshot, operator)) => snapshot.marker_texts(&mut instance, operator)?,
-        None => load_markers(&mut instance, &args.markers)?,
-    };
-    let topic = match &args.topic {
-        Some(topic) => topic.clone(),
-        None => {
-            let mut named = None;
-            for text in &markers {
-                let result = instance.parse_marker(text);
-                if let RecoveryMarker::Versioned(marker) = answer(&mut instance, result)? {
-                    named = Some(marker.topic);
-                    break;
-                }
-            }
-            named.ok_or_else(|| {
-                Failure::usage("legacy recovery markers do not name their topic: pass --topic")
-            })?
-        }
-    };
-    let policy = RecoveryPolicy {
-        topic: Some(topic.clone()),
+    // The component reads the markers where they are kept, for the check and for the restore.
+    let source = restore_source(&args.snapshot, &args.markers)?;
+    let all = args.out.all;
+    let control = args.control_topic.as_deref();
+    let mut policy = RecoveryPolicy {
+        topic: args.topic.clone(),
         control_topic: args.control_topic.clone(),
         tombstones_enabled: args.tombstones,
     };
-    super::acl::set_topics(Some(&topic), args.control_topic.as_deref());
-    let all = args.out.all;
-    let refused = |failure: Failure| refused_restore(failure.restore_refused(), &[], None, all);
+    let topic = match &args.topic {
+        Some(topic) => topic.clone(),
+        // The session is of the topic the markers name: the check a restore makes says which
+        // (and refuses what the restore would refuse).
+        None => match instance.check_recovery(&source, &policy) {
+            Ok(Ok(verdict)) => verdict.topic,
+            Ok(Err(refusal)) => return Err(refusal_failure(&instance, refusal, control, all)),
+            Err(trap) => return Err(Failure::internal(&trap)),
+        },
+    };
+    policy.topic = Some(topic.clone());
+    super::acl::set_topics(Some(&topic), control);
     let result = instance.start_session(&topic, &policy);
-    let session = answer(&mut instance, result).map_err(refused)?;
+    let session = answer(&mut instance, result)
+        .map_err(|failure| refused_restore(failure.restore_refused(), &[], None, all))?;
     let options = ReplayOptions {
         poll_timeout_ms: POLL_TIMEOUT_MS,
         stall_timeout_ms: args.stall_timeout.saturating_mul(1000),
     };
-    let verdict = match instance.restore(&session, &markers, options) {
-        Ok(Err(CleanupError::BoundaryViolation(first))) => {
-            return Err(below_boundary(&mut instance, &markers, &policy, first, all));
-        }
-        result => answer(&mut instance, result).map_err(refused)?,
+    let verdict = match instance.restore(&session, &source, options) {
+        Ok(Ok(verdict)) => verdict,
+        Ok(Err(refusal)) => return Err(refusal_failure(&instance, refusal, control, all)),
+        Err(trap) => return Err(Failure::internal(&trap)),
     };
 
     let mut partitions: BTreeMap<u32, PartitionReport> = verdict

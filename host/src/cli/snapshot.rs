@@ -36,42 +36,6 @@ impl SnapshotAt {
         stored(instance, planned)
     }
 
-    /// `operator`'s markers as marker texts (versioned or legacy), for the recovery check: a
-    /// restore is decided from the markers the job would restore, whatever they are.
-    pub fn marker_texts(
-        &self,
-        instance: &mut CleanupInstance,
-        operator: OperatorRef,
-    ) -> Result<Vec<String>, Failure> {
-        let summary = self.inspect(instance)?;
-        let id = instance.operator_id(&operator);
-        let id = answer(instance, id)?;
-        let Some(op) = summary.operators.iter().find(|op| op.id == id) else {
-            // Planning names the operators that are there, in the component's words.
-            let refused = instance.plan_snapshot(&self.location, None, &operator);
-            stored(instance, refused)?;
-            return Err(Failure::refused(format!(
-                "snapshot {} has no operator {id}",
-                self.location
-            )));
-        };
-        let markers = op.markers.as_ref().ok_or_else(|| {
-            Failure::refused(format!(
-                "operator {id} in snapshot {} keeps no recoveryMarker state",
-                self.location
-            ))
-        })?;
-        markers
-            .iter()
-            .map(|m| marker_text(m).ok_or_else(|| {
-                Failure::refused(format!(
-                    "snapshot {}: subtask {} stored a {} as its recovery marker, which no runtime can restore from",
-                    self.location, m.subtask, m.class
-                ))
-            }))
-            .collect()
-    }
-
     /// Every operator, with the markers of those that keep them.
     pub fn inspect(&self, instance: &mut CleanupInstance) -> Result<SnapshotSummary, Failure> {
         let summary = instance.inspect_stored_snapshot(&self.location);
@@ -324,21 +288,4 @@ fn offset_range(offsets: &[action_state_cleanup::cleanup::PartitionOffset]) -> (
     let low = offsets.iter().map(|p| p.offset).min().unwrap_or(0);
     let high = offsets.iter().map(|p| p.offset).max().unwrap_or(0);
     (low, high)
-}
-
-/// A stored marker in the marker JSON of SPEC §2 (versioned, or a legacy bare map).
-fn marker_text(marker: &action_state_cleanup::cleanup::StoredMarker) -> Option<String> {
-    let offsets: serde_json::Map<String, serde_json::Value> = marker
-        .offsets
-        .iter()
-        .map(|po| (po.partition.to_string(), serde_json::Value::from(po.offset)))
-        .collect();
-    let value = match (&marker.topic, &marker.topic_id, marker.schema_version) {
-        (Some(topic), Some(topic_id), Some(schema)) => serde_json::json!({
-            "schemaVersion": schema, "topic": topic, "topicId": topic_id, "offsets": offsets,
-        }),
-        _ if marker.class == "java.util.HashMap" => serde_json::Value::Object(offsets),
-        _ => return None,
-    };
-    Some(value.to_string())
 }

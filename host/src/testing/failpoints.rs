@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use action_state_kafka::capabilities::{
-    Answer, Call, Capabilities, ErrorKind, KafkaError, KafkaResult, PolledBatch,
+    Answer, AnswerOf, Call, CallOn, Capabilities, ErrorKind, KafkaError, PolledBatch,
 };
 
 use crate::kafka::{KafkaClients, KafkaSettings};
@@ -133,10 +133,7 @@ impl<C: Capabilities> Capabilities for Failpoints<C> {
     type Writer = C::Writer;
     type Consumer = C::Consumer;
 
-    fn call(
-        &mut self,
-        call: Call<'_, C::Writer, C::Consumer>,
-    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+    fn call(&mut self, call: CallOn<'_, C>) -> AnswerOf<C> {
         match call {
             Call::Append {
                 writer,

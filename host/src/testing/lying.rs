@@ -5,7 +5,7 @@
 use action_state_format::offsets::PartitionOffsets;
 use action_state_format::topic_id::ZERO_TOPIC_ID;
 use action_state_kafka::capabilities::{
-    Answer, Call, Capabilities, ErrorKind, Kafka, KafkaError, KafkaResult,
+    Answer, AnswerOf, Call, CallOn, Capabilities, ErrorKind, Kafka, KafkaError, KafkaResult,
 };
 use action_state_kafka::kafka_types::OffsetSpec;
 use rdkafka::types::RDKafkaErrorCode;
@@ -150,10 +150,7 @@ impl<C: Capabilities> Capabilities for Lying<C> {
     type Writer = C::Writer;
     type Consumer = C::Consumer;
 
-    fn call(
-        &mut self,
-        call: Call<'_, C::Writer, C::Consumer>,
-    ) -> KafkaResult<Answer<C::Writer, C::Consumer>> {
+    fn call(&mut self, call: CallOn<'_, C>) -> AnswerOf<C> {
         let past_end = self.is(Lie::EndPlusOne)
             && matches!(
                 call,

@@ -384,14 +384,18 @@ class Cleanup:
         source = Variant("texts", convert.texts(markers, "markers"))
         tag, value = self._call("recovery", "check-recovery", source, policy)
         if tag == "err":
-            # A recovery-refusal carries everything: the error, its sentence, what it means
-            # ("restore-refused", "refused" or "failed"), every partition below the boundary.
-            error = self._error(value.error, value.message)
-            error.failure_class = field(value, "class")
-            error.violations = [convert.plain(v) for v in value.violations]
-            error.hint = field(value, "hint")
-            raise error
+            raise self._refused(value)
         return convert.verdict_of(value)
+
+    def _refused(self, refusal: Any) -> CleanupError:
+        """The exception of a `recovery-refusal` (check-recovery's, or a session's restore's),
+        which carries everything: the error, its sentence, what it means ("restore-refused",
+        "refused" or "failed"), every partition below the boundary and who committed it."""
+        error = self._error(refusal.error, refusal.message)
+        error.failure_class = field(refusal, "class")
+        error.violations = [convert.plain(v) for v in refusal.violations]
+        error.hint = field(refusal, "hint")
+        return error
 
     def recovery_session(self, topic: str, *, control_topic: Optional[str] = _CONFIGURED, tombstones: bool = False) -> "RecoverySession":
         """Starts a runtime's recovery of `topic` (the WIT `recovery-session` resource): the

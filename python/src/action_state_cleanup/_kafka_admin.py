@@ -190,14 +190,15 @@ def _why_no_leaders(admin: Admin, timeout: float, topic: str, error: CapabilityE
     librdkafka looks up the partitions' leaders, and when it finds none it answers only _NOENT
     ("No leaders found"), dropping the metadata's reason: the topic does not exist, or the
     principal may not describe it. One DescribeTopics of the topic tells the second apart (its
-    TOPIC_AUTHORIZATION_FAILED is reported as `authorization`); otherwise `error` stands."""
+    TOPIC_AUTHORIZATION_FAILED, which the component classes as `authorization`); otherwise
+    `error` stands."""
     if error.code != KafkaError._NOENT:
         return error
     try:
         _wait(admin, admin.describe_topics(TopicCollection([topic]), request_timeout=timeout)[topic], timeout)
     except Exception as e:
         reason = failure(error.operation, e)
-        if reason.case == "authorization":
+        if reason.code == KafkaError.TOPIC_AUTHORIZATION_FAILED:
             return reason
     return error
 

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence
 
 from . import _kafka_admin as admin
 from ._kafka_consumer import Consumer
-from ._kafka_errors import failure
+from ._kafka_errors import failure, may_be_stale
 from ._kafka_writer import Writer
 from .model import RequestCounts
 
@@ -88,7 +88,7 @@ class KafkaCapabilities:
             return call(client)
         except Exception as e:
             error = failure(operation, e)
-            if error.case in ("not-leader", "transport", "timeout"):
+            if may_be_stale(error):
                 self._stale = True
             raise error from None
 
@@ -103,7 +103,7 @@ class KafkaCapabilities:
             return admin.describe_cluster(client, self.request_timeout, names)
         except Exception as e:
             error = failure("describe-cluster", e)
-            if error.case in ("not-leader", "transport", "timeout"):
+            if may_be_stale(error):
                 self._stale = True
             raise error from None
 

@@ -1,6 +1,8 @@
-"""Kafka failures as the WIT `kafka-error` variant (capability contract 0.3): the one mapping of
-confluent-kafka's error codes to the cases the component tells apart, with the code, its name
-and the client's message kept. Nothing here retries, waits or decides what a case means."""
+"""Kafka failures as the WIT `kafka-error` variant (capability contract 0.3): librdkafka's own
+error codes mapped to the cases the component tells apart, with the code, its name and the
+client's message kept. A broker's protocol code (positive) is reported as it came, case
+`other`: the component classifies those codes itself, by the one table in its core. Nothing
+here retries, waits or decides what a case means."""
 
 from __future__ import annotations
 
@@ -8,29 +10,24 @@ from typing import Optional
 
 from confluent_kafka import KafkaError, KafkaException
 
-#: WIT case -> the codes that map to it, exactly as `types.kafka-error` lists them
-#: (tests/test_error_tables.py checks it): Kafka protocol codes (positive), which the component
-#: also classifies itself, and librdkafka's own (negative), which only this host knows.
+#: WIT case -> librdkafka's own codes (negative) that map to it, exactly as `types.kafka-error`
+#: lists them (tests/test_error_tables.py checks it).
 CASES = {
     # _NOENT: confluent-kafka's ListOffsets found no leader because the topic does not exist.
-    "unknown-topic": (3, 100, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION, KafkaError._NOENT),
-    "authorization": (29, 30, 31, 53),
+    "unknown-topic": (KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION, KafkaError._NOENT),
     # _SSL: a failed TLS handshake does not heal on retry (Kafka's Java client: SslAuthenticationException).
-    "authentication": (58, 33, 34, KafkaError._AUTHENTICATION, KafkaError._SSL),
-    "timeout": (7, KafkaError._TIMED_OUT, KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT_QUEUE),
+    "authentication": (KafkaError._AUTHENTICATION, KafkaError._SSL),
+    "timeout": (KafkaError._TIMED_OUT, KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT_QUEUE),
     "transport": (
-        8,
-        13,
         KafkaError._TRANSPORT,
         KafkaError._ALL_BROKERS_DOWN,
         KafkaError._RESOLVE,
         KafkaError._DESTROY,
         KafkaError._DESTROY_BROKER,
     ),
-    "not-leader": (6, 5, 14, 15, 16, 19, 20, 74, 75, 78, KafkaError._WAIT_COORD, KafkaError._NO_OFFSET),
-    "fenced": (90, 47, KafkaError._FENCED),
-    "policy-violation": (44, 37, 38, 40),
-    "offset-out-of-range": (1, KafkaError._AUTO_OFFSET_RESET),
+    "not-leader": (KafkaError._WAIT_COORD, KafkaError._NO_OFFSET),
+    "fenced": (KafkaError._FENCED,),
+    "offset-out-of-range": (KafkaError._AUTO_OFFSET_RESET,),
 }
 _CASE_OF = {code: case for case, codes in CASES.items() for code in codes}
 
@@ -69,3 +66,11 @@ def failure(operation: str, exception: BaseException) -> CapabilityError:
     case = _CASE_OF.get(error.code(), "other")
     kind = AppendFenced if case == "fenced" else CapabilityError
     return kind(operation, error.str() or error.name(), case, error.code(), error.name())
+
+
+def may_be_stale(error: CapabilityError) -> bool:
+    """Whether the client's metadata cache may be stale after `error`: a broker answered with an
+    error (a moved leader, a recreated topic: its protocol code is positive), or librdkafka lost
+    or waited on a connection. Telling those broker codes apart is the component's job; re-reading
+    the metadata once after any of them costs one request."""
+    return error.code > 0 or error.case in ("not-leader", "transport", "timeout")

@@ -60,7 +60,9 @@ class Writer:
             if reported is None:
                 raise
             # A fenced producer's delivery only says "purged"; its abort says why.
-            raise (aborted if aborted is not None and aborted.case == "fenced" else reported) from None
+            purged = reported.code in (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
+            says_why = aborted is not None and (aborted.case == "fenced" or purged)
+            raise (aborted if says_why else reported) from None
         return outcome[0][1]
 
     def _abort(self) -> Optional[CapabilityError]:

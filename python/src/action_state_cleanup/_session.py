@@ -7,7 +7,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Tuple, Union
 
 from . import _convert as convert
-from ._component import ComponentInstance, ResourceAny, record
+from ._component import ComponentInstance, ResourceAny, Variant, record
 from ._marker_texts import NEVER_JSON, marker_texts
 from .errors import InternalError, InvalidMarker
 from .model import PartitionProgress, ReplayBatch, ReplayedRecord, Verdict
@@ -90,9 +90,18 @@ class RecoverySession:
         except Exception:
             self._fail_restore()
             raise
-        verdict = convert.verdict_of(self._method("restore", texts, options))
+        verdict = self._restore(texts, options)
         self.progress = []
         return verdict
+
+    def _restore(self, texts: List[str], options: Any) -> Verdict:
+        instance, handle = self._live()
+        source = Variant("texts", texts)
+        method = "[method]recovery-session.restore"
+        tag, value = self._cleanup._run(instance, lambda: instance.call("recovery", method, handle, source, options))
+        if tag == "err":
+            raise self._cleanup._refused(value)
+        return convert.verdict_of(value)
 
     def _fail_restore(self) -> None:
         """Has the component fail a restore, for inputs the host could not hand over: the runtime
@@ -100,7 +109,7 @@ class RecoverySession:
         on checkpointing as if nothing had been restored."""
         options = record(poll_timeout_ms=500, stall_timeout_ms=30_000)
         try:
-            self._method("restore", [NEVER_JSON], options)
+            self._restore([NEVER_JSON], options)
         except InvalidMarker:
             return
         raise InternalError("internal", "the component accepted a restore from a marker that is not JSON")

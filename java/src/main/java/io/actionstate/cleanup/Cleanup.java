@@ -225,6 +225,15 @@ public final class Cleanup implements AutoCloseable {
     } catch (CanonicalAbi.UnencodableStringException e) {
       throw unencodable("A marker or topic", e);
     }
+    return verdictOrRefusal(value);
+  }
+
+  /**
+   * The verdict of a {@code result<recovery-verdict, recovery-refusal>} ({@code check-recovery},
+   * a session's {@code restore}), or its refusal, which carries its sentence and what it means:
+   * no further guest call.
+   */
+  static RecoveryVerdict verdictOrRefusal(Object value) throws RecoveryRefusalException {
     Case c = (Case) value;
     if (c.index() == 0) {
       return RecoveryVerdict.from(c.payload());
@@ -235,7 +244,6 @@ public final class Cleanup implements AutoCloseable {
     for (Object item : (List<?>) refusal[1]) {
       violations.add(Wit.boundaryViolation(item));
     }
-    // The refusal carries its sentence and what it means: no further guest call.
     throw new RecoveryRefusalException(
         error,
         (String) refusal[3],

@@ -382,9 +382,9 @@ final class CleanupWit {
       f(
           "recovery",
           "[method]recovery-session.restore",
-          Variant.result(RECOVERY_VERDICT, Wit.CLEANUP_ERROR),
+          Variant.result(RECOVERY_VERDICT, RECOVERY_REFUSAL),
           borrow("recovery-session"),
-          STRING_LIST,
+          RESTORE_SOURCE,
           REPLAY_OPTIONS);
   static final Function SESSION_NEXT_BATCH =
       f(

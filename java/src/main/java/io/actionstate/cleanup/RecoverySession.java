@@ -1,6 +1,7 @@
 package io.actionstate.cleanup;
 
 import io.actionstate.cleanup.capability.Capabilities;
+import io.actionstate.cleanup.internal.AbiType.Case;
 import io.actionstate.cleanup.internal.GuestFault;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -52,21 +53,21 @@ public final class RecoverySession implements AutoCloseable {
    * {@code invalid-marker} ({@link UndecodableMarkers}), and after it, as after any failed
    * restore, {@link #snapshotMarker} refuses until a restore succeeds.
    *
-   * @throws CleanupException {@code boundary-violation} naming partition, requested offset and
-   *     boundary; {@code recovery-refused}; {@code topic-changed}; {@code offsets-unavailable};
+   * @throws RecoveryRefusalException {@code boundary-violation} naming partition, requested
+   *     offset and boundary (with every violating partition and who committed the boundary);
+   *     {@code recovery-refused}; {@code topic-changed}; {@code offsets-unavailable};
    *     {@code invalid-marker}; {@code invalid-argument}; {@code kafka}; ...
    */
   public RecoveryVerdict restore(List<String> markers, ReplayOptions options)
       throws CleanupException {
     synchronized (owner) {
       long rep = representation();
-      return owner.result(
+      return Cleanup.verdictOrRefusal(
           owner.host.call(
               CleanupWit.SESSION_RESTORE,
               rep,
-              Cleanup.texts(UndecodableMarkers.crossable(markers)),
-              options.lower()),
-          RecoveryVerdict::from);
+              new Case(0, Cleanup.texts(UndecodableMarkers.crossable(markers))),
+              options.lower()));
     }
   }
 

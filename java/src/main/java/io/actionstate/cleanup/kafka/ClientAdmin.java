@@ -95,16 +95,13 @@ final class ClientAdmin implements Admin {
 
   /** Reports {@code failure}; drops the client when its metadata may be stale. */
   private KafkaFailure stale(KafkaFailure failure) {
-    switch (failure.error().kind()) {
-      case NOT_LEADER, TRANSPORT, TIMEOUT -> {
-        synchronized (this) {
-          if (admin != null) {
-            admin.close(Duration.ZERO);
-            admin = null;
-          }
+    if (KafkaErrors.mayBeStale(failure.error())) {
+      synchronized (this) {
+        if (admin != null) {
+          admin.close(Duration.ZERO);
+          admin = null;
         }
       }
-      default -> {}
     }
     return failure;
   }

@@ -1,6 +1,5 @@
 package io.actionstate.cleanup.kafka;
 
-import io.actionstate.cleanup.CleanupError.KafkaErrorKind;
 import io.actionstate.cleanup.capability.Capabilities.Writer;
 import io.actionstate.cleanup.capability.KafkaFailure;
 import java.time.Duration;
@@ -100,7 +99,7 @@ final class ClientWriter implements Writer {
         Thread.currentThread().interrupt();
       }
       KafkaFailure failure = KafkaErrors.failure(e);
-      if (failure.error().kind() == KafkaErrorKind.FENCED) {
+      if (KafkaErrors.fenced(e)) {
         fenced = failure;
       } else if (begun) {
         try {
