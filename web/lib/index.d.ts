@@ -304,9 +304,10 @@ export interface PickedFile {
  */
 export function planFromSnapshot(args: { location: string; files: readonly PickedFile[]; operator: OperatorRef }): Promise<SnapshotPlan>;
 
-/** What `planFromSnapshot` gives: the plan, the markers read, and the store reads it made. */
+/** What `planFromSnapshot` gives: the plan, the markers read, the store reads it made, and the plan file's exact text. */
 export interface SnapshotPlan extends MarkerFilesPlan {
   reads: { requests: number; bytes: bigint };
+  text: string;
 }
 
 /** `inspectSnapshot` of picked files, found and resolved as `planFromSnapshot` does; `location` defaults to `_metadata`'s folder. */

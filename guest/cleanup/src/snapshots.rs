@@ -83,6 +83,7 @@ impl Guest for Component {
             .and_then(|mut s| s.plan(&mut HostStore, recovery_point.as_deref(), &operator))
             .map_err(failure)?;
         Ok(SnapshotPlan {
+            text: planned.plan.render_pretty(),
             plan: planned.plan.into(),
             markers: count(planned.markers),
             reads: reads(planned.reads),
@@ -116,6 +117,7 @@ impl Guest for Component {
             }),
         })?;
         Ok(RetainedPlan {
+            text: planned.plan.render_pretty(),
             plan: planned.plan.into(),
             points: planned
                 .points

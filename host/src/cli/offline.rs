@@ -29,12 +29,16 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     use_flink_config(&mut instance, args.snapshot.flink_config.as_deref())?;
     let mut retained = None;
     let mut reads = None;
+    // The plan document as the component rendered it with the plan (a snapshot's, the retained
+    // points'); marker files are planned one file at a time and rendered after.
+    let mut document = None;
     let MarkerFilesPlan { plan, markers } = match selected(&args.snapshot) {
         _ if !args.retained.is_empty() => {
             let operator = operator(&args.snapshot, "--retained")?;
             let (planned, read) =
                 super::retained::plan(&mut instance, &args.retained, &args.exclude, &operator)?;
             reads = Some(read.reads());
+            document = Some(read.document().to_owned());
             retained = Some(read);
             planned
         }
@@ -45,6 +49,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
                 reads = Some(
                     json!({ "requests": planned.reads.requests, "bytes": planned.reads.bytes }),
                 );
+                document = Some(planned.text);
                 MarkerFilesPlan {
                     plan: planned.plan,
                     markers: planned.markers,
@@ -63,9 +68,12 @@ pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
     if let Some(read) = retained.as_ref().filter(|_| !args.out.json) {
         errln!("{}", read.text(args.out.all).trim_end());
     }
-    let text = instance
-        .render_plan(&plan)
-        .map_err(|e| Failure::internal(&e))?;
+    let text = match document {
+        Some(text) => text,
+        None => instance
+            .render_plan(&plan)
+            .map_err(|e| Failure::internal(&e))?,
+    };
     // Checked before anything is written: a configuration mistake is a usage error.
     let settings = wants_kafka(&args.kafka)
         .then(|| kafka_settings(&args.kafka))

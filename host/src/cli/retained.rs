@@ -38,11 +38,8 @@ pub fn plan_from(source: &RetainedSource) -> Result<(String, Retained), Failure>
     )?;
     let mut instance = super::session::offline_instance()?;
     super::snapshot::use_flink_config(&mut instance, source.flink_config.as_deref())?;
-    let (planned, read) = plan(&mut instance, &source.retained, &source.exclude, &operator)?;
-    let text = instance
-        .render_plan(&planned.plan)
-        .map_err(|e| Failure::internal(&e))?;
-    Ok((text, read))
+    let (_, read) = plan(&mut instance, &source.retained, &source.exclude, &operator)?;
+    Ok((read.document().to_owned(), read))
 }
 
 /// The records kept on each partition only for recovery points older than the newest one:
@@ -116,6 +113,10 @@ pub fn plan(
 }
 
 impl Retained {
+    /// The plan document, as the component rendered it.
+    pub fn document(&self) -> &str {
+        &self.0.text
+    }
     /// The newest point: the one whose offsets are furthest on (the largest total; of equal
     /// ones the last listed, a `chk-N` with the highest N), and what is held below it given where
     /// each partition begins and ends now.

@@ -68,7 +68,7 @@ final class CleanupWit {
   /** {@code operator-ref}: case 0 {@code uid}, case 1 {@code uid-hash}. */
   static final AbiType OPERATOR_REF = new Variant(List.of(STRING, STRING));
   static final AbiType READS = new Record(List.of(Prim.U32, Prim.U64));
-  static final AbiType SNAPSHOT_PLAN = new Record(List.of(Wit.PLAN, Prim.U32, READS));
+  static final AbiType SNAPSHOT_PLAN = new Record(List.of(Wit.PLAN, Prim.U32, READS, STRING));
   static final AbiType STORE_FAILURE = new Record(List.of(STRING, STORE_ERROR, STRING));
   static final AbiType SNAPSHOT_FAILURE = new Variant(List.of(Wit.CLEANUP_ERROR, STORE_FAILURE));
   static final AbiType RETAINED_POINT = new Record(List.of(STRING, Wit.OFFSETS));
@@ -85,7 +85,8 @@ final class CleanupWit {
               STRING_LIST,
               STRING_LIST,
               STRING_LIST,
-              READS));
+              READS,
+              STRING));
   static final AbiType POINT_FAILURE = new Record(List.of(STRING, SNAPSHOT_FAILURE));
   static final AbiType RETAINED_FAILURE =
       new Variant(List.of(Wit.CLEANUP_ERROR, STORE_FAILURE, POINT_FAILURE));
