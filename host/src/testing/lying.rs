@@ -21,7 +21,8 @@ pub enum Lie {
     NoFencing,
     /// `describe` of a missing topic fails instead of answering `none`.
     MissingIsError,
-    /// Every Kafka error is reported as `other`.
+    /// Every Kafka error is reported as `other`, without the code that says what happened (a
+    /// protocol code the host reports as it came is the component's to classify: no lie).
     EverythingIsOther,
     /// `poll` without data still sends keys and values.
     DataAlways,
@@ -187,10 +188,12 @@ impl<C: Capabilities> Capabilities for Lying<C> {
             call => self.inner.call(call),
         };
         let answer = answer.and_then(|answer| self.told(answer, past_end));
-        // Every Kafka error reported as `other`.
+        // Every Kafka error reported as `other`, its code lost.
         answer.map_err(|mut error| {
             if self.is(Lie::EverythingIsOther) {
                 error.kind = ErrorKind::Other;
+                error.code = 0;
+                error.name = String::new();
             }
             error
         })
